@@ -1,0 +1,63 @@
+// What mapping/ hands to decide/: a normalized lead event with its keys, or a rejection with its reason.
+
+/** A lead as leadledger sends it: normalized, no empty fields. */
+export interface Lead {
+  /** Trimmed, lower-cased, validated. */
+  email?: string;
+  /** E.164, e.g. +5511987654321. */
+  phone?: string;
+  /** Full name, whitespace collapsed. */
+  name?: string;
+  firstName?: string;
+  lastName?: string;
+  company?: string;
+  /** Where the lead came from (utm_source, origem, ...). */
+  source?: string;
+  /** Extra fields mapped by the config file, sent as they are. */
+  custom?: Record<string, string>;
+}
+
+/** How an event key was made: the event's own id, or a hash over chosen content fields. */
+export type KeyKind = 'id' | 'content';
+
+/** One input record mapped to a lead, with everything decide/ and deliver/ need. */
+export interface LeadEvent {
+  kind: 'event';
+  source: string;
+  line: number;
+  /** The event key: the event's id, or `c:` + sha256 of chosen normalized fields. */
+  key: string;
+  keyKind: KeyKind;
+  /** sha256 over the canonical normalized lead: same key + other hash = conflict. */
+  payloadHash: string;
+  /** Normalized email, else E.164 phone: identifies the person across events. */
+  naturalKey?: string;
+  /** The event type when the record has one (lead.created, ...). */
+  type?: string;
+  /** Event time as ISO 8601 UTC, when the record has one. */
+  occurredAt?: string;
+  lead: Lead;
+}
+
+/** A record that cannot become a lead event. */
+export interface MapReject {
+  kind: 'invalid';
+  source: string;
+  line: number;
+  key?: string;
+  reason: string;
+  /** The field at fault, when one is. */
+  field?: string;
+}
+
+/** A record set aside by --type / --since / --until. */
+export interface MapFiltered {
+  kind: 'filtered';
+  source: string;
+  line: number;
+  key?: string;
+  naturalKey?: string;
+  reason: string;
+}
+
+export type Mapped = LeadEvent | MapReject | MapFiltered;

@@ -1,0 +1,53 @@
+// The one interface every destination implements. deliver/ reads the capabilities instead of special-casing sinks.
+import type { Lead } from '../mapping/types.js';
+
+/** What a sink can do; deliver/ plans batching, in-doubt recovery and the update policy from this. */
+export interface SinkCapabilities {
+  /** Largest number of leads one send() call takes. */
+  maxBatch: number;
+  /** lookup(naturalKey) is implemented: in-doubt events can be checked in the CRM before a re-send. */
+  lookupByNaturalKey: boolean;
+  /** The destination drops a repeated downstream key: an in-doubt event may simply be re-sent with the same key. */
+  honoursIdempotencyKey: boolean;
+  /** The destination can create-or-update by natural key (used by `--existing update`). */
+  upsertByNaturalKey: boolean;
+}
+
+/** One lead handed to a sink. */
+export interface SendItem {
+  /** The ledger's event key (never sent downstream as is). */
+  key: string;
+  /** sha256(namespace | event key), hex: the Idempotency-Key sent downstream. */
+  downstreamKey: string;
+  lead: Lead;
+  naturalKey?: string;
+  /** create: a new lead; update: a known lead under `--existing update`. */
+  mode: 'create' | 'update';
+}
+
+/** What happened to one lead, in the order of the items sent. */
+export type SinkOutcome =
+  | { kind: 'created'; crmId?: string }
+  | { kind: 'updated'; crmId?: string }
+  /** The CRM already had this person (HubSpot 409, Zoho DUPLICATE_DATA...): done, not a failure. */
+  | { kind: 'exists'; crmId?: string }
+  /** permanent: a 4xx the CRM will give again; retryable: 408/429/5xx/network after retries ran out. */
+  | { kind: 'failed'; permanent: boolean; reason: string; status?: number }
+  /** The request may have reached the CRM (timeout or reset after sending): the event is in doubt. */
+  | { kind: 'unknown'; reason: string };
+
+/** The result of looking a person up in the CRM. */
+export type LookupResult = { found: true; crmId?: string } | { found: false };
+
+/** A destination. Implementations live one per file in sinks/. */
+export interface Sink {
+  readonly name: string;
+  readonly capabilities: SinkCapabilities;
+  /** Send up to capabilities.maxBatch leads; one outcome per item, same order. Throws CredentialsError on 401/403. */
+  send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]>;
+  /** Look a person up by natural key (email, or E.164 phone). Only when capabilities.lookupByNaturalKey. */
+  lookup?(naturalKey: string, signal?: AbortSignal): Promise<LookupResult>;
+  /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
+  describe(): string;
+  close?(): Promise<void>;
+}

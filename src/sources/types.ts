@@ -1,0 +1,38 @@
+// What sources/ hands to mapping/: one record per line (JSONL) or row (CSV), or a rejection.
+
+/** Input formats leadledger reads. */
+export type InputFormat = 'jsonl' | 'json' | 'csv';
+
+/** One record read from an input, before any mapping. `line` is 1-based, the line the record starts on. */
+export interface RawRecord {
+  kind: 'record';
+  /** The input's name as the user gave it ('-' is shown as 'stdin'). */
+  source: string;
+  line: number;
+  /** Parsed JSON object, or CSV row keyed by header. CSV values are always strings. */
+  fields: Record<string, unknown>;
+}
+
+/** A line or row that could not be parsed; the rest of the input is still read. */
+export interface RawReject {
+  kind: 'reject';
+  source: string;
+  line: number;
+  reason: string;
+}
+
+export type RawItem = RawRecord | RawReject;
+
+/** Options for reading inputs. */
+export interface ReadOptions {
+  /** Force a format instead of sniffing it from the extension or content. */
+  format?: InputFormat;
+  /** Force a text encoding for CSV (e.g. 'utf-8', 'windows-1252', 'latin1'); detected when absent. */
+  encoding?: string;
+  /** Force a CSV delimiter; sniffed from the first lines when absent. */
+  delimiter?: string;
+  /** A dotted path (e.g. 'body' or 'request.payload') that picks the event out of each JSON record. JSON strings at that path are parsed. */
+  select?: string;
+  /** Stream used for '-' (tests pass their own). */
+  stdin?: NodeJS.ReadableStream;
+}
