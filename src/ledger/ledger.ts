@@ -1,0 +1,353 @@
+// The store of record: which event keys were seen, claimed, sent, failed or are in doubt. SQLite through
+// better-sqlite3; every write that guards a side effect is one committed statement (claim before, settle after).
+import Database from 'better-sqlite3';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { LedgerError } from '../errors.js';
+import { sha256 } from '../mapping/keys.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+
+/** Event statuses of the ledger state machine (ARCHITECTURE.md). */
+export type EventStatus = 'pending' | 'sent' | 'failed' | 'in_doubt';
+
+/** What decide/ needs to know about a key already in the ledger. */
+export interface KnownKey {
+  payloadHash: string | null;
+  status: EventStatus;
+  failure: 'permanent' | 'retryable' | null;
+  runId: number | null;
+  /** true when the key was erased by `forget --email`: only its hash remains. */
+  tombstone?: boolean;
+}
+
+/** A new event to claim: one committed INSERT before its send. */
+export interface ClaimInput {
+  key: string;
+  keyKind: string;
+  payloadHash: string;
+  naturalKey?: string;
+  downstreamKey: string;
+  leadJson: string;
+  source: string;
+  line: number;
+  eventTime?: string;
+}
+
+/** How one send ended, to be committed after it. */
+export interface Settlement {
+  key: string;
+  status: 'sent' | 'failed' | 'in_doubt';
+  outcome?: 'created' | 'updated' | 'exists' | 'recovered';
+  failure?: 'permanent' | 'retryable';
+  crmId?: string;
+  error?: string;
+}
+
+/** Where the ledger lives unless --ledger or LEADLEDGER_LEDGER says otherwise. */
+export const DEFAULT_LEDGER = '.leadledger/ledger.db';
+
+/** A live run holding the ledger for longer than this without a heartbeat is taken to be dead. */
+const HEARTBEAT_STALE_MS = 120_000;
+
+const now = () => new Date().toISOString();
+
+/** Opens (creating when writable and missing) the ledger; undefined when read-only and the file does not exist. */
+export function openLedger(path: string, opts: { readonly?: boolean } = {}): Ledger | undefined {
+  const file = resolve(path);
+  if (opts.readonly && !existsSync(file)) return undefined;
+  try {
+    if (!opts.readonly && !existsSync(file)) {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      // Created 0600 before SQLite opens it; SQLite gives -wal and -shm the same mode.
+      closeSync(openSync(file, 'a', 0o600));
+    }
+    const db = new Database(file, { readonly: !!opts.readonly, fileMustExist: true, timeout: 5000 });
+    return new Ledger(db, file, !!opts.readonly);
+  } catch (e) {
+    if (e instanceof LedgerError) throw e;
+    throw new LedgerError(`cannot open ledger ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** The ledger: lookups for decide/, claims and settlements for deliver/, runs and their lock. */
+export class Ledger {
+  private readonly stmts = new Map<string, Database.Statement>();
+  private readonly hasTombstones: boolean;
+
+  constructor(
+    readonly db: Database.Database,
+    readonly path: string,
+    readonly readonly: boolean,
+  ) {
+    if (!readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('busy_timeout = 5000');
+    this.migrate();
+    this.hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new LedgerError(`ledger ${this.path} has schema version ${version}, newer than this leadledger (${SCHEMA_VERSION}): upgrade leadledger`);
+    }
+    if (version === SCHEMA_VERSION) return;
+    if (this.readonly) {
+      throw new LedgerError(`ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`);
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+    }
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Looks up many keys at once (decide/ batches them); absent keys are not in the map. */
+  lookupKeys(keys: string[]): Map<string, KnownKey> {
+    const out = new Map<string, KnownKey>();
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const sql = `SELECT key, payload_hash, status, failure, run_id FROM events WHERE key IN (${placeholders(chunk.length)})`;
+      for (const r of this.stmt(sql).iterate(...chunk) as Iterable<Record<string, unknown>>) {
+        out.set(r.key as string, {
+          payloadHash: r.payload_hash as string | null,
+          status: r.status as EventStatus,
+          failure: r.failure as KnownKey['failure'],
+          runId: r.run_id as number | null,
+        });
+      }
+    }
+    if (this.hasTombstones) {
+      const missing = keys.filter((k) => !out.has(k));
+      const hashes = new Map(missing.map((k) => [sha256('key|' + k), k]));
+      const list = [...hashes.keys()];
+      for (let i = 0; i < list.length; i += 500) {
+        const chunk = list.slice(i, i + 500);
+        const rows = this.stmt(`SELECT key_hash FROM tombstones WHERE key_hash IN (${placeholders(chunk.length)})`).all(...chunk) as Array<{ key_hash: string }>;
+        for (const r of rows) out.set(hashes.get(r.key_hash)!, { payloadHash: null, status: 'sent', failure: null, runId: null, tombstone: true });
+      }
+    }
+    return out;
+  }
+
+  /** Natural keys already delivered (sent or imported), with the key that delivered them. */
+  lookupDelivered(naturalKeys: string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < naturalKeys.length; i += 500) {
+      const chunk = naturalKeys.slice(i, i + 500);
+      const sql = `SELECT natural_key, key FROM events WHERE natural_key IN (${placeholders(chunk.length)}) AND status = 'sent'`;
+      for (const r of this.stmt(sql).iterate(...chunk) as Iterable<{ natural_key: string; key: string }>) {
+        if (!out.has(r.natural_key)) out.set(r.natural_key, r.key);
+      }
+    }
+    return out;
+  }
+
+  /** The normalized lead stored for a key (for conflict diffs and replay). */
+  getLeadJson(key: string): string | undefined {
+    const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as { lead_json: string | null } | undefined;
+    return r?.lead_json ?? undefined;
+  }
+
+  /**
+   * Takes the ledger for a run: one run at a time per ledger. In one IMMEDIATE transaction, runs whose process is
+   * gone are marked crashed and the new run is inserted, so two starting runs can't both see the ledger free.
+   */
+  startRun(command: string, args: Record<string, unknown>, opts: { exclusive: boolean; waitMs?: number }): number {
+    const deadline = Date.now() + (opts.waitMs ?? 0);
+    for (;;) {
+      const holder = this.db.transaction(() => {
+        const running = this.stmt(`SELECT id, host, pid, heartbeat_at FROM runs WHERE status = 'running'`).all() as Array<{ id: number; host: string; pid: number; heartbeat_at: string }>;
+        const live = running.filter((r) => isAlive(r.host, r.pid, r.heartbeat_at));
+        const dead = running.filter((r) => !live.includes(r));
+        for (const r of dead) this.stmt(`UPDATE runs SET status = 'crashed', ended_at = ? WHERE id = ?`).run(now(), r.id);
+        if (opts.exclusive && live[0]) return live[0];
+        const t = now();
+        const info = this.stmt(
+          `INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES (?, ?, ?, ?, ?, ?, 'running')`,
+        ).run(command, JSON.stringify(args), hostname(), process.pid, t, t);
+        return Number(info.lastInsertRowid);
+      }).immediate();
+      if (typeof holder === 'number') return holder;
+      if (Date.now() >= deadline) {
+        throw new LedgerError(
+          `ledger ${this.path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
+        );
+      }
+      sleepSync(Math.min(500, Math.max(10, deadline - Date.now())));
+    }
+  }
+
+  /** Records that a run is alive (called every few seconds while it works). */
+  heartbeat(runId: number): void {
+    this.stmt(`UPDATE runs SET heartbeat_at = ? WHERE id = ?`).run(now(), runId);
+  }
+
+  /** Closes a run record with its status and counts. */
+  finishRun(runId: number, status: 'done' | 'failed' | 'interrupted', counts: unknown): void {
+    this.stmt(`UPDATE runs SET status = ?, ended_at = ?, counts_json = ? WHERE id = ?`).run(status, now(), JSON.stringify(counts), runId);
+  }
+
+  /**
+   * Pending rows whose owner run is no longer running were claimed and maybe sent, but never settled: the send's
+   * outcome is unknown, so they become in_doubt. Returns how many rows changed.
+   */
+  markOrphansInDoubt(): number {
+    const t = now();
+    return this.db.transaction(() => {
+      const rows = this.stmt(
+        `SELECT key FROM events WHERE status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`,
+      ).all() as Array<{ key: string }>;
+      for (const r of rows) {
+        this.stmt(`UPDATE events SET status = 'in_doubt', updated_at = ?, last_error = 'run ended before the send was settled' WHERE key = ? AND status = 'pending'`).run(t, r.key);
+        this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, NULL, ?, 'unknown', 'owner run died mid-send')`).run(r.key, t);
+      }
+      return rows.length;
+    }).immediate();
+  }
+
+  /**
+   * Claims new events for a run: INSERT ... ON CONFLICT DO NOTHING, committed before any send. Only keys this call
+   * inserted are returned; a key another process claimed first is not, and must not be sent.
+   */
+  claimNew(items: ClaimInput[], runId: number, sink: string): Set<string> {
+    const claimed = new Set<string>();
+    const t = now();
+    const ins = this.stmt(
+      `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`,
+    );
+    this.db.transaction(() => {
+      for (const it of items) {
+        const r = ins.run(it.key, it.keyKind, it.payloadHash, it.naturalKey ?? null, sink, it.downstreamKey, it.leadJson, it.source, it.line, it.eventTime ?? null, runId, t, t);
+        if (r.changes === 1) claimed.add(it.key);
+      }
+    }).immediate();
+    return claimed;
+  }
+
+  /**
+   * Claims events already in the ledger (retryable failures, in-doubt rows, replays): an UPDATE guarded by the
+   * expected statuses, so of two runs only one moves a row to pending.
+   */
+  claimExisting(keys: string[], runId: number, fromStatuses: EventStatus[], sink: string): Set<string> {
+    const claimed = new Set<string>();
+    const t = now();
+    const sql = `UPDATE events SET status = 'pending', run_id = ?, sink = ?, updated_at = ? WHERE key = ? AND status IN (${fromStatuses.map((s) => `'${s}'`).join(',')})`;
+    const upd = this.stmt(sql);
+    this.db.transaction(() => {
+      for (const k of keys) if (upd.run(runId, sink, t, k).changes === 1) claimed.add(k);
+    }).immediate();
+    return claimed;
+  }
+
+  /** Commits the outcome of sends; only rows this run still owns as pending change. */
+  settle(settlements: Settlement[], runId: number): void {
+    const t = now();
+    const upd = this.stmt(
+      `UPDATE events SET status = ?, outcome = ?, failure = ?, crm_id = COALESCE(?, crm_id), last_error = ?, attempts = attempts + 1,
+         updated_at = ?, sent_at = CASE WHEN ? = 'sent' THEN ? ELSE sent_at END
+       WHERE key = ? AND run_id = ? AND status = 'pending'`,
+    );
+    const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
+    this.db.transaction(() => {
+      for (const s of settlements) {
+        upd.run(s.status, s.outcome ?? null, s.failure ?? null, s.crmId ?? null, s.error ?? null, t, s.status, t, s.key, runId);
+        const what = s.status === 'sent' ? s.outcome ?? 'sent' : s.status === 'failed' ? 'failed' : 'unknown';
+        hist.run(s.key, runId, t, what, s.error ?? (s.crmId ? `crm id ${s.crmId}` : null));
+      }
+    }).immediate();
+  }
+
+  /** Rows in a status for a sink, oldest first, with what a re-send needs. */
+  rowsInStatus(status: EventStatus, sink?: string): LedgerEventRow[] {
+    const sql = `SELECT * FROM events WHERE status = ? ${sink ? 'AND sink = ?' : ''} ORDER BY first_seen_at, key`;
+    return (sink ? this.stmt(sql).all(status, sink) : this.stmt(sql).all(status)) as LedgerEventRow[];
+  }
+
+  /** Marks keys, or people by natural key, as already delivered (adopting leadledger on an existing CRM). */
+  importDelivered(entries: Array<{ key?: string; naturalKey?: string; crmId?: string }>, source: string): { added: number; present: number } {
+    const t = now();
+    let added = 0;
+    const ins = this.stmt(
+      `INSERT INTO events (key, key_kind, natural_key, status, outcome, crm_id, source, first_seen_at, updated_at, sent_at)
+       VALUES (?, 'imported', ?, 'sent', 'imported', ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`,
+    );
+    this.db.transaction(() => {
+      for (const e of entries) {
+        // A person imported without an event key gets a derived key: the email itself never becomes a key.
+        const key = e.key ?? 'person:' + sha256('person|' + e.naturalKey).slice(0, 40);
+        added += ins.run(key, e.naturalKey ?? null, e.crmId ?? null, source, t, t, t).changes;
+      }
+    }).immediate();
+    return { added, present: entries.length - added };
+  }
+
+  /** Closes the database (checkpointing the WAL when writable). */
+  close(): void {
+    if (!this.readonly) {
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // Another connection may hold the WAL; the next close checkpoints it.
+      }
+    }
+    this.db.close();
+  }
+}
+
+/** A full events row, as replay and the ledger commands read it. */
+export interface LedgerEventRow {
+  key: string;
+  key_kind: string;
+  payload_hash: string | null;
+  natural_key: string | null;
+  status: EventStatus;
+  failure: string | null;
+  outcome: string | null;
+  crm_id: string | null;
+  attempts: number;
+  last_error: string | null;
+  sink: string | null;
+  downstream_key: string | null;
+  lead_json: string | null;
+  source: string | null;
+  source_line: number | null;
+  event_time: string | null;
+  run_id: number | null;
+  first_seen_at: string;
+  updated_at: string;
+  sent_at: string | null;
+}
+
+function placeholders(n: number): string {
+  return n === 1 ? '?' : '?,'.repeat(n - 1) + '?';
+}
+
+function isAlive(host: string, pid: number, heartbeatAt: string): boolean {
+  const fresh = Date.now() - Date.parse(heartbeatAt) < HEARTBEAT_STALE_MS;
+  if (host !== hostname()) return fresh;
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return fresh;
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

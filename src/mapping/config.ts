@@ -1,0 +1,78 @@
+// The config file: explicit field mapping, key choice, accepted event types, phone country, sink settings.
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { getCountries } from 'libphonenumber-js';
+import { UsageError } from '../errors.js';
+import { FIELD_NAMES } from './fields.js';
+
+const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
+const countries = new Set<string>(getCountries());
+
+const fieldsSchema = z
+  .object(Object.fromEntries(FIELD_NAMES.map((f) => [f, z.string().min(1).optional()])) as Record<(typeof FIELD_NAMES)[number], z.ZodOptional<z.ZodString>>)
+  .extend({ custom: z.record(z.string(), z.string().min(1)).optional() })
+  .strict();
+
+const keySchema = z.union([
+  z.object({ path: z.string().min(1) }).strict(),
+  z.object({ fields: z.array(z.enum([...LEAD_FIELDS, 'type'])).min(1) }).strict(),
+]);
+
+/** The schema of leadledger.config.json. */
+export const configSchema = z
+  .object({
+    $schema: z.string().optional(),
+    fields: fieldsSchema.optional(),
+    key: keySchema.optional(),
+    types: z.array(z.string().min(1)).min(1).optional(),
+    defaultCountry: z
+      .string()
+      .refine((c) => countries.has(c.toUpperCase()), { message: 'not an ISO 3166 country code known for phone numbers (e.g. BR, US, PT)' })
+      .optional(),
+    namespace: z.string().min(1).optional(),
+    sinks: z
+      .object({
+        webhook: z.record(z.string(), z.unknown()).optional(),
+        hubspot: z.record(z.string(), z.unknown()).optional(),
+        jsonl: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema>;
+
+/** The config file read when --config is not given. */
+export const DEFAULT_CONFIG_FILE = 'leadledger.config.json';
+
+/** Loads and validates a config file; a problem is a UsageError naming the file and the field. */
+export function loadConfig(path: string | undefined, cwd = process.cwd()): { config: Config; path?: string } {
+  const file = path ?? (existsSync(`${cwd}/${DEFAULT_CONFIG_FILE}`) ? `${cwd}/${DEFAULT_CONFIG_FILE}` : undefined);
+  if (!file) return { config: {} };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`config ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  return { config: parseConfig(raw, file), path: file };
+}
+
+/** Validates a config object; errors name the field (e.g. "fields.emial: unrecognized key"). */
+export function parseConfig(raw: unknown, file = 'config'): Config {
+  const r = configSchema.safeParse(raw);
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => {
+    const where = i.path.length ? i.path.join('.') : '(top level)';
+    const keys = i.code === 'unrecognized_keys' ? ` ${i.keys.map((k) => `'${k}'`).join(', ')}` : '';
+    return `  ${where}: ${i.message}${keys}`;
+  });
+  throw new UsageError(`config ${file} is invalid:\n${lines.join('\n')}`);
+}

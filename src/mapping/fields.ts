@@ -1,0 +1,106 @@
+// Finding the lead's fields in a record: configured dotted paths, or auto-detected column names
+// (English and Portuguese), at the top level or inside the usual event wrappers (data, payload, ...).
+
+/** The fields leadledger maps from a record. */
+export const FIELD_NAMES = ['id', 'type', 'time', 'email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
+export type FieldName = (typeof FIELD_NAMES)[number];
+
+/** A path into a record, already split on dots. */
+export type FieldPath = readonly string[];
+
+/** Column names recognized without configuration, in priority order, written as normalizeHeader() returns them. */
+const CANDIDATES: Record<FieldName, string[]> = {
+  id: ['eventid', 'eventuuid', 'id', 'uuid', 'messageid', 'webhookid', 'deliveryid', 'recordid', 'leadid', 'idevento'],
+  type: ['eventtype', 'type', 'event', 'topic', 'tipo', 'tipoevento'],
+  time: ['createdat', 'occurredat', 'timestamp', 'eventtime', 'ts', 'time', 'created', 'createdate', 'date', 'datadecriacao', 'datacriacao', 'criadoem', 'data', 'datahora'],
+  email: ['email', 'emailaddress', 'mail', 'correio', 'enderecodeemail', 'emailprincipal'],
+  phone: ['phone', 'phonenumber', 'telefone', 'celular', 'whatsapp', 'mobile', 'mobilephone', 'mobilephonenumber', 'tel', 'fone', 'telefonecelular', 'numerodetelefone'],
+  name: ['name', 'fullname', 'nome', 'nomecompleto', 'contactname', 'leadname', 'displayname'],
+  firstName: ['firstname', 'givenname', 'primeironome', 'prenome'],
+  lastName: ['lastname', 'surname', 'familyname', 'sobrenome', 'ultimonome'],
+  company: ['company', 'companyname', 'empresa', 'organization', 'organisation', 'organizacao', 'nomedaempresa', 'account', 'accountname'],
+  source: ['source', 'utmsource', 'leadsource', 'origem', 'fonte', 'canal', 'origemdolead', 'originalsource'],
+};
+
+/** Keys under which events usually carry the lead; searched after the top level for lead fields. */
+const WRAPPERS: FieldPath[] = [
+  ['data'], ['data', 'object'], ['data', 'attributes'], ['data', 'lead'], ['data', 'contact'], ['payload'], ['body'],
+  ['lead'], ['contact'], ['properties'], ['attributes'], ['fields'], ['person'], ['customer'],
+];
+
+/** Fields that belong to the envelope: looked for at the top level first. */
+const ENVELOPE: ReadonlySet<FieldName> = new Set(['id', 'type', 'time']);
+
+/** Lower-cases, strips accents and everything but letters and digits: "E-mail " → "email", "Data de criação" → "datadecriacao". */
+export function normalizeHeader(name: string): string {
+  return name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+}
+
+/** Reads a dotted path from a record; undefined when any step is missing. */
+export function getPath(obj: unknown, path: FieldPath): unknown {
+  let cur: unknown = obj;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[k];
+  }
+  return cur;
+}
+
+function isScalar(v: unknown): boolean {
+  return typeof v === 'string' || typeof v === 'number';
+}
+
+function findIn(obj: Record<string, unknown>, field: FieldName, base: FieldPath): FieldPath | undefined {
+  const byNorm = new Map<string, string>();
+  for (const k of Object.keys(obj)) {
+    const n = normalizeHeader(k);
+    if (!byNorm.has(n) && isScalar(obj[k])) byNorm.set(n, k);
+  }
+  for (const cand of CANDIDATES[field]) {
+    const k = byNorm.get(cand);
+    if (k !== undefined) return [...base, k];
+  }
+  return undefined;
+}
+
+/** Where each field lives in records of one shape; null where the record has no such field. */
+export type FieldPlan = Record<FieldName, FieldPath | null>;
+
+/** Auto-detects where each field lives in a record; explicit paths from the config win. */
+export function planFields(record: Record<string, unknown>, explicit: Partial<Record<FieldName, FieldPath>>): FieldPlan {
+  const plan = {} as FieldPlan;
+  const nested: Array<[FieldPath, Record<string, unknown>]> = [];
+  for (const w of WRAPPERS) {
+    const v = getPath(record, w);
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) nested.push([w, v as Record<string, unknown>]);
+  }
+  for (const f of FIELD_NAMES) {
+    const ex = explicit[f];
+    if (ex) {
+      plan[f] = ex;
+      continue;
+    }
+    let found = findIn(record, f, []);
+    // Envelope fields (id, type, time) are the event's own: a nested "id" is the lead's record id in some
+    // other system, so it never stands in for a missing event id. "data" is a date in Portuguese exports and
+    // the usual wrapper in JSON events: findIn only matches scalars, so the wrapper is never taken for a time.
+    if (!found && !ENVELOPE.has(f)) for (const [base, obj] of nested) if ((found = findIn(obj, f, base))) break;
+    if (!found && f === 'time') for (const [base, obj] of nested) if ((found = findIn(obj, f, base))) break;
+    plan[f] = found ?? null;
+  }
+  return plan;
+}
+
+/** A cache key for records of the same shape: their top-level keys and those of their wrappers. */
+export function shapeOf(record: Record<string, unknown>): string {
+  let sig = Object.keys(record).join('\u0001');
+  for (const w of WRAPPERS) {
+    const v = getPath(record, w);
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) sig += '\u0002' + w.join('.') + ':' + Object.keys(v).join('\u0001');
+  }
+  return sig;
+}

@@ -1,0 +1,50 @@
+// Keys and hashes: event keys for records without an id, payload hashes, and the keys sent downstream.
+import { createHash } from 'node:crypto';
+import type { Lead } from './types.js';
+
+/** JSON with object keys sorted at every level, so equal content always hashes equally. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return '[' + value.map(canonicalJson).join(',') + ']';
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(obj[k])).join(',') + '}';
+}
+
+/** Hex sha256 of a string. */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The payload hash of a lead: 128 bits of sha256 over its canonical JSON (collisions are not a practical concern). */
+export function payloadHash(lead: Lead): string {
+  return sha256(canonicalJson(lead)).slice(0, 32);
+}
+
+/** A content key for a record without an id: `c:` + sha256 over the chosen normalized fields. */
+export function contentKey(values: Record<string, unknown>): string {
+  return 'c:' + sha256(canonicalJson(values)).slice(0, 40);
+}
+
+/** The key sent downstream (Idempotency-Key, objectWriteTraceId): derived, never the raw event id or PII. */
+export function downstreamKey(namespace: string, eventKey: string): string {
+  return sha256(namespace + '|' + eventKey);
+}
+
+/** Names of the lead fields whose values differ between two leads (custom fields as custom.<name>). */
+export function differingFields(a: Lead, b: Lead): string[] {
+  const out: string[] = [];
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof Lead>;
+  for (const k of [...keys].sort()) {
+    if (k === 'custom') continue;
+    if (a[k] !== b[k]) out.push(k);
+  }
+  const ca = a.custom ?? {};
+  const cb = b.custom ?? {};
+  for (const k of [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort()) {
+    if (ca[k] !== cb[k]) out.push('custom.' + k);
+  }
+  return out;
+}

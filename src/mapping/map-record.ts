@@ -1,0 +1,173 @@
+// RawRecord → LeadEvent | invalid | filtered: find the fields, normalize them, derive the keys, apply filters.
+import type { RawRecord } from '../sources/types.js';
+import type { Config } from './config.js';
+import { FIELD_NAMES, getPath, planFields, shapeOf, type FieldName, type FieldPath, type FieldPlan } from './fields.js';
+import { contentKey, payloadHash } from './keys.js';
+import { normalizeEmail, normalizeName, normalizePhone } from './normalize.js';
+import type { Lead, Mapped } from './types.js';
+
+/** Options of the mapping stage, from flags and the config file. */
+export interface MapOptions {
+  config: Config;
+  /** ISO 3166 code for national phone numbers (flag wins over config). */
+  defaultCountry?: string;
+  /** Accepted event types (flag wins over config). */
+  types?: string[];
+  /** Only events at or after this time. */
+  since?: Date;
+  /** Only events before this time. */
+  until?: Date;
+}
+
+const LEAD_TEXT_FIELDS = ['company', 'source'] as const;
+
+/** Builds the function that maps raw records; field plans are cached per record shape. */
+export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
+  const cfg = opts.config;
+  const explicit: Partial<Record<FieldName, FieldPath>> = {};
+  for (const f of FIELD_NAMES) {
+    const p = cfg.fields?.[f];
+    if (p) explicit[f] = p.split('.');
+  }
+  if (cfg.key && 'path' in cfg.key) explicit.id = cfg.key.path.split('.');
+  const keyFields = cfg.key && 'fields' in cfg.key ? cfg.key.fields : undefined;
+  const custom = Object.entries(cfg.fields?.custom ?? {}).map(([name, p]) => [name, p.split('.')] as const);
+  const country = (opts.defaultCountry ?? cfg.defaultCountry)?.toUpperCase();
+  const types = opts.types ?? cfg.types;
+  const typeSet = types ? new Set(types) : undefined;
+  const sinceMs = opts.since?.getTime();
+  const untilMs = opts.until?.getTime();
+  const plans = new Map<string, FieldPlan>();
+
+  const planFor = (fields: Record<string, unknown>): FieldPlan => {
+    const shape = shapeOf(fields);
+    let plan = plans.get(shape);
+    if (!plan) {
+      plan = planFields(fields, explicit);
+      // Shapes are few in real exports; a pathological input must not grow this without bound.
+      if (plans.size > 1000) plans.clear();
+      plans.set(shape, plan);
+    }
+    return plan;
+  };
+
+  return (rec) => {
+    const { source, line, fields } = rec;
+    const plan = planFor(fields);
+    const text = (f: FieldName): string | undefined => {
+      const p = plan[f];
+      if (!p) return undefined;
+      const v = getPath(fields, p);
+      if (v === undefined || v === null) return undefined;
+      const s = typeof v === 'string' ? v.trim() : typeof v === 'object' ? undefined : String(v);
+      return s ? s : undefined;
+    };
+
+    let key: string | undefined;
+    if (!keyFields && plan.id) {
+      key = text('id');
+      if (!key) {
+        return { kind: 'invalid', source, line, field: plan.id.join('.'), reason: `no event id in '${plan.id.join('.')}'` };
+      }
+    }
+
+    const type = text('type');
+    if (typeSet && (!type || !typeSet.has(type))) {
+      return { kind: 'filtered', source, line, key, reason: type ? `type ${type} not accepted` : 'no event type' };
+    }
+    const timeRaw = text('time');
+    const timeMs = timeRaw === undefined ? undefined : parseTime(timeRaw);
+    if (sinceMs !== undefined || untilMs !== undefined) {
+      if (timeMs === undefined) {
+        const why = timeRaw === undefined ? 'no event time' : `time '${timeRaw}' is not a date`;
+        return { kind: 'filtered', source, line, key, reason: `${why} (--since/--until)` };
+      }
+      if (sinceMs !== undefined && timeMs < sinceMs) return { kind: 'filtered', source, line, key, reason: 'before --since' };
+      if (untilMs !== undefined && timeMs >= untilMs) return { kind: 'filtered', source, line, key, reason: 'at or after --until' };
+    }
+
+    const lead: Lead = {};
+    const emailRaw = text('email');
+    if (emailRaw !== undefined) {
+      const e = normalizeEmail(emailRaw);
+      if (!e.ok) return { kind: 'invalid', source, line, key, field: plan.email!.join('.'), reason: `email: ${e.reason}` };
+      lead.email = e.value;
+    }
+    const phoneRaw = text('phone');
+    if (phoneRaw !== undefined) {
+      const p = normalizePhone(phoneRaw, country);
+      if (!p.ok) return { kind: 'invalid', source, line, key, field: plan.phone!.join('.'), reason: `phone: ${p.reason}` };
+      lead.phone = p.value;
+    }
+    if (!lead.email && !lead.phone) {
+      return { kind: 'invalid', source, line, key, reason: 'no email and no phone: nothing identifies the person' };
+    }
+    const first = text('firstName');
+    const last = text('lastName');
+    if (first) lead.firstName = normalizeName(first);
+    if (last) lead.lastName = normalizeName(last);
+    const name = text('name');
+    if (name) lead.name = normalizeName(name);
+    else if (lead.firstName || lead.lastName) lead.name = [lead.firstName, lead.lastName].filter(Boolean).join(' ');
+    for (const f of LEAD_TEXT_FIELDS) {
+      const v = text(f);
+      if (v) lead[f] = normalizeName(v);
+    }
+    if (custom.length) {
+      const c: Record<string, string> = {};
+      for (const [n, p] of custom) {
+        const v = getPath(fields, p);
+        if (v !== undefined && v !== null && v !== '') c[n] = typeof v === 'object' ? JSON.stringify(v) : String(v);
+      }
+      if (Object.keys(c).length) lead.custom = c;
+    }
+
+    const hash = payloadHash(lead);
+    let keyKind: 'id' | 'content' = 'id';
+    if (key === undefined) {
+      keyKind = 'content';
+      if (keyFields) {
+        const chosen: Record<string, unknown> = {};
+        for (const f of keyFields) chosen[f] = f === 'type' ? type : lead[f];
+        key = contentKey(chosen);
+      } else {
+        // No id: the whole normalized lead is the content, so a re-export of the same row is the same event.
+        key = 'c:' + hash;
+      }
+    }
+    const event: Mapped = { kind: 'event', source, line, key, keyKind, payloadHash: hash, lead };
+    const natural = lead.email ?? lead.phone;
+    if (natural) event.naturalKey = natural;
+    if (type) event.type = type;
+    if (timeMs !== undefined) event.occurredAt = new Date(timeMs).toISOString();
+    return event;
+  };
+}
+
+const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
+
+/** Parses ISO 8601, epoch seconds or milliseconds, and dd/mm/yyyy [hh:mm[:ss]] (as Brazilian exports write dates). */
+export function parseTime(raw: string): number | undefined {
+  if (/^\d{9,13}$/.test(raw)) {
+    const n = Number(raw);
+    return raw.length >= 12 ? n : n * 1000;
+  }
+  const br = BR_DATE.exec(raw);
+  if (br) {
+    const [, d, m, y, hh, mm, ss] = br;
+    return Date.UTC(Number(y), Number(m) - 1, Number(d), Number(hh ?? 0), Number(mm ?? 0), Number(ss ?? 0));
+  }
+  const t = Date.parse(raw);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** Parses a --since/--until value: an ISO date or time, or a relative age like 7d, 12h, 30m. */
+export function parseTimeBound(raw: string, now = Date.now()): Date | undefined {
+  const rel = /^(\d+)([dhm])$/.exec(raw.trim());
+  if (rel) {
+    const unit = rel[2] === 'd' ? 86_400_000 : rel[2] === 'h' ? 3_600_000 : 60_000;
+    return new Date(now - Number(rel[1]) * unit);
+  }
+  const t = parseTime(raw.trim());
+  return t === undefined ? undefined : new Date(t);
+}

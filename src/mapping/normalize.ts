@@ -1,0 +1,51 @@
+// Normalization of the fields that identify a person: email, phone, names.
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+
+// Pragmatic address check: one @, a dot in the domain, no spaces or angle brackets. Deliberately not RFC 5322:
+// CRMs reject far less exotic input than the RFC allows, and a false "valid" only costs a failed send.
+const EMAIL_RE = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[a-z]{2,}$/;
+
+export type Normalized = { ok: true; value: string } | { ok: false; reason: string };
+
+/** Trims, strips a mailto: prefix, lower-cases and validates an email address. */
+export function normalizeEmail(raw: string): Normalized {
+  let v = raw.trim();
+  if (v.toLowerCase().startsWith('mailto:')) v = v.slice(7);
+  v = v.toLowerCase();
+  if (!EMAIL_RE.test(v)) return { ok: false, reason: `'${raw.trim()}' is not a valid email address` };
+  return { ok: true, value: v };
+}
+
+const phoneCache = new Map<string, Normalized>();
+
+/** Converts a phone number to E.164 using the default country for national numbers. */
+export function normalizePhone(raw: string, defaultCountry?: string): Normalized {
+  const cacheKey = (defaultCountry ?? '') + '|' + raw;
+  const hit = phoneCache.get(cacheKey);
+  if (hit) return hit;
+  const result = parsePhone(raw, defaultCountry);
+  // Retried deliveries repeat phones; the cache is bounded so a 10M-line audit does not grow without limit.
+  if (phoneCache.size > 50_000) phoneCache.clear();
+  phoneCache.set(cacheKey, result);
+  return result;
+}
+
+function parsePhone(raw: string, defaultCountry?: string): Normalized {
+  const v = raw.trim();
+  const n = parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
+  if (n && n.isValid()) return { ok: true, value: n.number };
+  const hint = v.startsWith('+') || defaultCountry ? '' : ' (national number: set --default-country, e.g. BR)';
+  return { ok: false, reason: `'${v}' is not a valid phone number${hint}` };
+}
+
+/** Collapses runs of whitespace and trims. */
+export function normalizeName(raw: string): string {
+  return raw.replace(/\s+/g, ' ').trim();
+}
+
+/** Splits a full name into first name and the rest. */
+export function splitName(full: string): { firstName: string; lastName?: string } {
+  const i = full.indexOf(' ');
+  if (i < 0) return { firstName: full };
+  return { firstName: full.slice(0, i), lastName: full.slice(i + 1) };
+}

@@ -1,0 +1,85 @@
+// The result of a run as data: what every command returns and every output format is made from.
+import { DECISION_KINDS, type Decision, type DecisionKind } from '../decide/types.js';
+
+/** Counts of decisions; `read` is their sum (every record read gets exactly one). */
+export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
+
+/** How the sends of a push ended. */
+export interface DeliveryCounts {
+  sent: number;
+  updated: number;
+  /** The CRM already had the person (a 409 or equivalent), or an in-doubt event was found there. */
+  exists: number;
+  failed: number;
+  inDoubt: number;
+  /** In-doubt events of earlier runs resolved at the start of this one. */
+  recovered: number;
+  /** Claimed by another process between decision and claim: not sent by this run. */
+  claimedElsewhere: number;
+}
+
+/** One example record for a reason, for the human summary. */
+export interface Example {
+  source: string;
+  line: number;
+  key?: string;
+  reason: string;
+}
+
+/** Everything a run did, as data. */
+export interface RunReport {
+  command: string;
+  dryRun: boolean;
+  ledger: string;
+  runId?: number;
+  sink?: string;
+  inputs: string[];
+  /** The options the run used (no secrets). */
+  options: Record<string, unknown>;
+  counts: DecisionCounts;
+  perSource: Record<string, DecisionCounts>;
+  examples: Partial<Record<DecisionKind, Example[]>>;
+  delivery?: DeliveryCounts;
+  /** Failed sends grouped by reason: reason → count. */
+  failures?: Record<string, number>;
+  /** HTTP statistics of the sink (requests, retries, 429s), when it talks HTTP. */
+  http?: Record<string, number>;
+  interrupted?: boolean;
+  startedAt: string;
+  durationMs: number;
+  exitCode: number;
+}
+
+/** Empty decision counts. */
+export function emptyCounts(): DecisionCounts {
+  const c = { read: 0 } as DecisionCounts;
+  for (const k of DECISION_KINDS) c[k] = 0;
+  return c;
+}
+
+/** Empty delivery counts. */
+export function emptyDelivery(): DeliveryCounts {
+  return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0 };
+}
+
+const EXAMPLES_PER_KIND = 3;
+
+/** Accumulates decisions into counts, per-source counts and a few examples per decision. */
+export class ReportCollector {
+  readonly counts = emptyCounts();
+  readonly perSource: Record<string, DecisionCounts> = {};
+  readonly examples: Partial<Record<DecisionKind, Example[]>> = {};
+
+  /** Counts one decision. */
+  add(d: Decision): void {
+    this.counts.read++;
+    this.counts[d.kind]++;
+    const per = (this.perSource[d.source] ??= emptyCounts());
+    per.read++;
+    per[d.kind]++;
+    if (d.kind !== 'new') {
+      const ex = (this.examples[d.kind] ??= []);
+      if (ex.length < EXAMPLES_PER_KIND) ex.push({ source: d.source, line: d.line, key: d.key, reason: d.reason });
+    }
+  }
+}

@@ -1,0 +1,70 @@
+// The human summary a person reads on stderr at the end of a run.
+import type { ChalkInstance } from 'chalk';
+import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
+import type { RunReport } from './run-report.js';
+
+const LABEL: Record<DecisionKind, string> = {
+  new: 'new',
+  duplicate: 'duplicate (in ledger)',
+  duplicate_in_input: 'duplicate in input',
+  conflict: 'conflict',
+  known_lead: 'known lead',
+  invalid: 'invalid',
+  filtered: 'filtered',
+};
+
+/** Renders the end-of-run summary as text. */
+export function formatSummary(r: RunReport, c: ChalkInstance): string {
+  const lines: string[] = [];
+  const title = r.dryRun ? `${r.command} --dry-run: nothing was sent and the ledger was not written` : `${r.command}${r.sink ? ` → ${r.sink}` : ''}`;
+  lines.push(c.bold(title));
+  lines.push(`ledger ${r.ledger}${r.runId ? ` (run ${r.runId})` : ''}`);
+  lines.push('');
+  const width = Math.max(...Object.values(LABEL).map((l) => l.length));
+  lines.push(`  ${'records read'.padEnd(width)}  ${String(r.counts.read).padStart(9)}`);
+  for (const k of DECISION_KINDS) {
+    const n = r.counts[k];
+    if (!n && k !== 'new') continue;
+    const label = k === 'new' && r.dryRun ? 'new (would send)' : LABEL[k];
+    const colour = k === 'new' ? c.green : k === 'conflict' || k === 'invalid' ? c.yellow : c.dim;
+    lines.push(colour(`  ${label.padEnd(width)}  ${String(n).padStart(9)}`));
+  }
+  const sources = Object.keys(r.perSource);
+  if (sources.length > 1) {
+    lines.push('');
+    lines.push('  per input:');
+    for (const s of sources) {
+      const p = r.perSource[s]!;
+      const parts = DECISION_KINDS.filter((k) => p[k]).map((k) => `${p[k]} ${k}`);
+      lines.push(`    ${s}: ${p.read} read (${parts.join(', ')})`);
+    }
+  }
+  if (r.delivery) {
+    const d = r.delivery;
+    lines.push('');
+    lines.push(`  sent ${c.green(String(d.sent))}, updated ${d.updated}, already in the CRM ${d.exists}, failed ${d.failed ? c.red(String(d.failed)) : '0'}, in doubt ${d.inDoubt ? c.red(String(d.inDoubt)) : '0'}`);
+    if (d.recovered) lines.push(`  recovered from earlier runs: ${d.recovered}`);
+    if (d.claimedElsewhere) lines.push(`  claimed by another run meanwhile (not sent here): ${d.claimedElsewhere}`);
+    for (const [reason, n] of Object.entries(r.failures ?? {})) lines.push(c.red(`    failed ×${n}: ${reason}`));
+  }
+  if (r.http && r.http.requests) {
+    lines.push(`  http: ${r.http.requests} requests, ${r.http.retries ?? 0} retries, ${r.http.rateLimited ?? 0} rate-limited (429)`);
+  }
+  const exampleKinds = DECISION_KINDS.filter((k) => r.examples[k]?.length && k !== 'duplicate_in_input' && k !== 'duplicate');
+  if (exampleKinds.length) {
+    lines.push('');
+    lines.push('  examples:');
+    for (const k of exampleKinds) {
+      for (const e of r.examples[k]!) lines.push(c.dim(`    ${k}: ${e.source}:${e.line}${e.key ? ` [${e.key}]` : ''} ${e.reason}`));
+    }
+  }
+  if (r.interrupted) lines.push(c.yellow('  interrupted: in-flight sends were settled; run again to continue'));
+  lines.push('');
+  lines.push(c.dim(`done in ${(r.durationMs / 1000).toFixed(2)} s`));
+  return lines.join('\n') + '\n';
+}
+
+/** The --json document: the report as it is, stable field names. */
+export function formatJson(r: RunReport): string {
+  return JSON.stringify(r, null, 2) + '\n';
+}

@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { Decider } from '../../src/decide/decide.js';
+import { openLedger } from '../../src/ledger/ledger.js';
+import { createMapper } from '../../src/mapping/map-record.js';
+import type { Mapped } from '../../src/mapping/types.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const map = createMapper({ config: {} });
+let line = 0;
+const m = (id: string, data: Record<string, unknown>, extra: Record<string, unknown> = {}): Mapped =>
+  map({ kind: 'record', source: 'in.jsonl', line: ++line, fields: { event_id: id, ...extra, data } });
+
+test('every decision, in input order, against an empty ledger', () => {
+  line = 0;
+  const d = new Decider({});
+  const out = d.decideBatch([
+    m('e1', { email: 'ana@x.io' }, { attempt: 1 }),
+    m('e1', { email: 'ANA@x.io ' }, { attempt: 2 }), // a retry: envelope differs, lead is the same
+    m('e1', { email: 'ana@x.io', phone: '+14155552671' }), // same key, other content
+    m('e2', { email: 'ana@x.io' }), // same person, other event
+    m('e3', { name: 'no contact' }),
+    { kind: 'filtered', source: 'in.jsonl', line: 99, reason: 'type x not accepted' },
+  ]);
+  assert.deepEqual(out.map((x) => x.kind), ['new', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid', 'filtered']);
+  assert.equal(out[1]!.reason, 'same event as in.jsonl line 1');
+  assert.deepEqual(out[2]!.fields, ['phone']);
+  assert.match(out[2]!.reason, /different phone/);
+  assert.match(out[3]!.reason, /same person as event e1/);
+});
+
+test('against the ledger: delivered keys are duplicates, people delivered by another key are known, changed content is a conflict', () => {
+  line = 0;
+  const path = join(tmpDir(), 'l.db');
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  const first = m('e1', { email: 'ana@x.io', name: 'Ana' });
+  if (first.kind !== 'event') throw new Error('mapping');
+  l.claimNew([{ key: 'e1', keyKind: 'id', payloadHash: first.payloadHash, naturalKey: 'ana@x.io', downstreamKey: 'd', leadJson: JSON.stringify(first.lead), source: 's', line: 1 }], run, 'sink');
+  l.settle([{ key: 'e1', status: 'sent', outcome: 'created', crmId: '5' }], run);
+  l.importDelivered([{ key: 'old' }, { naturalKey: 'bia@x.io' }], 'seed');
+  l.claimNew([{ key: 'e9', keyKind: 'id', payloadHash: 'x', downstreamKey: 'd', leadJson: '{}', source: 's', line: 1 }], run, 'sink');
+  l.settle([{ key: 'e9', status: 'failed', failure: 'retryable', error: '503' }], run);
+  const d = new Decider({ ledger: l });
+  const out = d.decideBatch([
+    m('e1', { email: 'ana@x.io', name: 'Ana' }),
+    m('e1b', { email: 'Ana@x.io' }),
+    m('old', { email: 'zed@x.io' }),
+    m('e4', { email: 'bia@x.io' }),
+    m('e1', { email: 'ana@x.io', name: 'Ana Maria' }),
+    m('e5', { email: 'new@x.io' }),
+  ]);
+  assert.deepEqual(out.map((x) => x.kind), ['duplicate', 'known_lead', 'duplicate', 'known_lead', 'conflict', 'new']);
+  assert.match(out[1]!.reason, /already delivered by event e1/);
+  assert.deepEqual(out[4]!.fields, ['name'], 'in-run conflict: the first e1 of this run is the reference');
+  const conflictWithLedger = new Decider({ ledger: l }).decideBatch([m('e1', { email: 'ana@x.io', name: 'Ana Maria' })]);
+  assert.equal(conflictWithLedger[0]!.kind, 'conflict');
+  assert.match(conflictWithLedger[0]!.reason, /ledger holds this key with different name/);
+  l.close();
+});
+
+test('a retryable failure in the ledger is decided new, as a retry', () => {
+  line = 0;
+  const l = openLedger(join(tmpDir(), 'l.db'))!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  const e = m('e9', { email: 'r@x.io' });
+  if (e.kind !== 'event') throw new Error('mapping');
+  l.claimNew([{ key: 'e9', keyKind: 'id', payloadHash: e.payloadHash, naturalKey: 'r@x.io', downstreamKey: 'd', leadJson: '{}', source: 's', line: 1 }], run, 'sink');
+  l.settle([{ key: 'e9', status: 'failed', failure: 'retryable', error: '503' }], run);
+  const [d] = new Decider({ ledger: l }).decideBatch([e]);
+  assert.equal(d!.kind, 'new');
+  assert.equal(d!.retry, true);
+  l.close();
+});

@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { openLedger, type ClaimInput } from '../../src/ledger/ledger.js';
+import { LedgerError } from '../../src/errors.js';
+import { SCHEMA_VERSION } from '../../src/ledger/schema.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const claim = (key: string, email = `${key}@x.io`): ClaimInput => ({
+  key, keyKind: 'id', payloadHash: 'h-' + key, naturalKey: email, downstreamKey: 'dk-' + key, leadJson: JSON.stringify({ email }), source: 'f.jsonl', line: 1,
+});
+
+test('a new ledger is created 0600, in WAL mode, at the current schema version', () => {
+  const dir = tmpDir();
+  const path = join(dir, 'sub', 'ledger.db');
+  const l = openLedger(path)!;
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+  assert.equal(l.db.pragma('journal_mode', { simple: true }), 'wal');
+  assert.equal(l.db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  l.close();
+});
+
+test('read-only open of a missing ledger is no ledger, not an error', () => {
+  assert.equal(openLedger(join(tmpDir(), 'none.db'), { readonly: true }), undefined);
+});
+
+test('a ledger newer than this build is refused with exit code 5', () => {
+  const path = join(tmpDir(), 'l.db');
+  const l = openLedger(path)!;
+  l.db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+  l.close();
+  assert.throws(() => openLedger(path), (e: Error) => e instanceof LedgerError && /newer than this leadledger/.test(e.message));
+});
+
+test('claims are atomic: of two connections claiming the same keys, each key goes to exactly one', () => {
+  const path = join(tmpDir(), 'l.db');
+  const a = openLedger(path)!;
+  const b = openLedger(path)!;
+  const ra = a.startRun('push', {}, { exclusive: false });
+  const rb = b.startRun('push', {}, { exclusive: false });
+  const keys = Array.from({ length: 50 }, (_, i) => claim('k' + i));
+  const ca = a.claimNew(keys.slice(0, 30), ra, 's');
+  const cb = b.claimNew(keys.slice(20), rb, 's');
+  assert.equal(ca.size, 30);
+  assert.equal(cb.size, 20, 'the 10 overlapping keys were already claimed by a');
+  for (const k of cb) assert.ok(!ca.has(k));
+  a.close();
+  b.close();
+});
+
+test('settle commits outcomes only for rows the run owns; lookups see them', () => {
+  const path = join(tmpDir(), 'l.db');
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  l.claimNew([claim('a'), claim('b'), claim('c')], run, 's');
+  l.settle([
+    { key: 'a', status: 'sent', outcome: 'created', crmId: '101' },
+    { key: 'b', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
+    { key: 'c', status: 'failed', failure: 'permanent', error: 'INVALID_EMAIL' },
+  ], run);
+  l.settle([{ key: 'a', status: 'failed', failure: 'permanent', error: 'late' }], run + 1);
+  const m = l.lookupKeys(['a', 'b', 'c', 'zzz']);
+  assert.equal(m.get('a')!.status, 'sent');
+  assert.equal(m.get('b')!.failure, 'retryable');
+  assert.equal(m.get('c')!.failure, 'permanent');
+  assert.equal(m.has('zzz'), false);
+  assert.deepEqual([...l.lookupDelivered(['a@x.io', 'b@x.io'])], [['a@x.io', 'a']]);
+  // retryable failures can be claimed again, by one run only
+  const run2 = l.startRun('push', {}, { exclusive: false });
+  assert.deepEqual([...l.claimExisting(['a', 'b', 'c'], run2, ['failed'], 's')].sort(), ['b', 'c']);
+  assert.equal(l.claimExisting(['b'], run2, ['failed'], 's').size, 0);
+  l.close();
+});
+
+test('pending rows of a run that died become in doubt', () => {
+  const path = join(tmpDir(), 'l.db');
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  l.claimNew([claim('a'), claim('b')], run, 's');
+  l.settle([{ key: 'a', status: 'sent', outcome: 'created' }], run);
+  assert.equal(l.markOrphansInDoubt(), 0, 'the owner is still running');
+  l.finishRun(run, 'failed', {});
+  assert.equal(l.markOrphansInDoubt(), 1);
+  assert.deepEqual(l.rowsInStatus('in_doubt').map((r) => r.key), ['b']);
+  l.close();
+});
+
+test('one run at a time: a live run holds the ledger, a dead one is marked crashed', async () => {
+  const path = join(tmpDir(), 'l.db');
+  const l = openLedger(path)!;
+  const first = l.startRun('push', {}, { exclusive: true });
+  assert.throws(() => l.startRun('push', {}, { exclusive: true }), (e: Error) => e instanceof LedgerError && /in use by run/.test(e.message));
+  l.finishRun(first, 'done', {});
+  // a run whose process is gone
+  const child = spawn(process.execPath, ['-e', '0']);
+  await new Promise((r) => child.on('exit', r));
+  l.db.prepare(`INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES ('push','{}',?,?,?,?,'running')`)
+    .run((await import('node:os')).hostname(), child.pid, new Date().toISOString(), new Date().toISOString());
+  const next = l.startRun('push', {}, { exclusive: true });
+  assert.ok(next > first);
+  assert.equal((l.db.prepare(`SELECT count(*) n FROM runs WHERE status = 'crashed'`).get() as { n: number }).n, 1);
+  l.close();
+});
+
+test('import marks keys and people as delivered, idempotently', () => {
+  const l = openLedger(join(tmpDir(), 'l.db'))!;
+  assert.deepEqual(l.importDelivered([{ key: 'evt_1' }, { naturalKey: 'ana@x.io', crmId: '77' }], 'seed.txt'), { added: 2, present: 0 });
+  assert.deepEqual(l.importDelivered([{ key: 'evt_1' }], 'seed.txt'), { added: 0, present: 1 });
+  assert.equal(l.lookupKeys(['evt_1']).get('evt_1')!.status, 'sent');
+  assert.equal(l.lookupDelivered(['ana@x.io']).size, 1);
+  l.close();
+});

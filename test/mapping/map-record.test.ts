@@ -1,0 +1,105 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createMapper, parseTime, parseTimeBound } from '../../src/mapping/map-record.js';
+import { parseConfig } from '../../src/mapping/config.js';
+import { UsageError } from '../../src/errors.js';
+import type { LeadEvent, Mapped } from '../../src/mapping/types.js';
+
+const rec = (fields: Record<string, unknown>, line = 1) => ({ kind: 'record' as const, source: 'in.jsonl', line, fields });
+const ev = (m: Mapped): LeadEvent => {
+  assert.equal(m.kind, 'event', JSON.stringify(m));
+  return m as LeadEvent;
+};
+
+test('finds nested event fields without configuration and normalizes them', () => {
+  const map = createMapper({ config: {} });
+  const e = ev(map(rec({ event_id: 'evt_1', type: 'lead.created', created_at: '2026-10-01T12:00:00Z', data: { email: '  Ana.Lima@Example.COM ', name: ' Ana   Lima ', phone: '+55 11 98765-4321', company: 'Acme', source: 'webinar' } })));
+  assert.equal(e.key, 'evt_1');
+  assert.equal(e.keyKind, 'id');
+  assert.equal(e.type, 'lead.created');
+  assert.equal(e.occurredAt, '2026-10-01T12:00:00.000Z');
+  assert.deepEqual(e.lead, { email: 'ana.lima@example.com', name: 'Ana Lima', phone: '+5511987654321', company: 'Acme', source: 'webinar' });
+  assert.equal(e.naturalKey, 'ana.lima@example.com');
+});
+
+test('recognizes Portuguese column names and national phones with a default country', () => {
+  const map = createMapper({ config: {}, defaultCountry: 'BR' });
+  const e = ev(map(rec({ Nome: 'João  da Silva', 'E-mail': 'JOAO@exemplo.com.br', Telefone: '(11) 98765-4321', Empresa: 'Padaria', Origem: 'indicação', 'Data de criação': '05/10/2026 14:30' })));
+  assert.equal(e.lead.email, 'joao@exemplo.com.br');
+  assert.equal(e.lead.phone, '+5511987654321');
+  assert.equal(e.lead.name, 'João da Silva');
+  assert.equal(e.lead.company, 'Padaria');
+  assert.equal(e.lead.source, 'indicação');
+  assert.equal(e.occurredAt, '2026-10-05T14:30:00.000Z');
+  assert.equal(e.keyKind, 'content', 'no id column: a content key');
+  assert.match(e.key, /^c:[0-9a-f]{32}$/);
+});
+
+test('builds the name from first and last name columns', () => {
+  const map = createMapper({ config: {} });
+  const e = ev(map(rec({ 'First Name': 'Ana', 'Last Name': 'Lee', Email: 'a@b.co' })));
+  assert.equal(e.lead.name, 'Ana Lee');
+  assert.equal(e.lead.firstName, 'Ana');
+  assert.equal(e.lead.lastName, 'Lee');
+});
+
+test('a retry with a different envelope has the same payload hash; a changed lead does not', () => {
+  const map = createMapper({ config: {} });
+  const a = ev(map(rec({ event_id: 'e1', attempt: 1, delivered_at: '2026-10-01T12:00:00Z', data: { email: 'a@b.co' } })));
+  const b = ev(map(rec({ event_id: 'e1', attempt: 2, delivered_at: '2026-10-01T12:05:00Z', data: { email: 'A@B.CO ' } })));
+  const c = ev(map(rec({ event_id: 'e1', data: { email: 'a@b.co', phone: '+14155552671' } })));
+  assert.equal(a.payloadHash, b.payloadHash);
+  assert.notEqual(a.payloadHash, c.payloadHash);
+});
+
+test('invalid records say why and name the field', () => {
+  const map = createMapper({ config: {} });
+  const bad = map(rec({ event_id: 'e1', data: { email: 'x@' } }));
+  assert.equal(bad.kind, 'invalid');
+  assert.match((bad as { reason: string }).reason, /email: 'x@' is not a valid email address/);
+  assert.equal((bad as { field?: string }).field, 'data.email');
+  const none = map(rec({ event_id: 'e2', data: { name: 'Ana' } }));
+  assert.equal(none.kind, 'invalid');
+  assert.match((none as { reason: string }).reason, /no email and no phone/);
+  const phone = map(rec({ event_id: 'e3', phone: '98765-4321' }));
+  assert.match((phone as { reason: string }).reason, /phone: .*--default-country/);
+  const noId = map(rec({ event_id: '', email: 'a@b.co' }));
+  assert.equal(noId.kind, 'invalid');
+  assert.match((noId as { reason: string }).reason, /no event id in 'event_id'/);
+});
+
+test('--type, --since and --until filter with a reason', () => {
+  const map = createMapper({ config: {}, types: ['lead.created'], since: new Date('2026-10-01T00:00:00Z'), until: new Date('2026-10-02T00:00:00Z') });
+  assert.equal(map(rec({ id: '1', type: 'lead.created', ts: '2026-10-01T10:00:00Z', email: 'a@b.co' })).kind, 'event');
+  const t = map(rec({ id: '2', type: 'contact.deleted', ts: '2026-10-01T10:00:00Z', email: 'a@b.co' }));
+  assert.deepEqual([t.kind, (t as { reason: string }).reason], ['filtered', 'type contact.deleted not accepted']);
+  assert.equal((map(rec({ id: '3', type: 'lead.created', ts: '2026-09-30T10:00:00Z', email: 'a@b.co' })) as { reason: string }).reason, 'before --since');
+  assert.equal((map(rec({ id: '4', type: 'lead.created', ts: 1790935200, email: 'a@b.co' })) as { reason: string }).reason, 'at or after --until');
+});
+
+test('a config maps fields explicitly, picks a content key and custom fields', () => {
+  const config = parseConfig({ fields: { email: 'contact.mail', custom: { plan: 'meta.plan' } }, key: { fields: ['email'] }, defaultCountry: 'BR' });
+  const map = createMapper({ config });
+  const a = ev(map(rec({ id: 'x1', contact: { mail: 'z@q.io' }, meta: { plan: 'pro' } })));
+  const b = ev(map(rec({ id: 'x2', contact: { mail: 'Z@q.io' }, meta: { plan: 'free' } })));
+  assert.equal(a.lead.email, 'z@q.io');
+  assert.deepEqual(a.lead.custom, { plan: 'pro' });
+  assert.equal(a.keyKind, 'content');
+  assert.equal(a.key, b.key, 'key over email only');
+  assert.notEqual(a.payloadHash, b.payloadHash);
+});
+
+test('a bad config is a usage error naming the field', () => {
+  assert.throws(() => parseConfig({ fields: { emial: 'x' } }), (e: Error) => e instanceof UsageError && /fields: .*'emial'/.test(e.message));
+  assert.throws(() => parseConfig({ defaultCountry: 'XX' }), /defaultCountry: not an ISO 3166/);
+  assert.throws(() => parseConfig({ key: { fields: [] } }), /key/);
+});
+
+test('time parsing: ISO, epoch seconds and ms, dd/mm/yyyy, relative bounds', () => {
+  assert.equal(parseTime('2026-10-01T12:00:00Z'), Date.UTC(2026, 9, 1, 12));
+  assert.equal(parseTime('1759320000'), 1759320000 * 1000);
+  assert.equal(parseTime('1759320000000'), 1759320000000);
+  assert.equal(parseTime('31/12/2025'), Date.UTC(2025, 11, 31));
+  assert.equal(parseTime('not a date'), undefined);
+  assert.equal(parseTimeBound('7d', 10 * 86_400_000)!.getTime(), 3 * 86_400_000);
+});
