@@ -20,6 +20,9 @@ export class RunMemory {
   private readonly sourceIndex = new Map<string, number>();
   // Retries arrive close to their first delivery, so recent leads are enough to name a conflict's fields.
   private readonly recent = new Map<string, Lead>();
+  // Insertion order of `recent`, as a ring: Map.keys().next() after many deletes walks the deleted slots.
+  private readonly recentRing: string[] = new Array<string>(RECENT_LEADS);
+  private recentPos = 0;
 
   hasKey(key: string): boolean {
     return this.keys.has(key);
@@ -39,8 +42,11 @@ export class RunMemory {
       this.sourceIndex.set(e.source, src);
     }
     this.keys.set(e.key, `${e.payloadHash}\t${src}\t${e.line}`);
+    const evicted = this.recentRing[this.recentPos];
+    if (evicted !== undefined) this.recent.delete(evicted);
+    this.recentRing[this.recentPos] = e.key;
+    this.recentPos = (this.recentPos + 1) % RECENT_LEADS;
     this.recent.set(e.key, e.lead);
-    if (this.recent.size > RECENT_LEADS) this.recent.delete(this.recent.keys().next().value!);
   }
 
   getNatural(natural: string): string | undefined {

@@ -1,0 +1,98 @@
+// The only place that reads argv, prints errors and calls process.exit. Commands are imported lazily so that
+// --help and --version load commander and nothing else.
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { EXIT_CODES, OPTIONS, type OptionDef } from './options.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const EXAMPLES = `
+Examples:
+  $ leadledger push events.jsonl --dry-run                   audit: what would be sent, and why not the rest
+  $ leadledger push export.csv --dry-run --report plan.csv   the decision for every row, as a spreadsheet
+  $ leadledger push 'logs/*.jsonl.gz' --select body --dry-run
+  $ HUBSPOT_TOKEN=... leadledger push events.jsonl --sink hubspot
+  $ leadledger push events.jsonl --sink webhook --url https://example.com/hooks/leads
+  $ leadledger ledger import hubspot-contacts.csv --as emails  adopt leadledger on a CRM that has data
+  $ leadledger replay --failed --sink hubspot                 after an outage, send what failed
+
+Exit codes:
+${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}
+`;
+
+function addOptions(cmd: Command, name: OptionDef['commands'][number]): Command {
+  for (const def of OPTIONS) {
+    if (!def.commands.includes(name)) continue;
+    const o = new Option(def.flags, def.description);
+    if (def.env) o.env(def.env);
+    if (def.parse) o.argParser(def.parse);
+    // Commander does not pass defaults through the parser: parse them here, show them as written.
+    if (def.default !== undefined && !(typeof def.default === 'string' && def.default.includes(' '))) {
+      o.default(def.parse ? def.parse(String(def.default), undefined) : def.default, String(def.default));
+    }
+    if (def.hidden) o.hideHelp();
+    cmd.addOption(o);
+  }
+  return cmd;
+}
+
+/** Builds the commander program. */
+export function buildProgram(): Command {
+  const program = new Command('leadledger')
+    .description('Replay exported webhook events and CSV lead exports into a CRM exactly once.\nA local ledger of event keys skips what was already delivered.')
+    .version(pkg.version, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', EXAMPLES)
+    .exitOverride();
+
+  addOptions(
+    program.command('push').description('read inputs, skip what the ledger already holds, send the rest (or --dry-run: report it)').argument('<inputs...>', 'files (.jsonl .json .csv .tsv, optionally .gz), globs, or - for stdin'),
+    'push',
+  ).action(async (inputs: string[], flags: Record<string, unknown>) => {
+    const { runPush } = await import('./run-push.js');
+    process.exitCode = await runPush(inputs, flags);
+  });
+
+  const ledger = program.command('ledger').description('inspect and manage the ledger');
+  addOptions(
+    ledger.command('import').description('mark event keys or people (emails) as already delivered: adopting leadledger on an existing CRM').argument('<files...>', 'text (one key or email per line), CSV or JSONL; a CRM contact export works')
+      .addOption(new Option('--as <what>', 'what the values are').choices(['auto', 'keys', 'emails']).default('auto')),
+    'ledger',
+  ).action(async (files: string[], flags: Record<string, unknown>) => {
+    const { runLedgerImport } = await import('./run-ledger.js');
+    process.exitCode = await runLedgerImport(files, flags);
+  });
+
+  addOptions(
+    program.command('sandbox').description('run a local CRM emulator (HubSpot contacts API and a webhook receiver) for trying leadledger safely')
+      .option('--port <n>', 'port on 127.0.0.1', '8765')
+      .option('--token-env <name>', 'environment variable holding the only token the emulator accepts (default: any bearer token)')
+      .option('--latency <ms>', 'added latency per request', '0')
+      .option('--rate-limit <n/interval>', 'HubSpot-style limit, e.g. 100/10s', '100/10s')
+      .option('--faults <json>', 'fault injection, e.g. {"error5xxRate":0.1,"commitThenDropRate":0.05}')
+      .option('--webhook-secret-env <name>', 'environment variable holding the HMAC secret the webhook receiver verifies')
+      .option('--honour-idempotency-key', 'the webhook receiver drops repeated Idempotency-Keys'),
+    'sandbox',
+  ).action(async (flags: Record<string, unknown>) => {
+    const { runSandboxCommand } = await import('./run-sandbox.js');
+    process.exitCode = await runSandboxCommand(flags);
+  });
+  return program;
+}
+
+/** Runs the CLI with argv; exits with the code of the outcome. */
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    const { reportError } = await import('./errors.js');
+    process.exitCode = reportError(e, argv.includes('--verbose'));
+  }
+}
+
+await main(process.argv);

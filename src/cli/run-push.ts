@@ -1,0 +1,73 @@
+// Wiring of `push`: flags → PushOptions, signals, progress, and the report to stderr / stdout.
+import { push, type PushOptions } from '../commands/push.js';
+import { UsageError } from '../errors.js';
+import { parseTimeBound } from '../mapping/map-record.js';
+import { formatJson, formatSummary } from '../report/summary.js';
+import { createOutput } from './output.js';
+import { installStopSignals } from './signals.js';
+
+/** Runs `push` from parsed flags; returns the exit code. */
+export async function runPush(inputs: string[], flags: Record<string, unknown>): Promise<number> {
+  const out = await createOutput(flags);
+  const opts = toPushOptions(inputs, flags);
+  const signals = installStopSignals(10_000, () => out.info('stopping: no new sends; waiting for in-flight sends to settle (Ctrl-C again to cut them)'));
+  try {
+    const report = await push(opts, {
+      env: process.env, cwd: process.cwd(), stdin: process.stdin, stop: signals.stop, hardStop: signals.hardStop,
+      onProgress: (p) => out.progress(p), warn: (m) => out.warn(m),
+    });
+    out.stopProgress();
+    if (flags.json) process.stdout.write(formatJson(report));
+    if (!out.quiet) process.stderr.write(formatSummary(report, out.chalk));
+    return report.exitCode;
+  } finally {
+    out.stopProgress();
+    signals.dispose();
+  }
+}
+
+/** Converts commander's flags into push options, validating what commander cannot. */
+export function toPushOptions(inputs: string[], f: Record<string, unknown>): PushOptions {
+  const str = (k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
+  const time = (k: string) => {
+    const v = str(k);
+    if (v === undefined) return undefined;
+    const d = parseTimeBound(v);
+    if (!d) throw new UsageError(`--${k} '${v}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d)`);
+    return d;
+  };
+  const format = str('format');
+  if (format && !['jsonl', 'json', 'csv'].includes(format)) throw new UsageError(`--format takes jsonl, json or csv, not '${format}'`);
+  const existing = str('existing') ?? 'skip';
+  if (existing !== 'skip' && existing !== 'update') throw new UsageError(`--existing takes skip or update, not '${existing}'`);
+  const delimiter = str('delimiter');
+  const wait = f.wait === true ? 600_000 : typeof f.wait === 'number' ? f.wait : undefined;
+  return {
+    inputs,
+    dryRun: !!f.dryRun,
+    ledger: str('ledger'),
+    config: str('config'),
+    format: format as PushOptions['format'],
+    encoding: str('encoding'),
+    delimiter: delimiter === '\\t' || delimiter === 'tab' ? '\t' : delimiter,
+    select: str('select'),
+    defaultCountry: str('defaultCountry'),
+    types: f.type as string[] | undefined,
+    since: time('since'),
+    until: time('until'),
+    report: str('report'),
+    sink: str('sink'),
+    url: str('url'),
+    output: str('output'),
+    hubspotUrl: str('hubspotUrl'),
+    tokenFile: str('tokenFile'),
+    allowInsecure: !!f.allowInsecure,
+    concurrency: f.concurrency as number | undefined,
+    rate: f.rate as number | undefined,
+    maxRetries: f.maxRetries as number | undefined,
+    timeoutMs: f.timeout as number | undefined,
+    existing,
+    wait,
+    noLock: f.lock === false,
+  };
+}

@@ -1,0 +1,113 @@
+// `leadledger ledger import`: mark event keys or people as already delivered, so that adopting leadledger on a
+// CRM that already has the data creates no duplicates (and so tests and benchmarks can seed a ledger).
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { openLedger } from '../ledger/ledger.js';
+import { getPath, planFields } from '../mapping/fields.js';
+import { normalizeEmail } from '../mapping/normalize.js';
+import { readInputs } from '../sources/read-inputs.js';
+import type { ReadOptions } from '../sources/types.js';
+import { ledgerPath } from './push.js';
+import type { CommandContext } from './context.js';
+
+/** Options of `ledger import`. */
+export interface LedgerImportOptions {
+  files: string[];
+  ledger?: string;
+  as: 'auto' | 'keys' | 'emails';
+  read?: ReadOptions;
+}
+
+/** What an import did. */
+export interface LedgerImportResult {
+  ledger: string;
+  added: number;
+  alreadyPresent: number;
+  keys: number;
+  emails: number;
+  rejected: Array<{ source: string; line: number; reason: string }>;
+  rejectedCount: number;
+}
+
+/** Imports keys and emails from text (one value per line), CSV or JSON(L) files into the ledger as delivered. */
+export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext): Promise<LedgerImportResult> {
+  const path = ledgerPath(o.ledger, ctx);
+  const ledger = openLedger(path)!;
+  const res: LedgerImportResult = { ledger: path, added: 0, alreadyPresent: 0, keys: 0, emails: 0, rejected: [], rejectedCount: 0 };
+  let batch: Array<{ key?: string; naturalKey?: string; crmId?: string }> = [];
+  const reject = (source: string, line: number, reason: string) => {
+    res.rejectedCount++;
+    if (res.rejected.length < 20) res.rejected.push({ source, line, reason });
+  };
+  const flush = (source: string) => {
+    if (!batch.length) return;
+    const r = ledger.importDelivered(batch, source);
+    res.added += r.added;
+    res.alreadyPresent += r.present;
+    batch = [];
+  };
+  const addValue = (raw: string, source: string, line: number) => {
+    const v = raw.trim();
+    if (!v) return;
+    const looksEmail = v.includes('@');
+    if (o.as === 'emails' || (o.as === 'auto' && looksEmail)) {
+      const e = normalizeEmail(v);
+      if (!e.ok) return reject(source, line, e.reason);
+      batch.push({ naturalKey: e.value });
+      res.emails++;
+    } else {
+      batch.push({ key: v });
+      res.keys++;
+    }
+    if (batch.length >= 10_000) flush(source);
+  };
+  try {
+    for (const file of o.files) {
+      if (isPlainList(file) && !o.read?.format) {
+        const input = file.endsWith('.gz') ? createReadStream(file).pipe(createGunzip()) : createReadStream(file);
+        let line = 0;
+        for await (const text of createInterface({ input, crlfDelay: Infinity })) addValue(text, file, ++line);
+        flush(file);
+        continue;
+      }
+      for await (const items of readInputs([file], o.read ?? {})) {
+        for (const it of items) {
+          if (it.kind === 'reject') {
+            reject(it.source, it.line, it.reason);
+            continue;
+          }
+          const plan = planFields(it.fields, {});
+          const str = (p: readonly string[] | null) => {
+            const v = p ? getPath(it.fields, p) : undefined;
+            return typeof v === 'string' || typeof v === 'number' ? String(v).trim() : '';
+          };
+          const email = str(plan.email);
+          const id = str(plan.id);
+          if (o.as !== 'keys' && email) {
+            const e = normalizeEmail(email);
+            if (!e.ok) reject(it.source, it.line, `email: ${e.reason}`);
+            // In a CRM export the id column is the CRM's record id; for event files it is the event key.
+            else {
+              batch.push(o.as === 'emails' ? { naturalKey: e.value, crmId: id || undefined } : { key: id || undefined, naturalKey: e.value });
+              res.emails++;
+            }
+          } else if (o.as !== 'emails' && id) {
+            batch.push({ key: id });
+            res.keys++;
+          } else reject(it.source, it.line, o.as === 'emails' ? 'no email' : 'no event key or email');
+          if (batch.length >= 10_000) flush(it.source);
+        }
+        flush(file);
+      }
+    }
+  } finally {
+    ledger.close();
+  }
+  return res;
+}
+
+function isPlainList(file: string): boolean {
+  const f = file.toLowerCase().replace(/\.gz$/, '');
+  return f.endsWith('.txt') || f.endsWith('.ids') || f.endsWith('.list') || !/\.[a-z]+$/.test(f.split('/').pop() ?? '');
+}

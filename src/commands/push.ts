@@ -1,0 +1,200 @@
+// `leadledger push`: read inputs, map, decide against the ledger, and either report the plan (--dry-run) or
+// deliver it exactly once.
+import { hostname } from 'node:os';
+import { Decider } from '../decide/decide.js';
+import type { Decision } from '../decide/types.js';
+import { Deliverer, type SettledItem } from '../deliver/deliver.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
+import { loadConfig } from '../mapping/config.js';
+import { createMapper } from '../mapping/map-record.js';
+import type { Mapped } from '../mapping/types.js';
+import { ReportFile } from '../report/report-file.js';
+import { ReportCollector, type RunReport } from '../report/run-report.js';
+import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
+import type { HttpClient } from '../sinks/http.js';
+import type { WebhookConfig } from '../sinks/webhook.js';
+import type { Sink } from '../sinks/types.js';
+import { readInputs } from '../sources/read-inputs.js';
+import type { InputFormat } from '../sources/types.js';
+import type { CommandContext } from './context.js';
+
+/** Options of `push`, as the CLI builds them. */
+export interface PushOptions {
+  inputs: string[];
+  dryRun: boolean;
+  ledger?: string;
+  config?: string;
+  format?: InputFormat;
+  encoding?: string;
+  delimiter?: string;
+  select?: string;
+  defaultCountry?: string;
+  types?: string[];
+  since?: Date;
+  until?: Date;
+  report?: string;
+  // delivery
+  sink?: string;
+  url?: string;
+  output?: string;
+  hubspotUrl?: string;
+  tokenFile?: string;
+  allowInsecure?: boolean;
+  concurrency?: number;
+  rate?: number;
+  maxRetries?: number;
+  timeoutMs?: number;
+  existing?: 'skip' | 'update';
+  wait?: number;
+  /** Hidden: skip the run lock (tests prove that claims alone prevent double sends). */
+  noLock?: boolean;
+}
+
+/** Resolves the ledger path: flag, then LEADLEDGER_LEDGER, then ./.leadledger/ledger.db. */
+export function ledgerPath(flag: string | undefined, ctx: CommandContext): string {
+  return flag ?? ctx.env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER;
+}
+
+/** Runs a push (or its dry-run) and returns what happened as data. */
+export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
+  const started = Date.now();
+  const { config } = loadConfig(opts.config, ctx.cwd);
+  const mapper = createMapper({ config, defaultCountry: opts.defaultCountry, types: opts.types, since: opts.since, until: opts.until });
+  const path = ledgerPath(opts.ledger, ctx);
+  const params = publicParams(opts);
+
+  let sink: Sink | undefined;
+  let http: HttpClient | undefined;
+  if (!opts.dryRun) {
+    if (!opts.sink) throw new UsageError('push needs --sink (webhook, jsonl or hubspot), or --dry-run to audit');
+    if (!(SINK_NAMES as readonly string[]).includes(opts.sink)) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${opts.sink}'`);
+    const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;
+    const created = await createSink({
+      sink: opts.sink as SinkName, url: opts.url, output: opts.output, hubspotUrl: opts.hubspotUrl, tokenFile: opts.tokenFile,
+      allowInsecure: opts.allowInsecure, rate: opts.rate, maxRetries: opts.maxRetries, timeoutMs: opts.timeoutMs,
+      env: ctx.env, webhook: config.sinks?.webhook as WebhookConfig | undefined, hubspotSourceProperty: hub?.sourceProperty,
+      onHttpEvent: ctx.onHttpEvent,
+    });
+    sink = created;
+    http = created.http;
+  }
+  // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
+  const ledger: Ledger | undefined = openLedger(path, { readonly: opts.dryRun });
+  const collector = new ReportCollector();
+  const reportFile = opts.report ? ReportFile.open(opts.report) : undefined;
+  let runId: number | undefined;
+  let deliverer: Deliverer | undefined;
+  let interrupted = false;
+  let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
+  const progress = { phase: 'reading' as const, read: 0, toSend: 0, settled: 0, startedAt: started };
+  let heartbeat: NodeJS.Timeout | undefined;
+  let finalReport!: RunReport;
+  let progressTimer: NodeJS.Timeout | undefined;
+  if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
+
+  const writeRow = (d: Decision, result = '', crmId = '') =>
+    reportFile?.write({ source: d.source, line: d.line, key: d.key ?? '', email: d.event?.lead.email ?? '', decision: d.kind, reason: d.reason, result, crm_id: crmId });
+
+  try {
+    if (sink && ledger) {
+      runId = ledger.startRun('push', params, { exclusive: !opts.noLock, waitMs: opts.wait });
+      const id = runId;
+      heartbeat = setInterval(() => ledger.heartbeat(id), 5000);
+      heartbeat.unref();
+      deliverer = new Deliverer({
+        ledger, sink, runId, namespace: config.namespace ?? 'leadledger', concurrency: opts.concurrency ?? 4,
+        existing: opts.existing ?? 'skip', stop: ctx.stop, hardStop: ctx.hardStop,
+        onSettled: (s: SettledItem) => {
+          progress.settled++;
+          if (s.decision) writeRow(s.decision, s.result, s.crmId ?? '');
+        },
+      });
+      ledger.markOrphansInDoubt();
+      await deliverer.recoverInDoubt();
+    }
+
+    const decider = new Decider({ ledger });
+    const readOpts = { format: opts.format, encoding: opts.encoding, delimiter: opts.delimiter, select: opts.select, stdin: ctx.stdin };
+    for await (const batch of readInputs(opts.inputs, readOpts)) {
+      if (ctx.stop.aborted) {
+        interrupted = true;
+        break;
+      }
+      const mapped: Mapped[] = batch.map((item) =>
+        item.kind === 'reject' ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason } : mapper(item),
+      );
+      for (const d of decider.decideBatch(mapped)) {
+        collector.add(d);
+        progress.read++;
+        if (deliverer?.wants(d)) {
+          progress.toSend++;
+          await deliverer.enqueue(d);
+        } else writeRow(d);
+      }
+    }
+    decider.close();
+    if (deliverer) await deliverer.finish();
+    if (ctx.stop.aborted) interrupted = true;
+    if (interrupted) runStatus = 'interrupted';
+  } catch (e) {
+    runStatus = 'failed';
+    throw e;
+  } finally {
+    clearInterval(progressTimer);
+    clearInterval(heartbeat);
+    await reportFile?.close();
+    const report = buildReport();
+    if (ledger && runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
+    ledger?.close();
+    await sink?.close?.();
+    finalReport = report;
+  }
+  return finalReport;
+
+  function buildReport(): RunReport {
+    const delivery = deliverer?.counts;
+    const failed = !!delivery && (delivery.failed > 0 || delivery.inDoubt > 0);
+    return {
+      command: 'push', dryRun: opts.dryRun, ledger: path, runId, sink: sink?.describe(), inputs: opts.inputs, options: params,
+      counts: collector.counts, perSource: collector.perSource, examples: collector.examples,
+      delivery, failures: deliverer?.failures, http: http ? httpSummary(http) : undefined, interrupted: interrupted || undefined,
+      startedAt: new Date(started).toISOString(), durationMs: Date.now() - started,
+      exitCode: interrupted ? ExitCode.interrupted : failed ? ExitCode.incomplete : ExitCode.ok,
+    };
+  }
+}
+
+/** The run's parameters as recorded in the ledger and the JSON report: never a token or secret. */
+function publicParams(o: PushOptions): Record<string, unknown> {
+  const p: Record<string, unknown> = {
+    inputs: o.inputs, dryRun: o.dryRun, sink: o.sink, url: o.url ? redactUrl(o.url) : undefined, output: o.output,
+    hubspotUrl: o.hubspotUrl, format: o.format, encoding: o.encoding, delimiter: o.delimiter, select: o.select,
+    defaultCountry: o.defaultCountry, types: o.types, since: o.since?.toISOString(), until: o.until?.toISOString(),
+    existing: o.existing, concurrency: o.concurrency, rate: o.rate, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs,
+    host: hostname(),
+  };
+  for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];
+  return p;
+}
+
+/** Drops user:password and query strings from a URL (tokens hide there). */
+export function redactUrl(u: string): string {
+  try {
+    const url = new URL(u);
+    if (url.username || url.password) {
+      url.username = 'redacted';
+      url.password = '';
+    }
+    if (url.search) url.search = '?redacted';
+    return url.toString();
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+/** The HTTP counters a report shows: requests, retries, 429s, network errors, time waited for the rate limit. */
+function httpSummary(http: HttpClient): Record<string, number> {
+  const s = http.stats;
+  return { requests: s.requests, retries: s.retries, rateLimited: s.rateLimited, networkErrors: s.networkErrors, timeouts: s.timeouts, rateLimitWaitMs: Math.round(s.rateLimitWaitMs) };
+}

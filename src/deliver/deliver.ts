@@ -1,0 +1,234 @@
+// Applies the plan: claim in the ledger, send to the sink, settle in the ledger. The invariant, for every event:
+// a committed claim (status pending, owned by this run) exists BEFORE the sink is called, and the outcome is
+// committed AFTER it returns. A crash between the two leaves a pending row that the next run turns in_doubt.
+import type { Decision } from '../decide/types.js';
+import { CredentialsError } from '../errors.js';
+import type { ClaimInput, Ledger, LedgerEventRow, Settlement } from '../ledger/ledger.js';
+import { downstreamKey } from '../mapping/keys.js';
+import type { Lead } from '../mapping/types.js';
+import type { DeliveryCounts } from '../report/run-report.js';
+import { emptyDelivery } from '../report/run-report.js';
+import type { SendItem, Sink, SinkOutcome } from '../sinks/types.js';
+
+/** Options of the deliver stage. */
+export interface DeliverOptions {
+  ledger: Ledger;
+  sink: Sink;
+  runId: number;
+  /** Namespace of the downstream keys: sha256(namespace | event key). */
+  namespace: string;
+  /** Batches in flight at once. */
+  concurrency: number;
+  /** What to do with a known lead: skip it (default) or update it in the CRM. */
+  existing: 'skip' | 'update';
+  /** Aborted by Ctrl-C / SIGTERM: stop claiming, let in-flight sends finish. */
+  stop: AbortSignal;
+  /** Aborted when the grace period after a stop runs out: in-flight sends are cut (their events end in doubt). */
+  hardStop: AbortSignal;
+  /** Called once per settled event (report rows, progress). */
+  onSettled?: (item: SettledItem) => void;
+}
+
+/** One event after its send was settled. */
+export interface SettledItem {
+  decision?: Decision;
+  row?: LedgerEventRow;
+  key: string;
+  result: 'sent' | 'updated' | 'exists' | 'failed' | 'in_doubt' | 'claimed_elsewhere' | 'recovered';
+  crmId?: string;
+  error?: string;
+}
+
+interface Pending {
+  key: string;
+  item: SendItem;
+  claim?: ClaimInput;
+  retry: boolean;
+  decision?: Decision;
+  row?: LedgerEventRow;
+}
+
+/** Sends decided events in batches with bounded concurrency, claiming before and settling after each send. */
+export class Deliverer {
+  readonly counts: DeliveryCounts = emptyDelivery();
+  readonly failures: Record<string, number> = {};
+  private batch: Pending[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private fatal: Error | undefined;
+  readonly sinkId: string;
+
+  constructor(private readonly o: DeliverOptions) {
+    this.sinkId = o.sink.describe();
+  }
+
+  /** Whether a decision leads to a send under the current policy. */
+  wants(d: Decision): boolean {
+    return d.kind === 'new' || (d.kind === 'known_lead' && this.o.existing === 'update');
+  }
+
+  /** Queues a decided event; resolves when there is room for more (backpressure on the reader). */
+  async enqueue(d: Decision): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    if (this.o.stop.aborted) return;
+    const e = d.event!;
+    const dk = downstreamKey(this.o.namespace, e.key);
+    const mode = d.kind === 'known_lead' ? 'update' : 'create';
+    const item: SendItem = { key: e.key, downstreamKey: dk, lead: e.lead, naturalKey: e.naturalKey, mode };
+    const claim: ClaimInput = {
+      key: e.key, keyKind: e.keyKind, payloadHash: e.payloadHash, naturalKey: e.naturalKey, downstreamKey: dk,
+      leadJson: JSON.stringify(e.lead), source: e.source, line: e.line, eventTime: e.occurredAt,
+    };
+    this.batch.push({ key: e.key, item, claim, retry: !!d.retry, decision: d });
+    if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
+  }
+
+  /** Sends what is queued and waits for every send to settle. Rethrows a fatal error (rejected credentials). */
+  async finish(): Promise<void> {
+    if (!this.o.stop.aborted && !this.fatal) await this.dispatch();
+    while (this.inFlight.size) await Promise.race(this.inFlight);
+    if (this.fatal) throw this.fatal;
+  }
+
+  /**
+   * Resolves in-doubt events of earlier runs for this sink: looked up by natural key where the sink can, re-sent
+   * with the same downstream key where the sink honours it (or the lookup found nothing), else left in doubt.
+   */
+  async recoverInDoubt(): Promise<{ recovered: number; resent: number; left: number }> {
+    const { ledger, sink, runId } = this.o;
+    const caps = sink.capabilities;
+    const rows = ledger.rowsInStatus('in_doubt', this.sinkId);
+    let recovered = 0;
+    let resent = 0;
+    let left = 0;
+    for (const row of rows) {
+      if (this.o.stop.aborted || this.fatal) break;
+      const canResend = caps.honoursIdempotencyKey || (caps.lookupByNaturalKey && !!row.natural_key);
+      if (!row.lead_json || !row.downstream_key || !canResend) {
+        left++;
+        continue;
+      }
+      if (!ledger.claimExisting([row.key], runId, ['in_doubt'], this.sinkId).size) continue;
+      if (caps.lookupByNaturalKey && row.natural_key && sink.lookup) {
+        let found;
+        try {
+          found = await sink.lookup(row.natural_key, this.o.hardStop);
+        } catch (e) {
+          if (e instanceof CredentialsError) {
+            ledger.settle([{ key: row.key, status: 'in_doubt', error: 'lookup not done: credentials rejected' }], runId);
+            throw e;
+          }
+          ledger.settle([{ key: row.key, status: 'in_doubt', error: `lookup failed: ${(e as Error).message}` }], runId);
+          left++;
+          continue;
+        }
+        if (found.found) {
+          ledger.settle([{ key: row.key, status: 'sent', outcome: 'recovered', crmId: found.crmId, error: 'found in the CRM after an unsettled send' }], runId);
+          recovered++;
+          this.counts.recovered++;
+          this.o.onSettled?.({ row, key: row.key, result: 'recovered', crmId: found.crmId });
+          continue;
+        }
+      }
+      // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
+      const item: SendItem = { key: row.key, downstreamKey: row.downstream_key, lead: JSON.parse(row.lead_json) as Lead, naturalKey: row.natural_key ?? undefined, mode: 'create' };
+      await this.sendClaimed([{ key: row.key, item, retry: true, row }]);
+      resent++;
+    }
+    this.counts.inDoubt += left;
+    return { recovered, resent, left };
+  }
+
+  private async dispatch(): Promise<void> {
+    if (!this.batch.length) return;
+    const batch = this.batch;
+    this.batch = [];
+    while (this.inFlight.size >= this.o.concurrency) await Promise.race(this.inFlight);
+    if (this.fatal) throw this.fatal;
+    if (this.o.stop.aborted) return;
+    const p = this.claimAndSend(batch)
+      .catch((e: Error) => {
+        this.fatal ??= e;
+      })
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
+
+  private async claimAndSend(batch: Pending[]): Promise<void> {
+    const { ledger, runId } = this.o;
+    // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
+    const fresh = batch.filter((p) => !p.retry);
+    const retries = batch.filter((p) => p.retry);
+    const claimed = new Set<string>();
+    if (fresh.length) for (const k of ledger.claimNew(fresh.map((p) => p.claim!), runId, this.sinkId)) claimed.add(k);
+    if (retries.length) for (const k of ledger.claimExisting(retries.map((p) => p.key), runId, ['failed'], this.sinkId)) claimed.add(k);
+    const mine: Pending[] = [];
+    for (const p of batch) {
+      if (claimed.has(p.key)) mine.push(p);
+      else {
+        this.counts.claimedElsewhere++;
+        this.o.onSettled?.({ decision: p.decision, key: p.key, result: 'claimed_elsewhere' });
+      }
+    }
+    if (mine.length) await this.sendClaimed(mine);
+  }
+
+  /** Sends events this run has claimed and commits their outcomes. */
+  private async sendClaimed(mine: Pending[]): Promise<void> {
+    const { sink } = this.o;
+    let outcomes: SinkOutcome[];
+    try {
+      outcomes = await sink.send(mine.map((p) => p.item), this.o.hardStop);
+      if (outcomes.length !== mine.length) throw new Error(`sink ${sink.name} returned ${outcomes.length} outcomes for ${mine.length} leads`);
+    } catch (e) {
+      // Rejected credentials: nothing was accepted, so the events are retryable failures, then the run stops.
+      // Anything else thrown mid-send: the CRM may have the leads, so they are in doubt.
+      const cred = e instanceof CredentialsError;
+      const reason = cred ? 'not sent: the CRM rejected the credentials' : `send interrupted: ${(e as Error).message}`;
+      outcomes = mine.map(() => (cred ? { kind: 'failed', permanent: false, reason } : { kind: 'unknown', reason }));
+      this.settleAll(mine, outcomes);
+      if (cred) throw e;
+      return;
+    }
+    this.settleAll(mine, outcomes);
+  }
+
+  private settleAll(mine: Pending[], outcomes: SinkOutcome[]): void {
+    const settlements: Settlement[] = [];
+    const done: SettledItem[] = [];
+    mine.forEach((p, i) => {
+      const o = outcomes[i]!;
+      const base = { decision: p.decision, row: p.row, key: p.key };
+      switch (o.kind) {
+        case 'created':
+          settlements.push({ key: p.key, status: 'sent', outcome: 'created', crmId: o.crmId });
+          this.counts.sent++;
+          done.push({ ...base, result: 'sent', crmId: o.crmId });
+          break;
+        case 'updated':
+          settlements.push({ key: p.key, status: 'sent', outcome: 'updated', crmId: o.crmId });
+          this.counts.updated++;
+          done.push({ ...base, result: 'updated', crmId: o.crmId });
+          break;
+        case 'exists':
+          settlements.push({ key: p.key, status: 'sent', outcome: 'exists', crmId: o.crmId });
+          this.counts.exists++;
+          done.push({ ...base, result: 'exists', crmId: o.crmId });
+          break;
+        case 'failed':
+          settlements.push({ key: p.key, status: 'failed', failure: o.permanent ? 'permanent' : 'retryable', error: o.reason });
+          this.counts.failed++;
+          this.failures[o.reason] = (this.failures[o.reason] ?? 0) + 1;
+          done.push({ ...base, result: 'failed', error: o.reason });
+          break;
+        case 'unknown':
+          settlements.push({ key: p.key, status: 'in_doubt', error: o.reason });
+          this.counts.inDoubt++;
+          done.push({ ...base, result: 'in_doubt', error: o.reason });
+          break;
+      }
+    });
+    // Settle: committed after the send, in one transaction for the batch.
+    this.o.ledger.settle(settlements, this.o.runId);
+    for (const d of done) this.o.onSettled?.(d);
+  }
+}
