@@ -35,4 +35,21 @@ export interface ReadOptions {
   select?: string;
   /** Stream used for '-' (tests pass their own). */
   stdin?: NodeJS.ReadableStream;
+  /** Called once per input, after its format is known and before its first record, e.g. to log how it is read. */
+  onInput?: (info: InputInfo) => void;
+}
+
+/** How one input is read, as decided from its name, its first bytes and the options. */
+export interface InputInfo {
+  /** The input's name as shown in records ('stdin' for '-'). */
+  source: string;
+  /** The file path, or null for stdin. */
+  path: string | null;
+  format: InputFormat;
+  /** True when the bytes were gzip-compressed (seen from the magic bytes, not the name). */
+  gzip: boolean;
+  /** Text encoding used (CSV only; JSON and JSONL are always UTF-8). */
+  encoding?: string;
+  /** Field delimiter used (CSV only). */
+  delimiter?: string;
 }

@@ -1,0 +1,113 @@
+// Opens one input as a stream of decompressed byte chunks, with its first bytes available up front so that
+// format, encoding and delimiter can be sniffed without reading the input twice (stdin cannot be re-read).
+
+import { createReadStream } from 'node:fs';
+import { Readable, pipeline } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { ResolvedInput } from './resolve-inputs.js';
+
+/** How many decompressed bytes are kept up front for sniffing. */
+export const HEAD_BYTES = 64 * 1024;
+
+/** Large reads: the JSONL hot path is dominated by per-chunk overhead below ~256 KB. */
+const READ_CHUNK = 1 << 20;
+
+/** An opened input: its first bytes, and every chunk (including those first bytes) in order. */
+export interface OpenedInput {
+  /** The first bytes of the (decompressed) content, up to HEAD_BYTES or the whole input if shorter. */
+  head: Buffer;
+  /** True when `head` is the whole input. */
+  complete: boolean;
+  /** True when the raw bytes started with the gzip magic number. */
+  gzip: boolean;
+  /** All decompressed chunks from the start; iterate once. Stops (and releases the file) if the loop breaks. */
+  chunks: AsyncIterable<Buffer>;
+  /** Releases the file or stream, whether or not `chunks` was iterated (safe to call twice). */
+  close(): Promise<void>;
+}
+
+/** Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b. */
+export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
+  const raw: AsyncIterable<Buffer | string> =
+    input.path === null
+      ? ((stdin ?? process.stdin) as AsyncIterable<Buffer | string>)
+      : createReadStream(input.path, { highWaterMark: READ_CHUNK });
+  const rawIt = raw[Symbol.asyncIterator]();
+  const first = await takeAtLeast(rawIt, 2);
+  const firstBytes = Buffer.concat(first.chunks);
+  const gzip = firstBytes.length >= 2 && firstBytes[0] === 0x1f && firstBytes[1] === 0x8b;
+
+  let it: AsyncIterator<Buffer>;
+  if (gzip) {
+    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+    // pipeline destroys the gunzip stream with the source's error, so a read error surfaces in our loop.
+    pipeline(Readable.from(resume(first.chunks, first.done, rawIt)), gunzip, () => {});
+    it = gunzip[Symbol.asyncIterator]();
+    const close = closer(it, rawIt);
+    const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
+      await close();
+      throw err;
+    });
+    return { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, it), close };
+  }
+  const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES);
+  return { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, rawIt), close: closer(rawIt) };
+}
+
+function closer(...its: AsyncIterator<unknown>[]): () => Promise<void> {
+  return async () => {
+    for (const it of its) await it.return?.().catch(() => {});
+  };
+}
+
+interface Taken {
+  chunks: Buffer[];
+  bytes: number;
+  done: boolean;
+}
+
+async function takeAtLeast(it: AsyncIterator<Buffer | string>, min: number): Promise<Taken> {
+  return takeMore({ chunks: [], bytes: 0, done: false }, it, min);
+}
+
+async function takeMore(taken: Taken, it: AsyncIterator<Buffer | string>, min: number): Promise<Taken> {
+  const chunks = [...taken.chunks];
+  let bytes = taken.bytes;
+  while (bytes < min) {
+    let r: IteratorResult<Buffer | string>;
+    try {
+      r = await it.next();
+    } catch (err) {
+      await it.return?.().catch(() => {});
+      throw err;
+    }
+    if (r.done) return { chunks, bytes, done: true };
+    const b = toBuffer(r.value);
+    chunks.push(b);
+    bytes += b.length;
+  }
+  return { chunks, bytes, done: false };
+}
+
+function toBuffer(v: Buffer | string): Buffer {
+  // A stdin stream with setEncoding() yields strings; everything downstream works on bytes.
+  return typeof v === 'string' ? Buffer.from(v, 'utf8') : v;
+}
+
+/** Yields the chunks already taken, then the rest of the iterator; closes the source if the consumer stops early. */
+async function* resume(taken: Buffer[], done: boolean, it: AsyncIterator<Buffer | string>): AsyncGenerator<Buffer> {
+  let finished = done;
+  try {
+    yield* taken;
+    while (!finished) {
+      const r = await it.next();
+      if (r.done) {
+        finished = true;
+        break;
+      }
+      yield toBuffer(r.value);
+    }
+  } finally {
+    if (!finished) await it.return?.().catch(() => {});
+  }
+}

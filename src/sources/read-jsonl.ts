@@ -1,0 +1,89 @@
+// JSONL / NDJSON: the hot path (a million-line replay). Lines are found with Buffer.indexOf on large chunks and
+// decoded one by one: measured faster than decoding whole chunks to strings and slicing them, and far faster
+// than readline. Memory stays bounded by the chunk size plus the longest line.
+
+import { describeJsonError } from './json-error.js';
+import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
+import { kindOf } from './select-path.js';
+import type { RawItem } from './types.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Reads newline-delimited JSON objects; yields batches of records and per-line rejects, never throws on bad lines. */
+export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
+  const { source, selector, progress } = ctx;
+  let batch: RawItem[] = [];
+  let line = 0;
+  // Bytes of a line that started in an earlier chunk; joined only once its end is found, so a long line
+  // spread over many chunks is copied once, not once per chunk.
+  let pending: Buffer[] = [];
+
+  const handle = (buf: Buffer, start: number, end: number): void => {
+    line++;
+    // A UTF-8 BOM can only be at the very start; checked here so a tiny first stdin chunk cannot split it.
+    if (line === 1 && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
+    if (end > start && buf[end - 1] === CR) end--;
+    if (end === start) return;
+    const b0 = buf[start] as number;
+    if (b0 === 0x20 || b0 === 0x09) {
+      let k = start;
+      while (k < end && (buf[k] === 0x20 || buf[k] === 0x09)) k++;
+      if (k === end) return; // whitespace-only line counts as blank
+    }
+    const text = buf.toString('utf8', start, end);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      const e = describeJsonError(err, text);
+      batch.push({ kind: 'reject', source, line, reason: `invalid JSON: ${e.message} at column ${e.offset + 1}` });
+      return;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      batch.push({ kind: 'reject', source, line, reason: `not a JSON object (found ${kindOf(value)})` });
+      return;
+    }
+    if (selector === null) {
+      batch.push({ kind: 'record', source, line, fields: value as Record<string, unknown> });
+      return;
+    }
+    const s = selector.apply(value as Record<string, unknown>);
+    batch.push(s.ok ? { kind: 'record', source, line, fields: s.value } : { kind: 'reject', source, line, reason: s.reason });
+  };
+
+  for await (const chunk of chunks) {
+    let start = 0;
+    let nl = chunk.indexOf(LF, start);
+    if (pending.length > 0) {
+      if (nl === -1) {
+        pending.push(chunk);
+        continue;
+      }
+      pending.push(chunk.subarray(0, nl));
+      const joined = Buffer.concat(pending);
+      pending = [];
+      handle(joined, 0, joined.length);
+      start = nl + 1;
+      nl = chunk.indexOf(LF, start);
+    }
+    while (nl !== -1) {
+      handle(chunk, start, nl);
+      start = nl + 1;
+      if (batch.length >= BATCH_SIZE) {
+        progress.line = line;
+        yield batch;
+        batch = [];
+      }
+      nl = chunk.indexOf(LF, start);
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+    progress.line = line;
+  }
+  if (pending.length > 0) {
+    const joined = Buffer.concat(pending);
+    handle(joined, 0, joined.length); // last line without a trailing newline
+  }
+  progress.line = line;
+  if (batch.length > 0) yield batch;
+}

@@ -1,0 +1,15 @@
+// What every format reader gets: where it reads from, the selector, and a progress cell that lets
+// read-inputs name the line reached when the input fails midway (a corrupt gzip, a vanished file).
+
+import type { Selector } from './select-path.js';
+
+/** Items per yielded batch: big enough that the per-batch await costs nothing, small enough to stream. */
+export const BATCH_SIZE = 1000;
+
+/** Shared state of one input's reader. */
+export interface ReaderContext {
+  source: string;
+  selector: Selector | null;
+  /** The last line the reader has fully consumed; updated at least once per chunk. */
+  progress: { line: number };
+}

@@ -1,0 +1,47 @@
+// Decides how one opened input is read (format, encoding, delimiter) from options, its name and its first
+// bytes, and says so in words for logs and --verbose.
+
+import iconv from 'iconv-lite';
+import { detectEncoding } from './detect-encoding.js';
+import { formatFromName, sniffFormat } from './detect-format.js';
+import type { OpenedInput } from './open-input.js';
+import { openInput } from './open-input.js';
+import type { ResolvedInput } from './resolve-inputs.js';
+import { sniffDelimiter } from './sniff-delimiter.js';
+import type { InputInfo, ReadOptions } from './types.js';
+
+/** Decides format, encoding and delimiter for an opened input; options win over the name, the name over the content. */
+export function decideInputInfo(input: ResolvedInput, opened: OpenedInput, opts: ReadOptions): InputInfo {
+  const hint = input.path === null ? {} : formatFromName(input.path);
+  const format = opts.format ?? hint.format ?? sniffFormat(opened.head, opened.complete);
+  const info: InputInfo = { source: input.source, path: input.path, format, gzip: opened.gzip };
+  if (format === 'csv') {
+    const encoding = opts.encoding ?? detectEncoding(opened.head, opened.complete);
+    info.encoding = encoding;
+    info.delimiter = opts.delimiter ?? hint.delimiter ?? sniffDelimiter(decodeHead(opened.head, encoding), opened.complete);
+  }
+  return info;
+}
+
+/** Opens an input just to decide how it would be read, then closes it (for `leadledger inspect`-style output). */
+export async function sniffInput(input: ResolvedInput, opts: ReadOptions = {}): Promise<InputInfo> {
+  const opened = await openInput(input, opts.stdin);
+  try {
+    return decideInputInfo(input, opened, opts);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** One line describing how an input is read, e.g. `crm.csv: csv, windows-1252, ';'`. */
+export function describeInput(info: InputInfo): string {
+  const parts: string[] = [info.format];
+  if (info.gzip) parts.push('gzip');
+  if (info.encoding) parts.push(info.encoding);
+  if (info.delimiter) parts.push(info.delimiter === '\t' ? 'tab-separated' : `'${info.delimiter}'-separated`);
+  return `${info.source}: ${parts.join(', ')}`;
+}
+
+function decodeHead(head: Buffer, encoding: string): string {
+  return iconv.decode(head, encoding);
+}

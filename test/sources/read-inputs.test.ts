@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { InputError, UsageError } from '../../src/errors.js';
+import { expandGlob } from '../../src/sources/expand-glob.js';
+import { readInputs } from '../../src/sources/read-inputs.js';
+import { describeInput, sniffInput } from '../../src/sources/sniff-input.js';
+import type { InputInfo } from '../../src/sources/types.js';
+import { chunked, fakeStdin, fixture, readAll, records, rejects, scratch } from './helpers.js';
+
+describe('readInputs: checking inputs first', () => {
+  it('throws InputError (exit 3) naming a missing file, before reading any other input', async () => {
+    let read = 0;
+    await assert.rejects(
+      async () => {
+        for await (const batch of readInputs([fixture('webhook-events.jsonl'), 'nope/missing.csv'], {})) read += batch.length;
+      },
+      (err: unknown) => err instanceof InputError && err.exitCode === 3 && /'nope\/missing.csv': no such file/.test(err.message),
+    );
+    assert.equal(read, 0);
+  });
+
+  it('refuses a directory, an unreadable file, no inputs and stdin twice', async () => {
+    const s = scratch();
+    await assert.rejects(readAll([s.dir]), /it is a directory/);
+    await assert.rejects(readAll([]), InputError);
+    await assert.rejects(readAll(['-', '-'], { stdin: fakeStdin('') }), /more than once/);
+    const locked = s.write('locked.csv', 'a\n1\n');
+    chmodSync(locked, 0o000);
+    if (process.getuid?.() !== 0) await assert.rejects(readAll([locked]), /permission denied/); // root reads anything
+  });
+
+  it('refuses bad options with UsageError (exit 2)', async () => {
+    const f = fixture('leads.tsv');
+    await assert.rejects(readAll([f], { encoding: 'klingon' }), UsageError);
+    await assert.rejects(readAll([f], { delimiter: ';;' }), UsageError);
+    await assert.rejects(readAll([f], { select: ' ' }), UsageError);
+    await assert.rejects(readAll([f], { format: 'xml' as never }), UsageError);
+  });
+});
+
+describe('readInputs: globs', () => {
+  it('expands a glob to sorted files, matching no dotfiles, and supports **', async () => {
+    const s = scratch();
+    s.write('b.jsonl', '{"n":"b"}\n');
+    s.write('a.jsonl', '{"n":"a"}\n');
+    s.write('.hidden.jsonl', '{"n":"h"}\n');
+    s.write('c.csv', 'n\nc\n');
+    mkdirSync(path.join(s.dir, 'sub', 'deep'), { recursive: true });
+    s.write('sub/deep/d.jsonl', '{"n":"d"}\n');
+    const { items } = await readAll([path.join(s.dir, '*.jsonl')]);
+    assert.deepEqual(records(items).map((r) => r.fields['n']), ['a', 'b']);
+    assert.deepEqual(items.map((i) => path.basename(i.source)), ['a.jsonl', 'b.jsonl']);
+    assert.deepEqual((await expandGlob(`${s.dir}/**/*.jsonl`)).map((p) => path.relative(s.dir, p)), ['a.jsonl', 'b.jsonl', 'sub/deep/d.jsonl']);
+    assert.deepEqual((await expandGlob(`${s.dir}/?.[cj]s*`)).map((p) => path.basename(p)), ['a.jsonl', 'b.jsonl', 'c.csv']);
+  });
+
+  it('reads a literal file whose name has glob characters, and fails on an unmatched glob', async () => {
+    const s = scratch();
+    const odd = s.write('leads[1].csv', 'email\nx@example.com\n');
+    assert.equal(records((await readAll([odd])).items).length, 1);
+    await assert.rejects(readAll([path.join(s.dir, '*.ndjson')]), (err: unknown) => err instanceof InputError && /no files match/.test(err.message));
+  });
+});
+
+describe('readInputs: stdin, gzip, several inputs', () => {
+  it("reads '-' from opts.stdin, named 'stdin', sniffing the format from the content", async () => {
+    const csv = records((await readAll(['-'], { stdin: fakeStdin('email;nome\nana@example.com;Ana\n') })).items);
+    assert.deepEqual(csv.map((r) => [r.source, r.line, r.fields]), [['stdin', 2, { email: 'ana@example.com', nome: 'Ana' }]]);
+    const json = records((await readAll(['-'], { stdin: fakeStdin('[{"id":1},{"id":2}]') })).items);
+    assert.equal(json.length, 2);
+  });
+
+  it('gunzips by magic bytes: a .gz file, and gzip arriving on stdin in small chunks', async () => {
+    const { items } = await readAll([fixture('webhook-events.jsonl.gz')]);
+    assert.equal(items.length, 20);
+    assert.equal(records(items)[19]?.fields['event_id'], 'evt_01JB0005');
+    const gz = readFileSync(fixture('webhook-events.jsonl.gz'));
+    let info: InputInfo | undefined;
+    const fromStdin = await readAll(['-'], { stdin: fakeStdin(...chunked(gz, 100)), onInput: (i) => (info = i) });
+    assert.equal(fromStdin.items.length, 20);
+    assert.equal(info?.gzip, true);
+    assert.equal(info?.format, 'jsonl');
+    // a gzipped Windows-1252 CSV: decompress first, then detect the encoding
+    const s = scratch();
+    const csvGz = s.write('pt.csv.gz', gzipSync(readFileSync(fixture('crm-export-pt.csv'))));
+    const pt = records((await readAll([csvGz])).items);
+    assert.equal(pt[0]?.fields['Nome'], 'João da Silva');
+  });
+
+  it('turns a corrupt gzip into one reject with the line reached, then reads the next input', async () => {
+    const s = scratch();
+    const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ event_id: `evt_${i}`, r: Math.sin(i).toString(36) }));
+    const gz = gzipSync(lines.join('\n') + '\n');
+    const truncated = s.write('cut.jsonl.gz', gz.subarray(0, Math.floor(gz.length * 0.6)));
+    const garbage = s.write('garbage.jsonl.gz', Buffer.concat([gz.subarray(0, 10), Buffer.alloc(5000, 0x41)]));
+    const { items } = await readAll([truncated, garbage, fixture('leads.tsv')]);
+    const cut = items.filter((i) => i.source === truncated);
+    const cutRecords = records(cut);
+    const [failure] = rejects(cut);
+    assert.ok(cutRecords.length > 1000 && cutRecords.length < 5000, `read ${cutRecords.length} records before the cut`);
+    assert.ok(failure);
+    assert.equal(rejects(cut).length, 1);
+    assert.match(failure.reason, /^input failed at line \d+: corrupt or truncated gzip data/);
+    assert.ok(failure.line > cutRecords.length, 'the reject points past the last record read');
+    const bad = rejects(items.filter((i) => i.source === garbage));
+    assert.equal(bad.length, 1);
+    assert.equal(bad[0]?.line, 1);
+    assert.equal(records(items.filter((i) => i.source === fixture('leads.tsv'))).length, 6);
+    // the same for CSV: rows before the damage are kept, then one reject
+    const csvLines = ['email,n', ...Array.from({ length: 5000 }, (_, i) => `p${i}@example.com,${Math.cos(i)}`)];
+    const csvGz = gzipSync(csvLines.join('\n') + '\n');
+    const cutCsv = s.write('cut.csv.gz', csvGz.subarray(0, Math.floor(csvGz.length * 0.6)));
+    const csvItems = (await readAll([cutCsv])).items;
+    assert.ok(records(csvItems).length > 1000);
+    assert.equal(rejects(csvItems).length, 1);
+    assert.match(rejects(csvItems)[0]?.reason ?? '', /corrupt or truncated gzip/);
+  });
+
+  it('reads several inputs of different formats in the order given', async () => {
+    const names = ['pipe-delimited.csv', 'broken-events.jsonl', 'crm-export-pt.csv', 'app-log-wrapped.jsonl'];
+    const { items } = await readAll(names.map(fixture));
+    const order = [...new Set(items.map((i) => path.basename(i.source)))];
+    assert.deepEqual(order, names);
+  });
+
+  it('lets opts.format override extension and content (a .txt that is JSONL)', async () => {
+    const s = scratch();
+    const txt = s.write('events.txt', '{"a":1}\n{"a":2}\n');
+    assert.equal(records((await readAll([txt])).items).length, 2); // sniffed
+    const asCsv = await readAll([txt], { format: 'csv', delimiter: '|' });
+    assert.deepEqual(records(asCsv.items)[0]?.fields, { '{"a":1}': '{"a":2}' });
+  });
+
+  it('describes how an input is read without consuming it for the run', async () => {
+    const info = await sniffInput({ source: 'crm-export-pt.csv', path: fixture('crm-export-pt.csv') });
+    assert.equal(describeInput(info), "crm-export-pt.csv: csv, windows-1252, ';'-separated");
+    const gz = await sniffInput({ source: 'events.gz', path: fixture('webhook-events.jsonl.gz') });
+    assert.equal(describeInput(gz), 'events.gz: jsonl, gzip');
+  });
+
+  it('stops reading and releases the input when the consumer breaks early', async () => {
+    const s = scratch();
+    const file = s.write('many.jsonl', Array.from({ length: 3000 }, (_, i) => `{"i":${i}}`).join('\n'));
+    let seen = 0;
+    for await (const batch of readInputs([file], {})) {
+      seen += batch.length;
+      break;
+    }
+    assert.ok(seen > 0 && seen <= 1001);
+  });
+});
