@@ -1,5 +1,6 @@
 // Every flag of leadledger, defined once: commander is fed from this table and the README's option section is
 // generated from it (npm run docs). Keep this file free of heavy imports: --help and --version load it.
+import { InvalidArgumentError } from 'commander';
 
 /** One flag. */
 export interface OptionDef {
@@ -17,12 +18,12 @@ export interface OptionDef {
 
 const int = (name: string, min: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} takes a whole number ≥ ${min}, not '${v}'`);
+  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} takes a whole number ≥ ${min}, not '${v}'`);
   return n;
 };
 const num = (name: string) => (v: string) => {
   const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} takes a positive number, not '${v}'`);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive number, not '${v}'`);
   return n;
 };
 const list = (v: string, prev: unknown) => [...((prev as string[] | undefined) ?? []), ...v.split(',').map((s) => s.trim()).filter(Boolean)];

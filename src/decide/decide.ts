@@ -64,6 +64,8 @@ export class Decider {
         this.memory.addNatural(e);
         return { ...base, kind: 'new', retry: true, reason: 'retry: an earlier send failed and may be retried' };
       }
+      // A delivered event delivered its person too: later events of that person in this run are known leads.
+      if (inLedger.status === 'sent') this.memory.addNatural(e);
       return { ...base, kind: 'duplicate', reason: ledgerReason(inLedger.status, inLedger.failure, inLedger.runId) };
     }
 

@@ -52,7 +52,7 @@ test('against the ledger: delivered keys are duplicates, people delivered by ano
     m('e5', { email: 'new@x.io' }),
   ]);
   assert.deepEqual(out.map((x) => x.kind), ['duplicate', 'known_lead', 'duplicate', 'known_lead', 'conflict', 'new']);
-  assert.match(out[1]!.reason, /already delivered by event e1/);
+  assert.match(out[1]!.reason, /same person as event e1/);
   assert.deepEqual(out[4]!.fields, ['name'], 'in-run conflict: the first e1 of this run is the reference');
   const conflictWithLedger = new Decider({ ledger: l }).decideBatch([m('e1', { email: 'ana@x.io', name: 'Ana Maria' })]);
   assert.equal(conflictWithLedger[0]!.kind, 'conflict');
