@@ -1,0 +1,311 @@
+// The emulator's HubSpot contacts v3 behaviour: an in-memory store and one handler per endpoint, each returning
+// a status and a JSON body. Request shapes follow specs/hubspot/contacts-v3.json (where it is stricter than the
+// reference page, e.g. `associations` is required on create inputs and search needs after/limit/properties/sorts).
+//
+// Batch create semantics chosen here (reference §1: "to get partial success, give every input a unique
+// objectWriteTraceId; without it, one bad input fails the whole batch"; "batch create with several existing emails
+// reports only the first conflict"):
+// - without a unique objectWriteTraceId on every input: any invalid input → 400 for the whole batch (first invalid
+//   input's errors in the message), nothing stored; otherwise any existing email → 409 naming only the first.
+// - with unique objectWriteTraceIds: invalid inputs become errors[] in a 207 and the valid ones are created.
+//   Existing emails still reject the whole batch with one 409 by default (conflictMode 'batch-409', the observed
+//   behaviour and the harder case for clients); conflictMode 'multi-status' reports them per input in the 207.
+// - batch upsert by email is all-or-nothing (the guide's caveat: no partial upserts with idProperty=email).
+import { randomUUID } from 'node:crypto';
+
+export interface StoredContact {
+  id: string;
+  properties: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface HubSpotReply {
+  status: number;
+  body: unknown;
+}
+
+export interface HubSpotApiOptions {
+  /** Custom properties the portal has, beyond the standard ones. */
+  customProperties?: string[];
+  /** How conflicts with existing emails are reported in batch create (see the header comment). */
+  conflictMode?: 'batch-409' | 'multi-status';
+  /** Contacts younger than this are invisible to search (the search index is eventually consistent). */
+  searchLagMs?: number;
+  /** false: ignore objectWriteTraceIds and fail whole batches, like a client without them (default true). */
+  multiStatus?: boolean;
+  now?: () => number;
+}
+
+/** One property error, in the shape HubSpot embeds as JSON inside "Property values were not valid: [...]". */
+interface PropertyError {
+  isValid: false;
+  message: string;
+  error: string;
+  name: string;
+}
+
+const STANDARD_PROPERTIES = [
+  'email', 'firstname', 'lastname', 'phone', 'mobilephone', 'company', 'website', 'jobtitle', 'address', 'city',
+  'state', 'zip', 'country', 'lifecyclestage', 'hs_lead_status', 'hubspot_owner_id', 'industry', 'fax', 'message',
+];
+const MAX_BATCH = 100;
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The documented error envelope; correlationId is fresh on every error like the real API. */
+export function hubspotError(category: string, message: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { status: 'error', message, correlationId: randomUUID(), category, ...extra };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** HubSpot's message for a body that misses required attributes of a schema. */
+function missing(schema: string, attrs: string[]): HubSpotReply {
+  return {
+    status: 400,
+    body: hubspotError('VALIDATION_ERROR', `Invalid input JSON on line 1, column 1: Cannot build ${schema}, some of required attributes are not set [${attrs.join(', ')}]`),
+  };
+}
+
+/** In-memory contacts plus the endpoint handlers. */
+export class HubSpotApi {
+  private byId = new Map<string, StoredContact>();
+  private byEmail = new Map<string, StoredContact>();
+  private nextId = 100001;
+  private readonly known: Set<string>;
+  private readonly conflictMode: 'batch-409' | 'multi-status';
+  private readonly searchLagMs: number;
+  private readonly allowMultiStatus: boolean;
+  private readonly now: () => number;
+
+  constructor(opts: HubSpotApiOptions = {}) {
+    this.known = new Set([...STANDARD_PROPERTIES, ...(opts.customProperties ?? [])]);
+    this.conflictMode = opts.conflictMode ?? 'batch-409';
+    this.searchLagMs = opts.searchLagMs ?? 0;
+    this.allowMultiStatus = opts.multiStatus ?? true;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Every stored contact, oldest first. */
+  contacts(): StoredContact[] {
+    return [...this.byId.values()].map((c) => ({ ...c, properties: { ...c.properties } }));
+  }
+
+  /** Drop every contact (admin reset). */
+  reset(): void {
+    this.byId.clear();
+    this.byEmail.clear();
+    this.nextId = 100001;
+  }
+
+  /** POST /crm/v3/objects/contacts */
+  createOne(body: unknown): HubSpotReply {
+    if (!isObject(body)) return missing('SimplePublicObjectInputForCreate', ['associations', 'properties']);
+    const absent = ['associations', 'properties'].filter((k) => body[k] === undefined);
+    if (absent.length) return missing('SimplePublicObjectInputForCreate', absent);
+    if (!isObject(body.properties) || !Array.isArray(body.associations)) return missing('SimplePublicObjectInputForCreate', ['properties']);
+    const errors = this.validateProperties(body.properties);
+    if (errors.length) return this.propertyErrorReply(errors);
+    const props = body.properties as Record<string, string>;
+    const existing = props.email ? this.byEmail.get(props.email.toLowerCase()) : undefined;
+    if (existing) return this.conflictReply(existing.id);
+    return { status: 201, body: this.view(this.store(props)) };
+  }
+
+  /** POST /crm/v3/objects/contacts/batch/create */
+  batchCreate(body: unknown): HubSpotReply {
+    if (!isObject(body) || !Array.isArray(body.inputs)) return missing('BatchInputSimplePublicObjectBatchInputForCreate', ['inputs']);
+    const inputs = body.inputs as unknown[];
+    if (inputs.length > MAX_BATCH || inputs.length === 0) {
+      return { status: 400, body: hubspotError('VALIDATION_ERROR', `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`) };
+    }
+    for (const input of inputs) {
+      if (!isObject(input)) return missing('SimplePublicObjectBatchInputForCreate', ['associations', 'properties']);
+      const absent = ['associations', 'properties'].filter((k) => input[k] === undefined);
+      if (absent.length) return missing('SimplePublicObjectBatchInputForCreate', absent);
+      if (!isObject(input.properties) || !Array.isArray(input.associations)) return missing('SimplePublicObjectBatchInputForCreate', ['properties']);
+    }
+    const typed = inputs as Array<{ properties: Record<string, unknown>; objectWriteTraceId?: unknown }>;
+    const traceIds = typed.map((i) => (typeof i.objectWriteTraceId === 'string' && i.objectWriteTraceId !== '' ? i.objectWriteTraceId : undefined));
+    const multiStatus = this.allowMultiStatus && traceIds.every((t) => t !== undefined) && new Set(traceIds).size === traceIds.length;
+
+    type Verdict = { kind: 'ok' } | { kind: 'invalid'; errors: PropertyError[] } | { kind: 'conflict'; id: string } | { kind: 'dup'; email: string };
+    const seen = new Set<string>();
+    const verdicts: Verdict[] = typed.map((input) => {
+      const errors = this.validateProperties(input.properties);
+      if (errors.length) return { kind: 'invalid', errors };
+      const email = typeof input.properties.email === 'string' ? input.properties.email.toLowerCase() : undefined;
+      if (email) {
+        const existing = this.byEmail.get(email);
+        if (existing) return { kind: 'conflict', id: existing.id };
+        if (seen.has(email)) return { kind: 'dup', email };
+        seen.add(email);
+      }
+      return { kind: 'ok' };
+    });
+
+    const firstConflict = verdicts.find((v) => v.kind === 'conflict');
+    if (firstConflict && (!multiStatus || this.conflictMode === 'batch-409')) return this.conflictReply(firstConflict.id);
+    if (!multiStatus) {
+      const invalid = verdicts.find((v) => v.kind === 'invalid');
+      if (invalid) return this.propertyErrorReply(invalid.errors);
+      const dup = verdicts.find((v) => v.kind === 'dup');
+      if (dup) return { status: 400, body: hubspotError('VALIDATION_ERROR', `Duplicate emails found in batch input: [${dup.email}]`) };
+    }
+
+    const started = new Date(this.now()).toISOString();
+    const results: unknown[] = [];
+    const errors: unknown[] = [];
+    typed.forEach((input, i) => {
+      const v = verdicts[i] ?? { kind: 'ok' };
+      const trace = traceIds[i];
+      const context = trace !== undefined ? { objectWriteTraceId: [trace] } : {};
+      if (v.kind === 'ok') {
+        results.push({ ...this.view(this.store(input.properties as Record<string, string>)), ...(trace !== undefined ? { objectWriteTraceId: trace } : {}) });
+      } else if (v.kind === 'invalid') {
+        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: `Property values were not valid: ${JSON.stringify(v.errors)}`, context, errors: [], links: {} });
+      } else if (v.kind === 'conflict') {
+        errors.push({ status: 'error', category: 'CONFLICT', message: `Contact already exists. Existing ID: ${v.id}`, context: { ...context, id: [v.id] }, errors: [], links: {} });
+      } else {
+        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: `Duplicate emails found in batch input: [${v.email}]`, context, errors: [], links: {} });
+      }
+    });
+    const completed = new Date(this.now()).toISOString();
+    const base = { status: 'COMPLETE', results, startedAt: started, completedAt: completed, requestedAt: started, links: {} };
+    if (errors.length === 0) return { status: 201, body: base };
+    return { status: 207, body: { ...base, numErrors: errors.length, errors } };
+  }
+
+  /** POST /crm/v3/objects/contacts/batch/upsert (idProperty=email or contact ids); all-or-nothing. */
+  batchUpsert(body: unknown): HubSpotReply {
+    if (!isObject(body) || !Array.isArray(body.inputs)) return missing('BatchInputSimplePublicObjectBatchInputUpsert', ['inputs']);
+    const inputs = body.inputs as unknown[];
+    if (inputs.length > MAX_BATCH || inputs.length === 0) {
+      return { status: 400, body: hubspotError('VALIDATION_ERROR', `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`) };
+    }
+    const ids = new Set<string>();
+    for (const input of inputs) {
+      if (!isObject(input)) return missing('SimplePublicObjectBatchInputUpsert', ['id', 'properties']);
+      const absent = ['id', 'properties'].filter((k) => input[k] === undefined);
+      if (absent.length) return missing('SimplePublicObjectBatchInputUpsert', absent);
+      if (typeof input.id !== 'string' || !isObject(input.properties)) return missing('SimplePublicObjectBatchInputUpsert', ['id']);
+      if (input.idProperty !== undefined && input.idProperty !== 'email' && input.idProperty !== 'hs_object_id') {
+        return { status: 400, body: hubspotError('VALIDATION_ERROR', `Property ${String(input.idProperty)} is not a unique identifier`) };
+      }
+      const key = input.idProperty === 'email' ? input.id.toLowerCase() : input.id;
+      if (ids.has(key)) return { status: 400, body: hubspotError('VALIDATION_ERROR', `Duplicate IDs found in batch input: [${input.id}]`) };
+      ids.add(key);
+      const errors = this.validateProperties(input.idProperty === 'email' ? { ...input.properties, email: input.id } : input.properties);
+      if (errors.length) return this.propertyErrorReply(errors);
+      if (input.idProperty !== 'email' && !this.byId.has(input.id)) {
+        return { status: 404, body: hubspotError('OBJECT_NOT_FOUND', `Object not found. objectId: ${input.id}`) };
+      }
+    }
+    const started = new Date(this.now()).toISOString();
+    const results = (inputs as Array<{ id: string; idProperty?: string; properties: Record<string, string>; objectWriteTraceId?: string }>).map((input) => {
+      const trace = input.objectWriteTraceId !== undefined ? { objectWriteTraceId: input.objectWriteTraceId } : {};
+      const existing = input.idProperty === 'email' ? this.byEmail.get(input.id.toLowerCase()) : this.byId.get(input.id);
+      if (existing) {
+        const { email: _ignored, ...rest } = input.properties;
+        Object.assign(existing.properties, rest);
+        existing.updatedAt = new Date(this.now()).toISOString();
+        return { ...this.view(existing), new: false, ...trace };
+      }
+      return { ...this.view(this.store({ ...input.properties, email: input.id })), new: true, ...trace };
+    });
+    return { status: 200, body: { status: 'COMPLETE', results, startedAt: started, completedAt: new Date(this.now()).toISOString(), requestedAt: started } };
+  }
+
+  /** POST /crm/v3/objects/contacts/search: EQ / IN / HAS_PROPERTY filters, OR between groups, AND within. */
+  search(body: unknown): HubSpotReply {
+    if (!isObject(body)) return missing('PublicObjectSearchRequest', ['after', 'filterGroups', 'limit', 'properties', 'sorts']);
+    const absent = ['after', 'filterGroups', 'limit', 'properties', 'sorts'].filter((k) => body[k] === undefined);
+    if (absent.length) return missing('PublicObjectSearchRequest', absent);
+    if (!Array.isArray(body.filterGroups) || body.filterGroups.length > 5) {
+      return { status: 400, body: hubspotError('VALIDATION_ERROR', 'filterGroups must be an array of at most 5 groups') };
+    }
+    const limit = Math.min(200, Math.max(1, Number(body.limit) || 10));
+    const after = Number(body.after) || 0;
+    const groups = body.filterGroups as Array<{ filters?: Array<{ propertyName?: string; operator?: string; value?: string; values?: string[] }> }>;
+    for (const g of groups) {
+      for (const f of g.filters ?? []) {
+        if (!f.propertyName || !['EQ', 'IN', 'HAS_PROPERTY'].includes(f.operator ?? '')) {
+          return { status: 400, body: hubspotError('VALIDATION_ERROR', `Unsupported filter ${JSON.stringify(f)} (the emulator knows EQ, IN, HAS_PROPERTY)`) };
+        }
+      }
+    }
+    const visibleBefore = this.now() - this.searchLagMs;
+    const norm = (name: string, v: string): string => (name === 'email' ? v.toLowerCase() : v);
+    const matches = [...this.byId.values()].filter((c) => {
+      if (Date.parse(c.createdAt) > visibleBefore) return false;
+      if (groups.length === 0) return true;
+      return groups.some((g) =>
+        (g.filters ?? []).every((f) => {
+          const name = f.propertyName ?? '';
+          const have = c.properties[name];
+          if (f.operator === 'HAS_PROPERTY') return have !== undefined && have !== '';
+          if (have === undefined) return false;
+          if (f.operator === 'IN') return (f.values ?? []).some((v) => norm(name, v) === norm(name, have));
+          return f.value !== undefined && norm(name, f.value) === norm(name, have);
+        }),
+      );
+    });
+    const page = matches.slice(after, after + limit).map((c) => this.view(c));
+    const next = after + limit < matches.length ? { paging: { next: { after: String(after + limit) } } } : {};
+    return { status: 200, body: { total: matches.length, results: page, ...next } };
+  }
+
+  /** GET /crm/v3/objects/contacts/{contactId}[?idProperty=email] */
+  get(idOrValue: string, idProperty: string | null): HubSpotReply {
+    const found = idProperty === 'email' ? this.byEmail.get(idOrValue.toLowerCase()) : this.byId.get(idOrValue);
+    if (!found) return { status: 404, body: hubspotError('OBJECT_NOT_FOUND', 'resource not found') };
+    return { status: 200, body: this.view(found) };
+  }
+
+  private store(props: Record<string, string>): StoredContact {
+    const now = new Date(this.now()).toISOString();
+    const properties = { ...props };
+    if (properties.email) properties.email = properties.email.toLowerCase();
+    const contact: StoredContact = { id: String(this.nextId++), properties, createdAt: now, updatedAt: now };
+    this.byId.set(contact.id, contact);
+    if (properties.email) this.byEmail.set(properties.email, contact);
+    return contact;
+  }
+
+  private view(c: StoredContact): Record<string, unknown> {
+    return {
+      id: c.id,
+      properties: { ...c.properties, hs_object_id: c.id, createdate: c.createdAt, lastmodifieddate: c.updatedAt },
+      createdAt: c.createdAt,
+      updatedAt: c.updatedAt,
+      archived: false,
+    };
+  }
+
+  private validateProperties(props: Record<string, unknown>): PropertyError[] {
+    const errors: PropertyError[] = [];
+    for (const [name, value] of Object.entries(props)) {
+      if (!this.known.has(name)) {
+        errors.push({ isValid: false, message: `Property "${name}" does not exist`, error: 'PROPERTY_DOESNT_EXIST', name });
+      } else if (typeof value !== 'string') {
+        errors.push({ isValid: false, message: `${JSON.stringify(value)} is not a valid value for ${name}`, error: 'INVALID_OPTION', name });
+      } else if (name === 'email' && !EMAIL_RE.test(value)) {
+        errors.push({ isValid: false, message: `Email address ${value} is invalid`, error: 'INVALID_EMAIL', name });
+      }
+    }
+    return errors;
+  }
+
+  private propertyErrorReply(errors: PropertyError[]): HubSpotReply {
+    return {
+      status: 400,
+      body: hubspotError('VALIDATION_ERROR', `Property values were not valid: ${JSON.stringify(errors)}`, {
+        errors: errors.map((e) => ({ message: e.message, code: e.error, context: { propertyName: [e.name] } })),
+      }),
+    };
+  }
+
+  private conflictReply(id: string): HubSpotReply {
+    return { status: 409, body: hubspotError('CONFLICT', `Contact already exists. Existing ID: ${id}`) };
+  }
+}

@@ -1,0 +1,81 @@
+// `leadledger sandbox`: run the emulator in the foreground until SIGINT/SIGTERM (or the caller's signal).
+import { UsageError } from '../errors.js';
+import { startEmulator, type EmulatorOptions } from './emulator.js';
+import type { Faults } from './faults.js';
+import { parseRateLimit } from './rolling-window.js';
+
+export interface SandboxOptions {
+  port?: number;
+  host?: string;
+  /** Env var holding the bearer token to require; when absent any bearer token is accepted. */
+  tokenEnv?: string;
+  /** Added latency per request (ms). */
+  latency?: number;
+  /** e.g. "100/10s". */
+  rateLimit?: string;
+  /** Fault settings (rates, outage...), as for POST /__admin/faults. */
+  faults?: Faults;
+  seed?: number;
+  customProperties?: string[];
+  /** Webhook receiver: env var with the HMAC secret to verify. */
+  webhookSecretEnv?: string;
+  honourIdempotencyKey?: boolean;
+  env?: Record<string, string | undefined>;
+  /** Where the banner goes (default stderr). */
+  log?: (line: string) => void;
+  /** Stop when aborted (tests); SIGINT/SIGTERM also stop it. */
+  signal?: AbortSignal;
+}
+
+/** Start the emulator, print its URL and admin endpoints, and resolve once it was stopped. */
+export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  let token: string | undefined;
+  if (options.tokenEnv) {
+    token = env[options.tokenEnv]?.trim();
+    if (!token) throw new UsageError(`--token-env ${options.tokenEnv}: that variable is not set`);
+  }
+  let secret: string | undefined;
+  if (options.webhookSecretEnv) {
+    secret = env[options.webhookSecretEnv];
+    if (!secret) throw new UsageError(`--webhook-secret-env ${options.webhookSecretEnv}: that variable is not set`);
+  }
+  let rateLimit: EmulatorOptions['rateLimit'];
+  try {
+    rateLimit = options.rateLimit ? parseRateLimit(options.rateLimit) : undefined;
+  } catch (err) {
+    throw new UsageError(`--rate-limit: ${(err as Error).message}`);
+  }
+  const emulator = await startEmulator({
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(token !== undefined ? { token } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.customProperties ? { customProperties: options.customProperties } : {}),
+    faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
+    webhook: { ...(secret !== undefined ? { secret } : {}), ...(options.honourIdempotencyKey !== undefined ? { honourIdempotencyKey: options.honourIdempotencyKey } : {}) },
+  });
+  const u = emulator.url;
+  log(`leadledger sandbox listening on ${u}`);
+  log(`  HubSpot API:   ${u}/crm/v3/objects/contacts  (use --hubspot-url ${u}; token ${token ? `from $${options.tokenEnv}` : 'any bearer token'})`);
+  log(`  webhook:       ${u}/webhook  and  ${u}/hooks/*`);
+  log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
+  log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
+  log('Press Ctrl-C to stop.');
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      options.signal?.removeEventListener('abort', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (options.signal?.aborted) stop();
+    else options.signal?.addEventListener('abort', stop, { once: true });
+  });
+  await emulator.close();
+  log('sandbox stopped');
+}

@@ -1,0 +1,127 @@
+// Webhook sink: one POST of JSON per lead, with Idempotency-Key, an optional HMAC-SHA256 signature of the exact
+// body bytes, and the created id read from a dotted path of the answer.
+import { createHmac } from 'node:crypto';
+import { CredentialsError, UsageError } from '../errors.js';
+import type { HttpClient } from './http.js';
+import { checkSinkUrl } from './secure-url.js';
+import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import { buildDefaultBody, renderTemplate } from './webhook-body.js';
+
+export { buildDefaultBody, renderTemplate } from './webhook-body.js';
+
+/** The `webhook` section of the config file. */
+export interface WebhookConfig {
+  /** JSON template with {{lead.email}}-style placeholders; the default body when absent. */
+  template?: unknown;
+  /** Static headers added to every request (no secrets here: use the signature secret env var). */
+  headers?: Record<string, string>;
+  /** Sign the body with HMAC-SHA256 (default true when the secret env var is set). */
+  sign?: boolean;
+  /** Env var holding the HMAC secret (default LEADLEDGER_WEBHOOK_SECRET). */
+  secretEnv?: string;
+  /** Signature header (default X-Leadledger-Signature), value `sha256=<hex>`. */
+  signatureHeader?: string;
+  /** Dotted path of the created id in the JSON answer (default `id`). */
+  idPath?: string;
+  /** The receiver drops repeated Idempotency-Keys, so in-doubt leads may simply be re-sent (default false). */
+  honoursIdempotencyKey?: boolean;
+}
+
+export interface WebhookSinkOptions {
+  url: string;
+  http: HttpClient;
+  config?: WebhookConfig;
+  env?: Record<string, string | undefined>;
+  allowInsecure?: boolean;
+}
+
+/** Read a dotted path ("data.id") from a parsed JSON value; numbers are turned into strings. */
+export function readPath(value: unknown, path: string): string | undefined {
+  let cur = value;
+  for (const part of path.split('.')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return typeof cur === 'string' || typeof cur === 'number' ? String(cur) : undefined;
+}
+
+/** HMAC-SHA256 of the exact body bytes, as `sha256=<hex>`. */
+export function signBody(body: string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}
+
+/** A generic JSON webhook destination. */
+export class WebhookSink implements Sink {
+  readonly name = 'webhook';
+  readonly capabilities: SinkCapabilities;
+  private readonly url: URL;
+  private readonly http: HttpClient;
+  private readonly config: WebhookConfig;
+  private readonly secret: string | undefined;
+
+  constructor(opts: WebhookSinkOptions) {
+    this.url = checkSinkUrl(opts.url, 'webhook', opts.allowInsecure);
+    this.http = opts.http;
+    this.config = opts.config ?? {};
+    const secretEnv = this.config.secretEnv ?? 'LEADLEDGER_WEBHOOK_SECRET';
+    const secret = (opts.env ?? process.env)[secretEnv];
+    if (this.config.sign === true && !secret) throw new UsageError(`webhook signing is on but ${secretEnv} is not set`);
+    this.secret = this.config.sign === false ? undefined : secret || undefined;
+    if (this.secret) this.http.addSecret(this.secret);
+    for (const [name, value] of Object.entries(this.config.headers ?? {})) {
+      if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new UsageError(`webhook header ${name} contains a line break`);
+    }
+    this.capabilities = { maxBatch: 1, lookupByNaturalKey: false, honoursIdempotencyKey: this.config.honoursIdempotencyKey ?? false, upsertByNaturalKey: false };
+  }
+
+  /** "webhook at https://host/path" (no query string: it may hold a key). */
+  describe(): string {
+    return `webhook at ${this.url.origin}${this.url.pathname}`;
+  }
+
+  /** POST each lead on its own; one outcome per item. */
+  async send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]> {
+    const out: SinkOutcome[] = [];
+    for (const item of items) out.push(await this.sendOne(item, signal));
+    return out;
+  }
+
+  /** Release sockets. */
+  async close(): Promise<void> {
+    this.http.close();
+  }
+
+  private async sendOne(item: SendItem, signal?: AbortSignal): Promise<SinkOutcome> {
+    const payload = this.config.template !== undefined ? renderTemplate(this.config.template, item.downstreamKey, item.lead) : buildDefaultBody(item.downstreamKey, item.lead);
+    const body = JSON.stringify(payload);
+    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', 'idempotency-key': item.downstreamKey };
+    if (this.secret) headers[(this.config.signatureHeader ?? 'X-Leadledger-Signature').toLowerCase()] = signBody(body, this.secret);
+    // A receiver that does not drop repeated keys would store a second copy of a request that timed out after
+    // arriving: such a request is not retried, its lead is reported in doubt instead.
+    const retryInDoubt = this.config.honoursIdempotencyKey === true;
+    const result = await this.http.request({ method: 'POST', url: this.url.href, headers, body, retryInDoubt, ...(signal ? { signal } : {}) });
+    if (result.kind === 'failure') {
+      const f = result.failure;
+      return f.inDoubt ? { kind: 'unknown', reason: f.reason } : { kind: 'failed', permanent: false, reason: f.reason };
+    }
+    const res = result.response;
+    const excerpt = this.http.redact(res.text.slice(0, 300).trim());
+    if (res.status === 401 || res.status === 403) {
+      throw new CredentialsError(`${this.describe()} refused the request (HTTP ${res.status})${excerpt ? `: ${excerpt}` : ''}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = res.text ? JSON.parse(res.text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    const id = readPath(parsed, this.config.idPath ?? 'id');
+    const crmId = id !== undefined ? { crmId: id } : {};
+    if (res.status >= 200 && res.status < 300) return { kind: 'created', ...crmId };
+    if (res.status === 409) return { kind: 'exists', ...crmId };
+    const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
+    const reason = `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`;
+    if (retryable && res.maybeCommitted) return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
+    return { kind: 'failed', permanent: !retryable, reason, status: res.status };
+  }
+}

@@ -1,0 +1,29 @@
+// Shared test helpers: items, and an HttpClient whose sleeps are instant but recorded.
+import type { Lead } from '../../src/mapping/types.js';
+import { HttpClient, type HttpClientOptions } from '../../src/sinks/http.js';
+import type { SendItem } from '../../src/sinks/types.js';
+
+export const CANARY = 'canary-tok-7f3a9c2e51d84b06';
+
+export function item(n: number | string, lead: Lead, mode: 'create' | 'update' = 'create'): SendItem {
+  return { key: `ev-${n}`, downstreamKey: `dk-${n}`.padEnd(16, '0'), lead, mode, ...(lead.email ? { naturalKey: lead.email } : {}) };
+}
+
+export function fastClient(extra: HttpClientOptions = {}): { client: HttpClient; sleeps: number[] } {
+  const sleeps: number[] = [];
+  // Virtual time: sleeps return at once but move the clock, so the rate limiter sees its waits as elapsed.
+  let offset = 0;
+  const client = new HttpClient({
+    now: () => Date.now() + offset,
+    timeoutMs: 2000,
+    maxRetries: 3,
+    baseDelayMs: 100,
+    random: () => 1,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      offset += ms;
+    },
+    ...extra,
+  });
+  return { client, sleeps };
+}

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import { createSink } from '../../src/sinks/index.js';
+import { item } from './helpers.js';
+
+describe('jsonl sink', () => {
+  it('appends one line per lead to a 0600 file, across batches', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const file = join(dir, 'out.jsonl');
+    const s = await createSink({ sink: 'jsonl', output: file });
+    assert.deepEqual(await s.send([item(1, { email: 'a@x.com', firstName: 'A' }), item(2, { phone: '+15550001111' })]), [{ kind: 'created' }, { kind: 'created' }]);
+    await s.send([item(3, { email: 'c@x.com' })]);
+    await s.close?.();
+    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    assert.equal(lines.length, 3);
+    assert.deepEqual(lines[0], { key: item(1, {}).downstreamKey, lead: { email: 'a@x.com', first_name: 'A' } });
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+    assert.equal(s.capabilities.maxBatch, 500);
+  });
+
+  it("writes to stdout for '-'", async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (c: Buffer) => (text += c.toString()));
+    const s = await createSink({ sink: 'jsonl', output: '-', stdout: out });
+    await s.send([item(1, { email: 'a@x.com' })]);
+    assert.equal(text, `${JSON.stringify({ key: item(1, {}).downstreamKey, lead: { email: 'a@x.com' } })}\n`);
+    assert.equal(s.describe(), 'JSONL on stdout');
+  });
+
+  it('a write error makes the batch in doubt', async () => {
+    const s = await createSink({ sink: 'jsonl', output: join(tmpdir(), 'no-such-dir-ll', 'x', 'out.jsonl') });
+    const [o] = await s.send([item(1, { email: 'a@x.com' })]);
+    assert.equal(o?.kind, 'unknown');
+  });
+});

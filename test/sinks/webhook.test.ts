@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { CredentialsError, UsageError } from '../../src/errors.js';
+import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
+import { createSink } from '../../src/sinks/index.js';
+import { buildDefaultBody, renderTemplate, WebhookSink } from '../../src/sinks/webhook.js';
+import { CANARY, fastClient, item } from './helpers.js';
+
+const lead = { email: 'ana@x.com', phone: '+5511987654321', name: 'Ana Lee', firstName: 'Ana', lastName: 'Lee', source: 'fb', custom: { plan: 'pro' } };
+
+describe('webhook body', () => {
+  it('default body is snake_case without empty fields', () => {
+    assert.deepEqual(buildDefaultBody('k1', { email: 'a@x.com', company: '', firstName: 'A' }), { event_key_hash: 'k1', lead: { email: 'a@x.com', first_name: 'A' } });
+  });
+
+  it('templates substitute whole values, inline values, and drop missing ones', () => {
+    const out = renderTemplate({ e: '{{lead.email}}', who: 'Lead {{lead.first_name}} ({{lead.company}})', c: '{{lead.company}}', k: '{{downstream_key}}', arr: ['{{lead.phone}}', '{{lead.nothing}}'], plan: '{{lead.custom.plan}}', n: 3 }, 'dk', lead);
+    assert.deepEqual(out, { e: 'ana@x.com', who: 'Lead Ana ()', k: 'dk', arr: ['+5511987654321', null], plan: 'pro', n: 3 });
+  });
+});
+
+describe('webhook sink against the emulator', () => {
+  let emu: Emulator;
+  before(async () => {
+    emu = await startEmulator({ webhook: { secret: CANARY } });
+  });
+  after(() => emu.close());
+  beforeEach(() => {
+    emu.reset();
+    emu.configureWebhook({ secret: CANARY, honourIdempotencyKey: false });
+  });
+
+  it('posts a signed body the receiver verifies, with the Idempotency-Key', async () => {
+    const { client } = fastClient();
+    const s = new WebhookSink({ url: `${emu.url}/webhook`, http: client, env: { LEADLEDGER_WEBHOOK_SECRET: CANARY } });
+    const out = await s.send([item(1, lead)]);
+    assert.deepEqual(out, [{ kind: 'created', crmId: 'wh_1' }]);
+    const got = emu.webhookReceived().deliveries[0];
+    assert.equal(got?.idempotencyKey, item(1, lead).downstreamKey);
+    assert.deepEqual(got?.body, buildDefaultBody(item(1, lead).downstreamKey, lead));
+    await s.close();
+  });
+
+  it('a wrong secret is a credentials error that does not show the secret', async () => {
+    const { client } = fastClient();
+    const s = new WebhookSink({ url: `${emu.url}/hooks/leads`, http: client, env: { LEADLEDGER_WEBHOOK_SECRET: `${CANARY}x` } });
+    await assert.rejects(s.send([item(1, lead)]), (err: unknown) => err instanceof CredentialsError && !err.message.includes(CANARY));
+    await s.close();
+  });
+
+  it('template, static headers and a custom id path', async () => {
+    const { client } = fastClient();
+    const s = new WebhookSink({
+      url: `${emu.url}/hooks/x`,
+      http: client,
+      env: { HOOK_SECRET: CANARY },
+      config: { template: { contact: { mail: '{{lead.email}}' }, ref: '{{downstream_key}}' }, headers: { 'x-tenant': 't1' }, secretEnv: 'HOOK_SECRET', idPath: 'id' },
+    });
+    const out = await s.send([item(1, lead)]);
+    assert.equal(out[0]?.kind, 'created');
+    assert.deepEqual(emu.webhookReceived().deliveries[0]?.body, { contact: { mail: 'ana@x.com' }, ref: item(1, lead).downstreamKey });
+    await s.close();
+  });
+
+  it('commit-then-drop against a receiver honouring Idempotency-Key stores once', async () => {
+    emu.configureWebhook({ honourIdempotencyKey: true });
+    emu.setFaults({ script: ['commit-then-drop'] });
+    const { client } = fastClient();
+    const s = new WebhookSink({ url: `${emu.url}/webhook`, http: client, env: { LEADLEDGER_WEBHOOK_SECRET: CANARY }, config: { honoursIdempotencyKey: true } });
+    assert.equal(s.capabilities.honoursIdempotencyKey, true);
+    const out = await s.send([item(1, lead)]);
+    assert.deepEqual(out, [{ kind: 'created', crmId: 'wh_1' }]);
+    assert.equal(emu.webhookReceived().deliveries.length, 1);
+    assert.equal(emu.webhookReceived().requests, 2);
+    await s.close();
+  });
+
+  it('503 until retries run out: failed retryable; a 404 is permanent', async () => {
+    emu.setFaults({ outage: true });
+    const { client } = fastClient({ maxRetries: 1 });
+    const s = new WebhookSink({ url: `${emu.url}/webhook`, http: client, env: { LEADLEDGER_WEBHOOK_SECRET: CANARY } });
+    const [o] = await s.send([item(1, lead)]);
+    assert.equal(o?.kind === 'failed' && o.permanent, false);
+    emu.setFaults({});
+    const s2 = new WebhookSink({ url: `${emu.url}/nowhere`, http: fastClient().client, env: { LEADLEDGER_WEBHOOK_SECRET: CANARY } });
+    const [p] = await s2.send([item(2, lead)]);
+    assert.equal(p?.kind === 'failed' && p.permanent, true);
+    await s.close();
+    await s2.close();
+  });
+
+  it('refuses plain http to a non-loopback host unless allowed', async () => {
+    await assert.rejects(createSink({ sink: 'webhook', url: 'http://example.com/hook', env: {} }), UsageError);
+    const ok = await createSink({ sink: 'webhook', url: 'http://example.com/hook', env: {}, allowInsecure: true });
+    assert.equal(ok.capabilities.maxBatch, 1);
+    await ok.close?.();
+    for (const url of ['http://127.0.0.5:9/x', 'http://localhost:9/x', 'http://[::1]:9/x', 'https://example.com/x']) {
+      const s = await createSink({ sink: 'webhook', url, env: {} });
+      await s.close?.();
+    }
+    await assert.rejects(createSink({ sink: 'webhook', env: {} }), UsageError);
+  });
+});
