@@ -3,6 +3,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { EXIT_CODES, OPTIONS, type OptionDef } from './options.js';
+import { registerLedgerCommands } from './ledger-commands.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   });
 
   const ledger = program.command('ledger').description('inspect and manage the ledger');
+  registerLedgerCommands(ledger);
   addOptions(
     ledger.command('import').description('mark event keys or people (emails) as already delivered: adopting leadledger on an existing CRM').argument('<files...>', 'text (one key or email per line), CSV or JSONL; a CRM contact export works')
       .addOption(new Option('--as <what>', 'what the values are').choices(['auto', 'keys', 'emails']).default('auto')),

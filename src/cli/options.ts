@@ -54,6 +54,7 @@ export const OPTIONS: OptionDef[] = [
   { flags: '--concurrency <n>', description: 'batches in flight at once', default: 4, parse: int('--concurrency', 1), commands: ['push', 'replay'] },
   { flags: '--rate <n>', description: 'at most n requests per second (the CRM’s rate-limit headers are obeyed too)', parse: num('--rate'), commands: ['push', 'replay'] },
   { flags: '--max-retries <n>', description: 'retries of one request on 408/429/5xx/network errors', default: 5, parse: int('--max-retries', 0), commands: ['push', 'replay'] },
+  { flags: '--backoff <ms>', description: 'first retry delay; doubles on each retry, with jitter (Retry-After wins)', default: 500, parse: int('--backoff', 0), commands: ['push', 'replay'] },
   { flags: '--timeout <seconds>', description: 'per-request timeout', default: 30, parse: seconds('--timeout'), commands: ['push', 'replay'] },
   { flags: '--wait [seconds]', description: 'if another run holds the ledger, wait for it (default 600 s) instead of exiting 5', parse: seconds('--wait'), commands: ['push', 'replay'] },
   { flags: '--quiet', description: 'print nothing but errors (and --json)', commands: ['push', 'replay', 'ledger', 'sandbox'] },

@@ -65,6 +65,7 @@ export function toPushOptions(inputs: string[], f: Record<string, unknown>): Pus
     concurrency: f.concurrency as number | undefined,
     rate: f.rate as number | undefined,
     maxRetries: f.maxRetries as number | undefined,
+    backoffMs: f.backoff as number | undefined,
     timeoutMs: f.timeout as number | undefined,
     existing,
     wait,

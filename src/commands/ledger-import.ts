@@ -9,6 +9,7 @@ import { normalizeEmail } from '../mapping/normalize.js';
 import { readInputs } from '../sources/read-inputs.js';
 import type { ReadOptions } from '../sources/types.js';
 import { ledgerPath } from './push.js';
+import { isExportRow, readExportRow } from './export-row.js';
 import type { CommandContext } from './context.js';
 
 /** Options of `ledger import`. */
@@ -75,6 +76,16 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
         for (const it of items) {
           if (it.kind === 'reject') {
             reject(it.source, it.line, it.reason);
+            continue;
+          }
+          // A leadledger export: its key column is the event key, and only its sent rows were delivered.
+          if (isExportRow(it.fields)) {
+            const x = readExportRow(it.fields);
+            if (x.ok) {
+              batch.push({ key: x.key, naturalKey: x.naturalKey, crmId: x.crmId });
+              res.keys++;
+            } else reject(it.source, it.line, x.reason);
+            if (batch.length >= 10_000) flush(it.source);
             continue;
           }
           const plan = planFields(it.fields, {});

@@ -44,6 +44,8 @@ export interface PushOptions {
   concurrency?: number;
   rate?: number;
   maxRetries?: number;
+  /** First retry delay (ms). */
+  backoffMs?: number;
   timeoutMs?: number;
   existing?: 'skip' | 'update';
   wait?: number;
@@ -72,7 +74,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
     const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;
     const created = await createSink({
       sink: opts.sink as SinkName, url: opts.url, output: opts.output, hubspotUrl: opts.hubspotUrl, tokenFile: opts.tokenFile,
-      allowInsecure: opts.allowInsecure, rate: opts.rate, maxRetries: opts.maxRetries, timeoutMs: opts.timeoutMs,
+      allowInsecure: opts.allowInsecure, rate: opts.rate, maxRetries: opts.maxRetries, timeoutMs: opts.timeoutMs, baseDelayMs: opts.backoffMs,
       env: ctx.env, webhook: config.sinks?.webhook as WebhookConfig | undefined, hubspotSourceProperty: hub?.sourceProperty,
       onHttpEvent: ctx.onHttpEvent,
     });
@@ -171,7 +173,7 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     inputs: o.inputs, dryRun: o.dryRun, sink: o.sink, url: o.url ? redactUrl(o.url) : undefined, output: o.output,
     hubspotUrl: o.hubspotUrl, format: o.format, encoding: o.encoding, delimiter: o.delimiter, select: o.select,
     defaultCountry: o.defaultCountry, types: o.types, since: o.since?.toISOString(), until: o.until?.toISOString(),
-    existing: o.existing, concurrency: o.concurrency, rate: o.rate, maxRetries: o.maxRetries, timeoutMs: o.timeoutMs,
+    existing: o.existing, concurrency: o.concurrency, rate: o.rate, maxRetries: o.maxRetries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs,
     host: hostname(),
   };
   for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];

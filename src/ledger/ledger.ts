@@ -80,11 +80,19 @@ export class Ledger {
     readonly path: string,
     readonly readonly: boolean,
   ) {
+    db.pragma('busy_timeout = 5000');
     if (!readonly) {
-      db.pragma('journal_mode = WAL');
+      // Switching to WAL needs a moment alone with the file: two runs opening a new ledger at once may collide.
+      for (let i = 0; db.pragma('journal_mode', { simple: true }) !== 'wal'; i++) {
+        try {
+          db.pragma('journal_mode = WAL');
+        } catch (e) {
+          if ((e as { code?: string }).code !== 'SQLITE_BUSY' || i > 100) throw e;
+          sleepSync(20);
+        }
+      }
       db.pragma('synchronous = NORMAL');
     }
-    db.pragma('busy_timeout = 5000');
     this.migrate();
     this.hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
   }
@@ -100,6 +108,8 @@ export class Ledger {
     }
     for (let v = version; v < SCHEMA_VERSION; v++) {
       this.db.transaction(() => {
+        // Another process may have run this step while we waited for the write lock.
+        if ((this.db.pragma('user_version', { simple: true }) as number) > v) return;
         this.db.exec(MIGRATIONS[v]!);
         this.db.pragma(`user_version = ${v + 1}`);
       }).immediate();
@@ -143,12 +153,15 @@ export class Ledger {
     return out;
   }
 
-  /** Natural keys already delivered (sent or imported), with the key that delivered them. */
+  /**
+   * Natural keys already delivered, or possibly delivered (a send in flight or in doubt), with the event key:
+   * a second event of that person must not create a second record while the first one's fate is unknown.
+   */
   lookupDelivered(naturalKeys: string[]): Map<string, string> {
     const out = new Map<string, string>();
     for (let i = 0; i < naturalKeys.length; i += 500) {
       const chunk = naturalKeys.slice(i, i + 500);
-      const sql = `SELECT natural_key, key FROM events WHERE natural_key IN (${placeholders(chunk.length)}) AND status = 'sent'`;
+      const sql = `SELECT natural_key, key FROM events WHERE natural_key IN (${placeholders(chunk.length)}) AND status IN ('sent', 'pending', 'in_doubt')`;
       for (const r of this.stmt(sql).iterate(...chunk) as Iterable<{ natural_key: string; key: string }>) {
         if (!out.has(r.natural_key)) out.set(r.natural_key, r.key);
       }

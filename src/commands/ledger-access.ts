@@ -1,0 +1,70 @@
+// How the `ledger ...` management commands find and open the ledger, and read the filters they share.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LedgerError, UsageError } from '../errors.js';
+import { DEFAULT_LEDGER, openLedger, type EventStatus, type Ledger } from '../ledger/ledger.js';
+import { EVENT_STATUSES, type EventFilter, type TimeField } from '../ledger/queries.js';
+import { parseTimeBound } from '../mapping/map-record.js';
+import type { CommandContext } from './context.js';
+
+/** The filter flags of `ledger list` and `ledger export`, as typed. */
+export interface EventFilterOptions {
+  /** One status or a comma-separated list: pending, sent, failed, in_doubt (in-doubt is accepted too). */
+  status?: string;
+  since?: string;
+  until?: string;
+  timeField?: TimeField;
+  source?: string;
+  run?: number;
+}
+
+/** The absolute ledger path from --ledger, LEADLEDGER_LEDGER or the default, relative to the command's cwd. */
+export function resolveLedger(flag: string | undefined, ctx: CommandContext): string {
+  // Same order as push's ledgerPath(), without importing push.ts and the whole pipeline behind it.
+  return resolve(ctx.cwd, flag ?? ctx.env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER);
+}
+
+/**
+ * Opens an existing ledger. Management commands never create one: a typo in --ledger must not look like an empty
+ * ledger (read-only) or leave a stray file behind (writable).
+ */
+export function openExistingLedger(path: string, opts: { readonly: boolean }): Ledger {
+  const ledger = existsSync(path) ? openLedger(path, opts) : undefined;
+  if (!ledger) {
+    throw new LedgerError(`no ledger at ${path}: nothing has been pushed with this ledger yet (pass --ledger <file> or set LEADLEDGER_LEDGER)`);
+  }
+  return ledger;
+}
+
+/** Runs fn with a ledger open and closes it afterwards, also when fn throws. */
+export function withLedger<T>(path: string, opts: { readonly: boolean }, fn: (ledger: Ledger) => T): T {
+  const ledger = openExistingLedger(path, opts);
+  try {
+    return fn(ledger);
+  } finally {
+    ledger.close();
+  }
+}
+
+/** Parses a time flag (ISO date/time or an age like 7d, 12h, 30m); a value that is neither is a usage error. */
+export function parseTimeFlag(flag: string, raw: string, now = Date.now()): Date {
+  const d = parseTimeBound(raw, now);
+  if (!d) throw new UsageError(`${flag} takes an ISO date or time, or an age like 90d, 12h, 30m; not '${raw}'`);
+  return d;
+}
+
+/** Turns the filter flags into a ledger query filter, rejecting unknown statuses and bad times. */
+export function buildFilter(o: EventFilterOptions, now = Date.now()): EventFilter {
+  const f: EventFilter = { timeField: o.timeField ?? 'first_seen' };
+  if (o.status !== undefined) {
+    f.status = o.status.split(',').map((s) => s.trim().replace(/-/g, '_')).filter(Boolean) as EventStatus[];
+    const bad = f.status.filter((s) => !EVENT_STATUSES.includes(s));
+    if (bad.length || !f.status.length) throw new UsageError(`--status takes ${EVENT_STATUSES.join(', ')} (comma-separated); not '${o.status}'`);
+  }
+  if (o.since !== undefined) f.since = parseTimeFlag('--since', o.since, now);
+  if (o.until !== undefined) f.until = parseTimeFlag('--until', o.until, now);
+  if (f.since && f.until && f.since >= f.until) throw new UsageError('--since must be before --until');
+  if (o.source !== undefined) f.source = o.source;
+  if (o.run !== undefined) f.runId = o.run;
+  return f;
+}

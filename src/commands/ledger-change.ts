@@ -1,0 +1,40 @@
+// Changing the ledger from a management command (forget, prune): confirmed first, then applied under the run lock.
+import type { Ledger } from '../ledger/ledger.js';
+import { openExistingLedger } from './ledger-access.js';
+
+/** Asks the person to confirm a change (the CLI reads a TTY, or requires --yes); false means leave things as they are. */
+export type Confirm = (question: string) => Promise<boolean>;
+
+/**
+ * Applies a change under the run lock: a live push could otherwise settle, or re-claim, a row being deleted. The
+ * change is recorded as a run of its own.
+ */
+export function locked<T extends object>(path: string, command: string, args: Record<string, unknown>, fn: (l: Ledger) => T): T {
+  const l = openExistingLedger(path, { readonly: false });
+  try {
+    const run = l.startRun(command, args, { exclusive: true });
+    try {
+      const r = fn(l);
+      l.finishRun(run, 'done', countsOf(r));
+      return r;
+    } catch (e) {
+      l.finishRun(run, 'failed', { error: (e as Error).message });
+      throw e;
+    }
+  } finally {
+    l.close();
+  }
+}
+
+// Only the numbers go into the run record: plans hold event keys, which are not needed there.
+function countsOf(r: object): Record<string, number> {
+  const out: Record<string, number> = {};
+  const walk = (o: object, prefix: string) => {
+    for (const [k, v] of Object.entries(o)) {
+      if (typeof v === 'number') out[prefix + k] = v;
+      else if (v && typeof v === 'object' && !Array.isArray(v) && k !== 'plan') walk(v, prefix + k + '.');
+    }
+  };
+  walk(r, '');
+  return out;
+}

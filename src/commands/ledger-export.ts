@@ -1,0 +1,109 @@
+// `leadledger ledger export`: every event (filtered like `list`) as CSV or JSONL, for audits, backups and moving a
+// ledger; `ledger import` reads the file back (export-row.ts). The file holds personal data: it is written 0600.
+import { stringify } from 'csv-stringify/sync';
+import { once } from 'node:events';
+import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import type { LedgerEventRow } from '../ledger/ledger.js';
+import { iterateEvents } from '../ledger/queries.js';
+import type { CommandContext } from './context.js';
+import { EXPORT_COLUMNS, exportCell } from './export-row.js';
+import { buildFilter, openExistingLedger, resolveLedger, type EventFilterOptions } from './ledger-access.js';
+
+/** Options of `ledger export`. */
+export interface LedgerExportOptions extends EventFilterOptions {
+  ledger?: string;
+  /** A .csv or .jsonl file, or - for `stdout`. */
+  output: string;
+  /** Needed only when the name does not say it; - defaults to jsonl. */
+  format?: 'csv' | 'jsonl';
+  /** Where `-` writes (the CLI passes process.stdout). */
+  stdout?: NodeJS.WritableStream;
+}
+
+/** What an export wrote. */
+export interface LedgerExportResult {
+  ledger: string;
+  output: string;
+  format: 'csv' | 'jsonl';
+  rows: number;
+}
+
+/** Writes the ledger's events to a file or stdout; a file appears complete or not at all (temp file + rename). */
+export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext): Promise<LedgerExportResult> {
+  const format = exportFormat(o.output, o.format);
+  const filter = buildFilter(o);
+  const path = resolveLedger(o.ledger, ctx);
+  const toStdout = o.output === '-';
+  if (toStdout && !o.stdout) throw new UsageError('export to - needs a stdout stream');
+  const target = toStdout ? '-' : resolve(ctx.cwd, o.output);
+  const tmp = `${target}.${process.pid}.tmp`;
+  const ledger = openExistingLedger(path, { readonly: true });
+  let out: NodeJS.WritableStream;
+  try {
+    // Opened synchronously so that a bad path fails here, with its reason, before anything is read.
+    out = toStdout ? o.stdout! : createWriteStream('', { fd: openSync(tmp, 'w', 0o600) });
+  } catch (e) {
+    ledger.close();
+    throw new UsageError(`cannot write ${target}: ${(e as Error).message}`);
+  }
+  let failed: Error | undefined;
+  const onError = (e: Error) => (failed ??= e);
+  out.on('error', onError);
+  let rows = 0;
+  try {
+    // One statement on one connection reads a consistent snapshot, even while a push writes.
+    for (const chunk of chunks(iterateEvents(ledger.db, filter), format)) {
+      if (failed) throw failed;
+      rows += chunk.rows;
+      if (!out.write(chunk.text)) await once(out, 'drain');
+    }
+    if (failed) throw failed;
+    if (!toStdout) {
+      const file = out as WriteStream;
+      await new Promise<void>((res, rej) => {
+        file.once('error', rej);
+        file.end(() => res());
+      });
+      renameSync(tmp, target);
+    }
+  } catch (e) {
+    if (!toStdout) {
+      (out as WriteStream).destroy();
+      rmSync(tmp, { force: true });
+    }
+    throw e;
+  } finally {
+    out.off('error', onError);
+    ledger.close();
+  }
+  return { ledger: path, output: target, format, rows };
+}
+
+/** The export format: --format, else the file extension; stdout defaults to JSONL. */
+export function exportFormat(output: string, format?: string): 'csv' | 'jsonl' {
+  if (format !== undefined) {
+    if (format !== 'csv' && format !== 'jsonl') throw new UsageError(`--format takes csv or jsonl, not '${format}'`);
+    return format;
+  }
+  if (output === '-') return 'jsonl';
+  const f = output.toLowerCase();
+  if (f.endsWith('.csv')) return 'csv';
+  if (f.endsWith('.jsonl') || f.endsWith('.ndjson')) return 'jsonl';
+  throw new UsageError(`cannot tell the export format from '${output}': name it .csv or .jsonl, or pass --format`);
+}
+
+// Rows become text 2000 at a time, so memory stays flat on a ledger of millions.
+function* chunks(rows: IterableIterator<LedgerEventRow>, format: 'csv' | 'jsonl'): Generator<{ text: string; rows: number }> {
+  if (format === 'csv') yield { text: stringify([[...EXPORT_COLUMNS]]), rows: 0 };
+  let buf: string[] = [];
+  for (const r of rows) {
+    buf.push(format === 'csv' ? stringify([EXPORT_COLUMNS.map((c) => exportCell(r[c]))]) : JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, r[c]]))) + '\n');
+    if (buf.length >= 2000) {
+      yield { text: buf.join(''), rows: buf.length };
+      buf = [];
+    }
+  }
+  if (buf.length) yield { text: buf.join(''), rows: buf.length };
+}

@@ -1,0 +1,20 @@
+// `leadledger ledger stats`: what the ledger holds, counted, and how big it is on disk.
+import { collectStats, type LedgerStats } from '../ledger/stats.js';
+import type { CommandContext } from './context.js';
+import { resolveLedger, withLedger } from './ledger-access.js';
+
+/** Options of `ledger stats`. */
+export interface LedgerStatsOptions {
+  ledger?: string;
+}
+
+/** The stats of one ledger, with its path. */
+export interface LedgerStatsResult extends LedgerStats {
+  ledger: string;
+}
+
+/** Counts the ledger's events by status, source and run; measures its files. Read-only. */
+export function ledgerStats(o: LedgerStatsOptions, ctx: CommandContext): LedgerStatsResult {
+  const path = resolveLedger(o.ledger, ctx);
+  return withLedger(path, { readonly: true }, (l) => ({ ledger: path, ...collectStats(l.db, path) }));
+}
