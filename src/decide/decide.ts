@@ -64,8 +64,8 @@ export class Decider {
         this.memory.addNatural(e);
         return { ...base, kind: 'new', retry: true, reason: 'retry: an earlier send failed and may be retried' };
       }
-      // A delivered event delivered its person too: later events of that person in this run are known leads.
-      if (inLedger.status === 'sent') this.memory.addNatural(e);
+      // A delivered (or maybe delivered) event delivered its person too: later events of that person are known leads.
+      if (inLedger.status !== 'failed') this.memory.addNatural(e);
       return { ...base, kind: 'duplicate', reason: ledgerReason(inLedger.status, inLedger.failure, inLedger.runId) };
     }
 
@@ -73,7 +73,7 @@ export class Decider {
       const other = this.memory.getNatural(e.naturalKey);
       if (other !== undefined) return { ...base, kind: 'known_lead', reason: `same person as ${other}` };
       const ledgerKey = delivered.get(e.naturalKey);
-      if (ledgerKey !== undefined) return { ...base, kind: 'known_lead', reason: `person already delivered by event ${ledgerKey}` };
+      if (ledgerKey !== undefined) return { ...base, kind: 'known_lead', reason: `person already delivered (or being delivered) by event ${ledgerKey}` };
       this.memory.addNatural(e);
     }
     return { ...base, kind: 'new', reason: 'not in the ledger' };

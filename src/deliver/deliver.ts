@@ -92,50 +92,58 @@ export class Deliverer {
   /**
    * Resolves in-doubt events of earlier runs for this sink: looked up by natural key where the sink can, re-sent
    * with the same downstream key where the sink honours it (or the lookup found nothing), else left in doubt.
+   * Lookups run with the run's concurrency; re-sends go out in the sink's batches.
    */
   async recoverInDoubt(): Promise<{ recovered: number; resent: number; left: number }> {
     const { ledger, sink, runId } = this.o;
     const caps = sink.capabilities;
     const rows = ledger.rowsInStatus('in_doubt', this.sinkId);
+    const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
+    const usable = rows.filter((r) => r.lead_json && r.downstream_key && (caps.honoursIdempotencyKey || canLookup(r)));
+    let left = rows.length - usable.length;
     let recovered = 0;
-    let resent = 0;
-    let left = 0;
-    for (const row of rows) {
-      if (this.o.stop.aborted || this.fatal) break;
-      const canResend = caps.honoursIdempotencyKey || (caps.lookupByNaturalKey && !!row.natural_key);
-      if (!row.lead_json || !row.downstream_key || !canResend) {
+    const claimed = ledger.claimExisting(usable.map((r) => r.key), runId, ['in_doubt'], this.sinkId);
+    const mine = usable.filter((r) => claimed.has(r.key));
+    const resend: Pending[] = [];
+    await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
+      if (this.o.stop.aborted || this.fatal) {
+        ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
         left++;
-        continue;
+        return;
       }
-      if (!ledger.claimExisting([row.key], runId, ['in_doubt'], this.sinkId).size) continue;
-      if (caps.lookupByNaturalKey && row.natural_key && sink.lookup) {
+      if (canLookup(row)) {
         let found;
         try {
-          found = await sink.lookup(row.natural_key, this.o.hardStop);
+          found = await sink.lookup!(row.natural_key!, this.o.hardStop);
         } catch (e) {
-          if (e instanceof CredentialsError) {
-            ledger.settle([{ key: row.key, status: 'in_doubt', error: 'lookup not done: credentials rejected' }], runId);
-            throw e;
-          }
-          ledger.settle([{ key: row.key, status: 'in_doubt', error: `lookup failed: ${(e as Error).message}` }], runId);
+          const cred = e instanceof CredentialsError;
+          ledger.settle([{ key: row.key, status: 'in_doubt', error: cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}` }], runId);
           left++;
-          continue;
+          if (cred) this.fatal ??= e as Error;
+          return;
         }
         if (found.found) {
           ledger.settle([{ key: row.key, status: 'sent', outcome: 'recovered', crmId: found.crmId, error: 'found in the CRM after an unsettled send' }], runId);
           recovered++;
           this.counts.recovered++;
           this.o.onSettled?.({ row, key: row.key, result: 'recovered', crmId: found.crmId });
-          continue;
+          return;
         }
       }
       // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
-      const item: SendItem = { key: row.key, downstreamKey: row.downstream_key, lead: JSON.parse(row.lead_json) as Lead, naturalKey: row.natural_key ?? undefined, mode: 'create' };
-      await this.sendClaimed([{ key: row.key, item, retry: true, row }]);
-      resent++;
+      const item: SendItem = { key: row.key, downstreamKey: row.downstream_key!, lead: JSON.parse(row.lead_json!) as Lead, naturalKey: row.natural_key ?? undefined, mode: 'create' };
+      resend.push({ key: row.key, item, retry: true, row });
+    });
+    if (this.fatal) {
+      ledger.settle(resend.map((p) => ({ key: p.key, status: 'in_doubt', error: 'not re-sent: the run stopped' })), runId);
+      throw this.fatal;
     }
+    const size = caps.maxBatch;
+    const chunks: Pending[][] = [];
+    for (let i = 0; i < resend.length; i += size) chunks.push(resend.slice(i, i + size));
+    await mapPool(chunks, Math.max(1, this.o.concurrency), (chunk) => this.sendClaimed(chunk));
     this.counts.inDoubt += left;
-    return { recovered, resent, left };
+    return { recovered, resent: resend.length, left };
   }
 
   private async dispatch(): Promise<void> {
@@ -231,4 +239,13 @@ export class Deliverer {
     this.o.ledger.settle(settlements, this.o.runId);
     for (const d of done) this.o.onSettled?.(d);
   }
+}
+
+/** Runs fn over items with at most n at a time. */
+async function mapPool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
 }

@@ -1,0 +1,196 @@
+// Exactly once under SIGKILL, overlapping runs and Ctrl-C: the CLI is killed at many points of a push and rerun.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
+import { BIN, ROOT, runCli } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { generateEvents } from '../helpers/events.js';
+
+const TOKEN = 'pat-crash-test-token';
+
+interface LedgerState { sent: number; pending: number; inDoubt: number; running: number }
+
+function ledgerState(path: string): LedgerState | undefined {
+  if (!existsSync(path)) return undefined;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const c = (sql: string) => (db!.prepare(sql).get() as { n: number }).n;
+    return {
+      sent: c(`SELECT count(*) n FROM events WHERE status = 'sent'`),
+      pending: c(`SELECT count(*) n FROM events WHERE status = 'pending'`),
+      inDoubt: c(`SELECT count(*) n FROM events WHERE status = 'in_doubt'`),
+      running: c(`SELECT count(*) n FROM runs WHERE status = 'running'`),
+    };
+  } catch {
+    return undefined; // not created or not migrated yet
+  } finally {
+    db?.close();
+  }
+}
+
+function start(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', CI: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+const exited = (c: ChildProcess) => new Promise<number | null>((r) => (c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.on('exit', (code) => r(code))));
+
+/** SIGKILLs the child as soon as the ledger satisfies `when`; returns the state at the kill, or undefined if it exited first. */
+async function killWhen(child: ChildProcess, ledger: string, when: (s: LedgerState) => boolean): Promise<LedgerState | undefined> {
+  for (;;) {
+    if (child.exitCode !== null) return undefined;
+    const s = ledgerState(ledger);
+    if (s && when(s)) {
+      child.kill('SIGKILL');
+      await exited(child);
+      return s;
+    }
+    await new Promise((r) => setTimeout(r, 3));
+  }
+}
+
+async function expectedPeople(file: string, dir: string): Promise<Set<string>> {
+  const report = join(dir, 'expected.jsonl');
+  await runCli(['push', file, '--dry-run', '--report', report, '--ledger', join(dir, 'none.db'), '--quiet']);
+  const { readFileSync } = await import('node:fs');
+  return new Set(readFileSync(report, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { decision: string; email: string }).filter((r) => r.decision === 'new').map((r) => r.email));
+}
+
+/** Kill points: before the ledger exists, right after the run starts, then mid-send at rising progress. */
+function killPlan(total: number): Array<(s: LedgerState) => boolean> {
+  const plan: Array<(s: LedgerState) => boolean> = [() => false, (s) => s.running > 0];
+  for (let i = 1; i <= 11; i++) {
+    const at = Math.floor((total * i) / 13);
+    plan.push(i % 2 ? (s) => s.sent >= at && s.pending > 0 : (s) => s.sent >= at);
+  }
+  return plan;
+}
+
+async function crashLoop(emu: Emulator, args: string[], ledger: string, total: number, env: Record<string, string>): Promise<Set<string>> {
+  const points = new Set<string>();
+  for (const [i, when] of killPlan(total).entries()) {
+    const child = start(args, env);
+    let state: LedgerState | undefined;
+    if (i === 0) {
+      await new Promise((r) => setTimeout(r, 40)); // during start-up, before any ledger work
+      child.kill('SIGKILL');
+      await exited(child);
+      state = ledgerState(ledger) ?? { sent: -1, pending: 0, inDoubt: 0, running: 0 };
+    } else state = await killWhen(child, ledger, when);
+    if (state) points.add(`${state.sent}/${state.pending}/${state.inDoubt}`);
+  }
+  void emu;
+  return points;
+}
+
+test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, none lost, ledger = CRM', async () => {
+  const emu = await startEmulator({ token: TOKEN, faults: { latencyMs: 25 } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 2600, 21);
+  const want = await expectedPeople(events, dir);
+  const ledger = join(dir, 'l.db');
+  const args = ['push', events, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--concurrency', '1', '--quiet', '--backoff', '20'];
+  const points = await crashLoop(emu, args, ledger, want.size, { HUBSPOT_TOKEN: TOKEN });
+  assert.ok(points.size >= 10, `distinct kill points: ${[...points].join(' ')}`);
+  const final = await runCli(args, { env: { HUBSPOT_TOKEN: TOKEN } });
+  assert.equal(final.code, 0, final.stderr);
+  const emails = emu.contacts().map((c) => String(c.properties.email));
+  assert.equal(emails.length, new Set(emails).size);
+  assert.deepEqual(new Set(emails), want);
+  const db = new Database(ledger, { readonly: true });
+  const rows = db.prepare(`SELECT status, natural_key, crm_id FROM events`).all() as Array<{ status: string; natural_key: string; crm_id: string }>;
+  db.close();
+  assert.ok(rows.every((r) => r.status === 'sent'), 'no event left pending or in doubt');
+  const ids = new Map(emu.contacts().map((c) => [String(c.properties.email), c.id]));
+  assert.ok(rows.every((r) => ids.get(r.natural_key) === r.crm_id), 'the ledger holds the CRM id of every person');
+});
+
+test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never send a lead twice; unsure sends stay in doubt, none lost', async () => {
+  const emu = await startEmulator({ faults: { latencyMs: 8 } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 500, 22);
+  const want = await expectedPeople(events, dir);
+  const ledger = join(dir, 'l.db');
+  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--concurrency', '2', '--quiet', '--backoff', '20'];
+  const points = await crashLoop(emu, args, ledger, want.size, {});
+  assert.ok(points.size >= 10, `distinct kill points: ${[...points].join(' ')}`);
+  const final = await runCli(args);
+  const emails = emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);
+  assert.equal(emails.length, new Set(emails).size, 'no lead delivered twice');
+  const db = new Database(ledger, { readonly: true });
+  const doubt = db.prepare(`SELECT natural_key FROM events WHERE status = 'in_doubt'`).all() as Array<{ natural_key: string }>;
+  const pending = (db.prepare(`SELECT count(*) n FROM events WHERE status = 'pending'`).get() as { n: number }).n;
+  db.close();
+  assert.equal(pending, 0);
+  assert.equal(final.code, doubt.length ? 1 : 0, 'exit 1 while anything is in doubt');
+  const accounted = new Set([...emails, ...doubt.map((d) => d.natural_key)]);
+  assert.deepEqual(accounted, want, 'every lead is delivered or reported in doubt');
+});
+
+test('two pushes at once on one ledger, without the run lock: claims alone keep every lead to one send', async () => {
+  const emu = await startEmulator({ faults: { latencyMs: 3 } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 600, 23);
+  const want = await expectedPeople(events, dir);
+  const ledger = join(dir, 'l.db');
+  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--no-lock', '--json', '--quiet'];
+  const [a, b] = await Promise.all([runCli(args), runCli(args)]);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(b.code, 0, b.stderr);
+  const emails = emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);
+  assert.equal(emails.length, new Set(emails).size, 'no lead twice');
+  assert.deepEqual(new Set(emails), want);
+  const sentA = JSON.parse(a.stdout).delivery.sent as number;
+  const sentB = JSON.parse(b.stdout).delivery.sent as number;
+  assert.equal(sentA + sentB, want.size);
+});
+
+test('with the run lock, a second push exits 5 at once, or waits with --wait and then finds nothing new', async () => {
+  const emu = await startEmulator({ faults: { latencyMs: 10 } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 300, 24);
+  const ledger = join(dir, 'l.db');
+  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--json', '--quiet'];
+  const first = runCli(args);
+  for (let i = 0; i < 500 && !(ledgerState(ledger)?.running); i++) await new Promise((r) => setTimeout(r, 5));
+  const second = await runCli(args);
+  assert.equal(second.code, 5, second.stderr);
+  assert.match(second.stderr, /in use by run \d+ \(pid \d+/);
+  const waiting = runCli([...args, '--wait', '60']);
+  assert.equal((await first).code, 0);
+  const w = await waiting;
+  assert.equal(w.code, 0, w.stderr);
+  assert.equal(JSON.parse(w.stdout).delivery.sent, 0);
+});
+
+test('Ctrl-C: in-flight sends settle, the run is recorded as interrupted, exit 130; a rerun finishes the job', async () => {
+  const emu = await startEmulator({ token: TOKEN, faults: { latencyMs: 150 } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 3000, 25);
+  const want = await expectedPeople(events, dir);
+  const ledger = join(dir, 'l.db');
+  const args = ['push', events, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--concurrency', '1', '--quiet'];
+  const child = start(args, { HUBSPOT_TOKEN: TOKEN });
+  for (let i = 0; i < 2000 && !((ledgerState(ledger)?.sent ?? 0) > 0); i++) await new Promise((r) => setTimeout(r, 5));
+  child.kill('SIGINT');
+  assert.equal(await exited(child), 130);
+  const s = ledgerState(ledger)!;
+  assert.equal(s.pending, 0, 'nothing left claimed but unsettled');
+  assert.equal(s.inDoubt, 0);
+  assert.ok(s.sent > 0 && s.sent < want.size, `sent ${s.sent}`);
+  const db = new Database(ledger, { readonly: true });
+  assert.equal((db.prepare(`SELECT status FROM runs ORDER BY id DESC LIMIT 1`).get() as { status: string }).status, 'interrupted');
+  db.close();
+  const rerun = await runCli(args, { env: { HUBSPOT_TOKEN: TOKEN } });
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.equal(emu.contacts().length, want.size);
+});
