@@ -1,21 +1,18 @@
 // `leadledger push`: read inputs, map, decide against the ledger, and either report the plan (--dry-run) or
 // deliver it exactly once.
 import { hostname } from 'node:os';
-import { Decider } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
-import { createMapper } from '../mapping/map-record.js';
-import type { Mapped } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
 import { ReportCollector, type RunReport } from '../report/run-report.js';
 import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
 import type { HttpClient } from '../sinks/http.js';
 import type { WebhookConfig } from '../sinks/webhook.js';
 import type { Sink } from '../sinks/types.js';
-import { readInputs } from '../sources/read-inputs.js';
+import { decideInputs } from './decide-inputs.js';
 import type { InputFormat } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 
@@ -62,7 +59,6 @@ export function ledgerPath(flag: string | undefined, ctx: CommandContext): strin
 export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
   const { config } = loadConfig(opts.config, ctx.cwd);
-  const mapper = createMapper({ config, defaultCountry: opts.defaultCountry, types: opts.types, since: opts.since, until: opts.until });
   const path = ledgerPath(opts.ledger, ctx);
   const params = publicParams(opts);
 
@@ -116,17 +112,10 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       await deliverer.recoverInDoubt();
     }
 
-    const decider = new Decider({ ledger });
-    const readOpts = { format: opts.format, encoding: opts.encoding, delimiter: opts.delimiter, select: opts.select, stdin: ctx.stdin };
-    for await (const batch of readInputs(opts.inputs, readOpts)) {
-      if (ctx.stop.aborted) {
-        interrupted = true;
-        break;
-      }
-      const mapped: Mapped[] = batch.map((item) =>
-        item.kind === 'reject' ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason } : mapper(item),
-      );
-      for (const d of decider.decideBatch(mapped)) {
+    const read = { format: opts.format, encoding: opts.encoding, delimiter: opts.delimiter, select: opts.select, stdin: ctx.stdin };
+    const map = { config, defaultCountry: opts.defaultCountry, types: opts.types, since: opts.since, until: opts.until };
+    for await (const decisions of decideInputs({ inputs: opts.inputs, read, map, ledger, stop: ctx.stop })) {
+      for (const d of decisions) {
         collector.add(d);
         progress.read++;
         if (deliverer?.wants(d)) {
@@ -135,7 +124,6 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
         } else writeRow(d);
       }
     }
-    decider.close();
     if (deliverer) await deliverer.finish();
     if (ctx.stop.aborted) interrupted = true;
     if (interrupted) runStatus = 'interrupted';
