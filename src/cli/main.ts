@@ -54,6 +54,14 @@ export function buildProgram(): Command {
     process.exitCode = await runPush(inputs, flags);
   });
 
+  addOptions(
+    program.command('replay').description('re-send from the ledger what failed or is in doubt (or, with --force, what was sent), exactly once'),
+    'replay',
+  ).action(async (flags: Record<string, unknown>) => {
+    const { runReplay } = await import('./run-replay.js');
+    process.exitCode = await runReplay(flags);
+  });
+
   const ledger = program.command('ledger').description('inspect and manage the ledger');
   registerLedgerCommands(ledger);
   addOptions(

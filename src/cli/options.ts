@@ -60,6 +60,17 @@ export const OPTIONS: OptionDef[] = [
   { flags: '--quiet', description: 'print nothing but errors (and --json)', commands: ['push', 'replay', 'ledger', 'sandbox'] },
   { flags: '--verbose', description: 'stack traces and HTTP retry details', commands: ['push', 'replay', 'ledger', 'sandbox'] },
   { flags: '--no-color', description: 'no colour (also NO_COLOR=1)', commands: ['push', 'replay', 'ledger', 'sandbox'] },
+  { flags: '--failed', description: 'replay retryable failures (the default when no status flag is given)', commands: ['replay'] },
+  { flags: '--permanent', description: 'replay permanent (4xx) failures too, e.g. after fixing the mapping', commands: ['replay'] },
+  { flags: '--in-doubt', description: 'replay in-doubt events: looked up in the CRM first where the sink can', commands: ['replay'] },
+  { flags: '--force', description: 'also re-send events already sent (same downstream key; asks first)', commands: ['replay'] },
+  { flags: '--yes', description: 'answer yes to confirmations (needed off a terminal)', commands: ['replay'] },
+  { flags: '--keys <keys>', description: 'only these event keys (comma-separated, repeatable)', parse: list, commands: ['replay'] },
+  { flags: '--keys-from <file>', description: 'only the event keys listed in a file, one per line (- for stdin)', commands: ['replay'] },
+  { flags: '--source <file>', description: 'only events that came from this input file', commands: ['replay'] },
+  { flags: '--run <id>', description: 'only events last touched by this run (see ledger runs)', parse: int('--run', 1), commands: ['replay'] },
+  { flags: '--limit <n>', description: 'at most n events', parse: int('--limit', 1), commands: ['replay'] },
+  { flags: '--from <files...>', description: 'match these input files to the ledger and re-send their failed / in-doubt events from the inputs', commands: ['replay'] },
   { flags: '--no-lock', description: 'do not take the run lock (claims still prevent double sends)', commands: ['push', 'replay'], hidden: true },
 ];
 

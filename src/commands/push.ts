@@ -3,21 +3,20 @@
 import { hostname } from 'node:os';
 import type { Decision } from '../decide/types.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
 import { ReportFile } from '../report/report-file.js';
 import { ReportCollector, type RunReport } from '../report/run-report.js';
-import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
+import { httpSummary, openSink, type SinkFlags } from './open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
-import type { WebhookConfig } from '../sinks/webhook.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs } from './decide-inputs.js';
 import type { InputFormat } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 
 /** Options of `push`, as the CLI builds them. */
-export interface PushOptions {
+export interface PushOptions extends SinkFlags {
   inputs: string[];
   dryRun: boolean;
   ledger?: string;
@@ -31,19 +30,6 @@ export interface PushOptions {
   since?: Date;
   until?: Date;
   report?: string;
-  // delivery
-  sink?: string;
-  url?: string;
-  output?: string;
-  hubspotUrl?: string;
-  tokenFile?: string;
-  allowInsecure?: boolean;
-  concurrency?: number;
-  rate?: number;
-  maxRetries?: number;
-  /** First retry delay (ms). */
-  backoffMs?: number;
-  timeoutMs?: number;
   existing?: 'skip' | 'update';
   wait?: number;
   /** Hidden: skip the run lock (tests prove that claims alone prevent double sends). */
@@ -65,20 +51,11 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
   if (!opts.dryRun) {
-    if (!opts.sink) throw new UsageError('push needs --sink (webhook, jsonl or hubspot), or --dry-run to audit');
-    if (!(SINK_NAMES as readonly string[]).includes(opts.sink)) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${opts.sink}'`);
-    const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;
-    const created = await createSink({
-      sink: opts.sink as SinkName, url: opts.url, output: opts.output, hubspotUrl: opts.hubspotUrl, tokenFile: opts.tokenFile,
-      allowInsecure: opts.allowInsecure, rate: opts.rate, maxRetries: opts.maxRetries, timeoutMs: opts.timeoutMs, baseDelayMs: opts.backoffMs,
-      env: ctx.env, webhook: config.sinks?.webhook as WebhookConfig | undefined, hubspotSourceProperty: hub?.sourceProperty,
-      onHttpEvent: ctx.onHttpEvent,
-    });
-    sink = created;
-    http = created.http;
+    ({ sink, http } = await openSink('push', opts, config, ctx));
   }
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
   const ledger: Ledger | undefined = openLedger(path, { readonly: opts.dryRun });
+  if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
   const collector = new ReportCollector();
   const reportFile = opts.report ? ReportFile.open(opts.report) : undefined;
   let runId: number | undefined;
@@ -181,10 +158,4 @@ export function redactUrl(u: string): string {
   } catch {
     return '(invalid url)';
   }
-}
-
-/** The HTTP counters a report shows: requests, retries, 429s, network errors, time waited for the rate limit. */
-function httpSummary(http: HttpClient): Record<string, number> {
-  const s = http.stats;
-  return { requests: s.requests, retries: s.retries, rateLimited: s.rateLimited, networkErrors: s.networkErrors, timeouts: s.timeouts, rateLimitWaitMs: Math.round(s.rateLimitWaitMs) };
 }

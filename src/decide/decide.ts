@@ -54,7 +54,11 @@ export class Decider {
     this.memory.addKey(e);
 
     if (inLedger) {
-      if (inLedger.tombstone) return { ...base, kind: 'duplicate', reason: 'already delivered (person erased from the ledger)' };
+      if (inLedger.tombstone) {
+        // The ledger forgot who this was; the input still says it, so this run's later events of the person are known.
+        this.memory.addNatural(e);
+        return { ...base, kind: 'duplicate', reason: 'already delivered (person erased from the ledger)' };
+      }
       if (inLedger.payloadHash !== null && inLedger.payloadHash !== e.payloadHash) {
         const stored = this.opts.ledger?.getLeadJson(e.key);
         const fields = stored ? differingFields(JSON.parse(stored) as Lead, e.lead) : undefined;

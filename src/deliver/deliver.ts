@@ -3,7 +3,7 @@
 // committed AFTER it returns. A crash between the two leaves a pending row that the next run turns in_doubt.
 import type { Decision } from '../decide/types.js';
 import { CredentialsError } from '../errors.js';
-import type { ClaimInput, Ledger, LedgerEventRow, Settlement } from '../ledger/ledger.js';
+import type { ClaimInput, EventStatus, Ledger, LedgerEventRow, Settlement } from '../ledger/ledger.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
 import type { DeliveryCounts } from '../report/run-report.js';
@@ -43,7 +43,8 @@ interface Pending {
   key: string;
   item: SendItem;
   claim?: ClaimInput;
-  retry: boolean;
+  /** Absent: a new row (INSERT claim). Present: an existing row, claimed only from these statuses. */
+  claimFrom?: EventStatus[];
   decision?: Decision;
   row?: LedgerEventRow;
 }
@@ -78,7 +79,20 @@ export class Deliverer {
       key: e.key, keyKind: e.keyKind, payloadHash: e.payloadHash, naturalKey: e.naturalKey, downstreamKey: dk,
       leadJson: JSON.stringify(e.lead), source: e.source, line: e.line, eventTime: e.occurredAt,
     };
-    this.batch.push({ key: e.key, item, claim, retry: !!d.retry, decision: d });
+    this.batch.push({ key: e.key, item, claim, claimFrom: d.retry ? ['failed'] : undefined, decision: d });
+    if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
+  }
+
+  /**
+   * Queues an event already in the ledger (replay): claimed only while it is still in one of `from`, and sent
+   * with its stored downstream key, so a re-send is the same request the CRM saw the first time.
+   */
+  async enqueueExisting(row: LedgerEventRow, lead: Lead, from: EventStatus[], decision?: Decision): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    if (this.o.stop.aborted) return;
+    const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
+    const item: SendItem = { key: row.key, downstreamKey: dk, lead, naturalKey: row.natural_key ?? undefined, mode: 'create' };
+    this.batch.push({ key: row.key, item, claimFrom: from, row, decision });
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
   }
 
@@ -94,12 +108,16 @@ export class Deliverer {
    * with the same downstream key where the sink honours it (or the lookup found nothing), else left in doubt.
    * Lookups run with the run's concurrency; re-sends go out in the sink's batches.
    */
-  async recoverInDoubt(): Promise<{ recovered: number; resent: number; left: number }> {
+  async recoverInDoubt(
+    opts: { rows?: LedgerEventRow[]; blind?: boolean; leads?: Map<string, Lead>; onDecision?: (row: LedgerEventRow) => Decision | undefined } = {},
+  ): Promise<{ recovered: number; resent: number; left: number }> {
     const { ledger, sink, runId } = this.o;
     const caps = sink.capabilities;
-    const rows = ledger.rowsInStatus('in_doubt', this.sinkId);
+    const rows = opts.rows ?? ledger.rowsInStatus('in_doubt', this.sinkId);
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
-    const usable = rows.filter((r) => r.lead_json && r.downstream_key && (caps.honoursIdempotencyKey || canLookup(r)));
+    const leadOf = (r: LedgerEventRow): Lead | undefined => opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
+    // `blind` (replay --in-doubt --force): the user accepts a possible duplicate where nothing can check first.
+    const usable = rows.filter((r) => leadOf(r) && (caps.honoursIdempotencyKey || canLookup(r) || opts.blind));
     let left = rows.length - usable.length;
     let recovered = 0;
     const claimed = ledger.claimExisting(usable.map((r) => r.key), runId, ['in_doubt'], this.sinkId);
@@ -126,13 +144,14 @@ export class Deliverer {
           ledger.settle([{ key: row.key, status: 'sent', outcome: 'recovered', crmId: found.crmId, error: 'found in the CRM after an unsettled send' }], runId);
           recovered++;
           this.counts.recovered++;
-          this.o.onSettled?.({ row, key: row.key, result: 'recovered', crmId: found.crmId });
+          this.o.onSettled?.({ row, key: row.key, decision: opts.onDecision?.(row), result: 'recovered', crmId: found.crmId });
           return;
         }
       }
       // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
-      const item: SendItem = { key: row.key, downstreamKey: row.downstream_key!, lead: JSON.parse(row.lead_json!) as Lead, naturalKey: row.natural_key ?? undefined, mode: 'create' };
-      resend.push({ key: row.key, item, retry: true, row });
+      const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
+      const item: SendItem = { key: row.key, downstreamKey: dk, lead: leadOf(row)!, naturalKey: row.natural_key ?? undefined, mode: 'create' };
+      resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });
     });
     if (this.fatal) {
       ledger.settle(resend.map((p) => ({ key: p.key, status: 'in_doubt', error: 'not re-sent: the run stopped' })), runId);
@@ -164,11 +183,14 @@ export class Deliverer {
   private async claimAndSend(batch: Pending[]): Promise<void> {
     const { ledger, runId } = this.o;
     // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
-    const fresh = batch.filter((p) => !p.retry);
-    const retries = batch.filter((p) => p.retry);
+    const fresh = batch.filter((p) => !p.claimFrom);
     const claimed = new Set<string>();
     if (fresh.length) for (const k of ledger.claimNew(fresh.map((p) => p.claim!), runId, this.sinkId)) claimed.add(k);
-    if (retries.length) for (const k of ledger.claimExisting(retries.map((p) => p.key), runId, ['failed'], this.sinkId)) claimed.add(k);
+    const existing = new Map<string, Pending[]>();
+    for (const p of batch) if (p.claimFrom) existing.set(p.claimFrom.join(), [...(existing.get(p.claimFrom.join()) ?? []), p]);
+    for (const group of existing.values()) {
+      for (const k of ledger.claimExisting(group.map((p) => p.key), runId, group[0]!.claimFrom!, this.sinkId)) claimed.add(k);
+    }
     const mine: Pending[] = [];
     for (const p of batch) {
       if (claimed.has(p.key)) mine.push(p);

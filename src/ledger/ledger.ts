@@ -74,6 +74,8 @@ export function openLedger(path: string, opts: { readonly?: boolean } = {}): Led
 export class Ledger {
   private readonly stmts = new Map<string, Database.Statement>();
   private readonly hasTombstones: boolean;
+  /** Retention: drop the stored lead once an event is sent (config retention.sentPayloads = "drop"). */
+  dropSentPayloads = false;
 
   constructor(
     readonly db: Database.Database,
@@ -271,14 +273,18 @@ export class Ledger {
   settle(settlements: Settlement[], runId: number): void {
     const t = now();
     const upd = this.stmt(
-      `UPDATE events SET status = ?, outcome = ?, failure = ?, crm_id = COALESCE(?, crm_id), last_error = ?, attempts = attempts + 1,
-         updated_at = ?, sent_at = CASE WHEN ? = 'sent' THEN ? ELSE sent_at END
-       WHERE key = ? AND run_id = ? AND status = 'pending'`,
+      `UPDATE events SET status = @status, outcome = @outcome, failure = @failure, crm_id = COALESCE(@crm, crm_id), last_error = @error,
+         attempts = attempts + 1, updated_at = @t, sent_at = CASE WHEN @status = 'sent' THEN @t ELSE sent_at END,
+         lead_json = CASE WHEN @status = 'sent' AND @drop = 1 THEN NULL ELSE lead_json END
+       WHERE key = @key AND run_id = @run AND status = 'pending'`,
     );
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
       for (const s of settlements) {
-        upd.run(s.status, s.outcome ?? null, s.failure ?? null, s.crmId ?? null, s.error ?? null, t, s.status, t, s.key, runId);
+        upd.run({
+          status: s.status, outcome: s.outcome ?? null, failure: s.failure ?? null, crm: s.crmId ?? null, error: s.error ?? null,
+          t, key: s.key, run: runId, drop: this.dropSentPayloads ? 1 : 0,
+        });
         const what = s.status === 'sent' ? s.outcome ?? 'sent' : s.status === 'failed' ? 'failed' : 'unknown';
         hist.run(s.key, runId, t, what, s.error ?? (s.crmId ? `crm id ${s.crmId}` : null));
       }
@@ -307,6 +313,23 @@ export class Ledger {
       }
     }).immediate();
     return { added, present: entries.length - added };
+  }
+
+  /** Replaces the stored lead of an event (replay --from after a mapping fix), before it is claimed again. */
+  storeLead(key: string, leadJson: string, payloadHash: string): void {
+    this.stmt(`UPDATE events SET lead_json = ?, payload_hash = ?, updated_at = ? WHERE key = ? AND status <> 'pending'`).run(leadJson, payloadHash, now(), key);
+  }
+
+  /** Full rows for keys, in the order given; absent keys are skipped. */
+  rowsByKeys(keys: string[]): LedgerEventRow[] {
+    const out: LedgerEventRow[] = [];
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const rows = this.stmt(`SELECT * FROM events WHERE key IN (${placeholders(chunk.length)})`).all(...chunk) as LedgerEventRow[];
+      const byKey = new Map(rows.map((r) => [r.key, r]));
+      for (const k of chunk) if (byKey.has(k)) out.push(byKey.get(k)!);
+    }
+    return out;
   }
 
   /** Closes the database (checkpointing the WAL when writable). */

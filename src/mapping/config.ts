@@ -30,6 +30,10 @@ export const configSchema = z
       .refine((c) => countries.has(c.toUpperCase()), { message: 'not an ISO 3166 country code known for phone numbers (e.g. BR, US, PT)' })
       .optional(),
     namespace: z.string().min(1).optional(),
+    retention: z
+      .object({ sentPayloads: z.enum(['keep', 'drop']).optional() })
+      .strict()
+      .optional(),
     sinks: z
       .object({
         webhook: z.record(z.string(), z.unknown()).optional(),

@@ -1,0 +1,43 @@
+// Building the sink a push or replay sends to, from flags and the config file. Shared so both send alike.
+import { UsageError } from '../errors.js';
+import type { Config } from '../mapping/config.js';
+import type { HttpClient } from '../sinks/http.js';
+import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
+import type { Sink } from '../sinks/types.js';
+import type { WebhookConfig } from '../sinks/webhook.js';
+import type { CommandContext } from './context.js';
+
+/** The delivery flags push and replay share. */
+export interface SinkFlags {
+  sink?: string;
+  url?: string;
+  output?: string;
+  hubspotUrl?: string;
+  tokenFile?: string;
+  allowInsecure?: boolean;
+  concurrency?: number;
+  rate?: number;
+  maxRetries?: number;
+  backoffMs?: number;
+  timeoutMs?: number;
+}
+
+/** Creates the sink named by --sink; a usage error names what is missing. */
+export async function openSink(command: string, f: SinkFlags, config: Config, ctx: CommandContext): Promise<{ sink: Sink; http?: HttpClient }> {
+  if (!f.sink) throw new UsageError(`${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`);
+  if (!(SINK_NAMES as readonly string[]).includes(f.sink)) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
+  const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;
+  const sink = await createSink({
+    sink: f.sink as SinkName, url: f.url, output: f.output, hubspotUrl: f.hubspotUrl, tokenFile: f.tokenFile,
+    allowInsecure: f.allowInsecure, rate: f.rate, maxRetries: f.maxRetries, timeoutMs: f.timeoutMs, baseDelayMs: f.backoffMs,
+    env: ctx.env, webhook: config.sinks?.webhook as WebhookConfig | undefined, hubspotSourceProperty: hub?.sourceProperty,
+    onHttpEvent: ctx.onHttpEvent,
+  });
+  return { sink, http: sink.http };
+}
+
+/** The HTTP counters a report shows: requests, retries, 429s, network errors, time waited for the rate limit. */
+export function httpSummary(http: HttpClient): Record<string, number> {
+  const s = http.stats;
+  return { requests: s.requests, retries: s.retries, rateLimited: s.rateLimited, networkErrors: s.networkErrors, timeouts: s.timeouts, rateLimitWaitMs: Math.round(s.rateLimitWaitMs) };
+}

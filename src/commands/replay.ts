@@ -1,0 +1,241 @@
+// `leadledger replay`: send again, from the ledger, exactly what did not get through (failed, in doubt), or
+// with --force what did; every send follows the same claim / settle rules as push, with the first downstream key.
+import { readFileSync } from 'node:fs';
+import type { Decision } from '../decide/types.js';
+import { Deliverer, type SettledItem } from '../deliver/deliver.js';
+import { ExitCode, UsageError } from '../errors.js';
+import type { EventStatus, Ledger, LedgerEventRow } from '../ledger/ledger.js';
+import { whereClause } from '../ledger/queries.js';
+import { loadConfig } from '../mapping/config.js';
+import { createMapper } from '../mapping/map-record.js';
+import type { Lead } from '../mapping/types.js';
+import { ReportFile } from '../report/report-file.js';
+import { ReportCollector, type RunReport } from '../report/run-report.js';
+import type { HttpClient } from '../sinks/http.js';
+import type { Sink } from '../sinks/types.js';
+import { readInputs } from '../sources/read-inputs.js';
+import type { ReadOptions } from '../sources/types.js';
+import type { CommandContext } from './context.js';
+import { openExistingLedger, resolveLedger } from './ledger-access.js';
+import { httpSummary, openSink, type SinkFlags } from './open-sink.js';
+
+/** Options of `replay`. */
+export interface ReplayOptions extends SinkFlags {
+  dryRun: boolean;
+  ledger?: string;
+  config?: string;
+  /** Retryable failures (the default when no status flag is given). */
+  failed?: boolean;
+  /** Permanent (4xx) failures too, after a mapping fix. */
+  permanent?: boolean;
+  /** In-doubt events: looked up in the CRM first where the sink can. */
+  inDoubt?: boolean;
+  /** Re-send events already sent (with their first downstream key); needs confirmation. */
+  force?: boolean;
+  keys?: string[];
+  keysFrom?: string;
+  since?: Date;
+  until?: Date;
+  source?: string;
+  run?: number;
+  limit?: number;
+  /** Input files to match against the ledger instead of the stored leads. */
+  from?: string[];
+  read?: ReadOptions;
+  defaultCountry?: string;
+  report?: string;
+  wait?: number;
+  noLock?: boolean;
+}
+
+/** Asks a person to confirm (on a TTY), or answers from --yes; refuses when nobody can be asked. */
+export type Confirm = (question: string) => Promise<boolean>;
+
+interface Selected {
+  row: LedgerEventRow;
+  lead?: Lead;
+  from: EventStatus;
+}
+
+/** Re-sends selected ledger events and returns what happened as data. */
+export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?: Confirm }): Promise<RunReport> {
+  const started = Date.now();
+  const { config } = loadConfig(o.config, ctx.cwd);
+  const path = resolveLedger(o.ledger, ctx);
+  const params = { ...publicReplayParams(o) };
+  const statuses = chooseStatuses(o);
+
+  const ledger = openExistingLedger(path, { readonly: o.dryRun });
+  let sink: Sink | undefined;
+  let http: HttpClient | undefined;
+  const collector = new ReportCollector();
+  let reportFile: ReportFile | undefined;
+  let deliverer: Deliverer | undefined;
+  let runId: number | undefined;
+  let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
+  let heartbeat: NodeJS.Timeout | undefined;
+  let report!: RunReport;
+  try {
+    if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
+    const selected = await select(ledger, o, statuses, config, ctx);
+    const decisions = new Map<string, Decision>();
+    const decide = (s: Selected): Decision => {
+      const lead = s.lead ?? (s.row.lead_json ? (JSON.parse(s.row.lead_json) as Lead) : undefined);
+      const base = { source: s.row.source ?? '(ledger)', line: s.row.source_line ?? 0, key: s.row.key, naturalKey: s.row.natural_key ?? undefined };
+      if (!lead) return { ...base, kind: 'invalid', reason: 'no stored lead (pruned by retention): replay --from <the input file>' };
+      const why = s.from === 'failed' ? `failed earlier: ${s.row.last_error ?? s.row.failure}` : s.from === 'in_doubt' ? 'in doubt: looked up first where the sink can' : 'sent earlier: re-sent with --force';
+      return { ...base, kind: 'new', reason: `replay: ${why}`, event: { kind: 'event', source: base.source, line: base.line, key: s.row.key, keyKind: 'id', payloadHash: s.row.payload_hash ?? '', naturalKey: base.naturalKey, lead } };
+    };
+    for (const s of selected) decisions.set(s.row.key, decide(s));
+    const resending = selected.filter((s) => s.from === 'sent' && decisions.get(s.row.key)!.kind === 'new');
+
+    if (!o.dryRun) {
+      ({ sink, http } = await openSink('replay', o, config, ctx));
+      if (resending.length) {
+        const q = `Re-send ${resending.length} event(s) that were already delivered to ${sink.describe()}? They keep their first downstream keys.`;
+        if (!ctx.confirm || !(await ctx.confirm(q))) throw new UsageError(`not confirmed: ${q} (pass --yes when not on a terminal)`);
+      }
+    }
+    reportFile = o.report ? ReportFile.open(o.report) : undefined;
+    const writeRow = (d: Decision, result = '', crmId = '') =>
+      reportFile?.write({ source: d.source, line: d.line, key: d.key ?? '', email: d.event?.lead.email ?? '', decision: d.kind, reason: d.reason, result, crm_id: crmId });
+
+    if (sink) {
+      runId = ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
+      const id = runId;
+      heartbeat = setInterval(() => ledger.heartbeat(id), 5000);
+      heartbeat.unref();
+      deliverer = new Deliverer({
+        ledger, sink, runId, namespace: config.namespace ?? 'leadledger', concurrency: o.concurrency ?? 4, existing: 'skip',
+        stop: ctx.stop, hardStop: ctx.hardStop,
+        onSettled: (s: SettledItem) => {
+          const d = s.decision ?? decisions.get(s.key);
+          if (d) writeRow(d, s.result, s.crmId ?? '');
+        },
+      });
+      ledger.markOrphansInDoubt();
+    }
+
+    const inDoubt: Selected[] = [];
+    for (const s of selected) {
+      const d = decisions.get(s.row.key)!;
+      if (d.kind === 'new' && s.from === 'in_doubt' && deliverer) {
+        const caps = sink!.capabilities;
+        const checkable = caps.honoursIdempotencyKey || (caps.lookupByNaturalKey && !!s.row.natural_key);
+        if (!checkable && !o.force) {
+          d.kind = 'filtered';
+          d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: replay --in-doubt --force re-sends it`;
+        } else {
+          inDoubt.push(s);
+          collector.add(d);
+          continue;
+        }
+      }
+      collector.add(d);
+      if (d.kind !== 'new' || !deliverer) {
+        writeRow(d);
+        continue;
+      }
+      if (s.lead) ledger.storeLead(s.row.key, JSON.stringify(s.lead), s.row.payload_hash ?? '');
+      await deliverer.enqueueExisting(s.row, d.event!.lead, [s.from], d);
+    }
+    if (deliverer) {
+      await deliverer.finish();
+      if (inDoubt.length) {
+        await deliverer.recoverInDoubt({
+          rows: inDoubt.map((s) => s.row), blind: !!o.force,
+          leads: new Map(inDoubt.filter((s) => s.lead).map((s) => [s.row.key, s.lead!])),
+          onDecision: (row) => decisions.get(row.key),
+        });
+      }
+    }
+    if (ctx.stop.aborted) runStatus = 'interrupted';
+  } catch (e) {
+    runStatus = 'failed';
+    throw e;
+  } finally {
+    clearInterval(heartbeat);
+    await reportFile?.close();
+    const delivery = deliverer?.counts;
+    const failed = !!delivery && (delivery.failed > 0 || delivery.inDoubt > 0);
+    const interrupted = ctx.stop.aborted;
+    report = {
+      command: 'replay', dryRun: o.dryRun, ledger: path, runId, sink: sink?.describe(), inputs: o.from ?? [], options: params,
+      counts: collector.counts, perSource: collector.perSource, examples: collector.examples, delivery, failures: deliverer?.failures,
+      http: http ? httpSummary(http) : undefined, interrupted: interrupted || undefined, startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started, exitCode: interrupted ? ExitCode.interrupted : failed ? ExitCode.incomplete : ExitCode.ok,
+    };
+    if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
+    ledger.close();
+    await sink?.close?.();
+  }
+  return report;
+}
+
+/** The statuses a replay takes, from its flags: retryable failures unless told otherwise. */
+function chooseStatuses(o: ReplayOptions): { failed: boolean; permanent: boolean; inDoubt: boolean; sent: boolean } {
+  const any = o.failed || o.permanent || o.inDoubt;
+  return { failed: !any || !!o.failed || !!o.permanent, permanent: !!o.permanent, inDoubt: !!o.inDoubt, sent: !!o.force };
+}
+
+async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof chooseStatuses>, config: Parameters<typeof createMapper>[0]['config'], ctx: CommandContext): Promise<Selected[]> {
+  const wanted = (r: LedgerEventRow): EventStatus | undefined => {
+    if (r.status === 'failed' && ((r.failure === 'permanent' && st.permanent) || (r.failure !== 'permanent' && st.failed))) return 'failed';
+    if (r.status === 'in_doubt' && st.inDoubt) return 'in_doubt';
+    if (r.status === 'sent' && st.sent && r.outcome !== 'imported') return 'sent';
+    return undefined;
+  };
+  let keys = o.keys ? [...o.keys] : undefined;
+  if (o.keysFrom) {
+    const text = readFileSync(o.keysFrom === '-' ? 0 : o.keysFrom, 'utf8');
+    keys = [...(keys ?? []), ...text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean)];
+  }
+  const out: Selected[] = [];
+  const limit = o.limit && o.limit > 0 ? o.limit : Infinity;
+  if (o.from?.length) {
+    // Match input events to the ledger by key; the input's (re-mapped) lead is what gets sent.
+    const map = createMapper({ config, defaultCountry: o.defaultCountry });
+    const keySet = keys ? new Set(keys) : undefined;
+    for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin })) {
+      const events = batch.flatMap((it) => (it.kind === 'record' ? [map(it)] : [])).flatMap((m) => (m.kind === 'event' ? [m] : []));
+      const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
+      for (const e of events) {
+        const r = rows.get(e.key);
+        if (!r || (keySet && !keySet.has(e.key))) continue;
+        const from = wanted(r);
+        if (!from || out.some((x) => x.row.key === e.key)) continue;
+        out.push({ row: r, lead: e.lead, from });
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+  const statuses: EventStatus[] = [];
+  if (st.failed || st.permanent) statuses.push('failed');
+  if (st.inDoubt) statuses.push('in_doubt');
+  if (st.sent) statuses.push('sent');
+  const w = whereClause({ status: statuses, since: o.since, until: o.until, source: o.source, runId: o.run, timeField: 'first_seen' });
+  const rows = keys
+    ? ledger.rowsByKeys(keys).filter((r) => statuses.includes(r.status))
+    : (ledger.db.prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`).all(...w.params) as LedgerEventRow[]);
+  for (const r of rows) {
+    if (keys && (o.since || o.until || o.source || o.run)) {
+      const one = whereClause({ since: o.since, until: o.until, source: o.source, runId: o.run, timeField: 'first_seen' });
+      if (!ledger.db.prepare(`SELECT 1 FROM events ${one.sql ? one.sql + ' AND' : 'WHERE'} key = ?`).get(...one.params, r.key)) continue;
+    }
+    const from = wanted(r);
+    if (from) out.push({ row: r, from });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
+  const p: Record<string, unknown> = {
+    dryRun: o.dryRun, sink: o.sink, failed: o.failed, permanent: o.permanent, inDoubt: o.inDoubt, force: o.force,
+    keys: o.keys?.length, keysFrom: o.keysFrom, since: o.since?.toISOString(), until: o.until?.toISOString(), source: o.source,
+    run: o.run, limit: o.limit, from: o.from, hubspotUrl: o.hubspotUrl, output: o.output,
+  };
+  for (const k of Object.keys(p)) if (p[k] === undefined || p[k] === false) delete p[k];
+  return p;
+}

@@ -1,0 +1,157 @@
+// replay and forget as users run them: the built CLI against the emulator.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startEmulator } from '../../src/sandbox/emulator.js';
+import { BIN, ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { generateEvents } from '../helpers/events.js';
+
+const TOKEN = 'pat-replay-test-token';
+const env = { HUBSPOT_TOKEN: TOKEN };
+const fx = (f: string) => join(ROOT, 'fixtures', f);
+type Report = { counts: Record<string, number>; delivery: Record<string, number>; exitCode: number };
+const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
+const statusCounts = (ledger: string) => {
+  const db = new Database(ledger, { readonly: true });
+  try {
+    return Object.fromEntries((db.prepare(`SELECT status, count(*) n FROM events GROUP BY status`).all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]));
+  } finally {
+    db.close();
+  }
+};
+
+test('after an outage, replay sends exactly the failed events, once', async () => {
+  const emu = await startEmulator({ token: TOKEN });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const events = generateEvents(dir, 400, 31);
+  const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--quiet'];
+  // The CRM goes down (503 to everything) once the first batch is in.
+  emu.setFaults({ latencyMs: 60 });
+  const first = runCli(['push', events, ...hub, '--max-retries', '1', '--backoff', '10', '--concurrency', '1'], { env });
+  while (emu.contacts().length === 0) await new Promise((r) => setTimeout(r, 2));
+  emu.setFaults({ outage: true });
+  const push = await first;
+  assert.equal(push.code, 1, push.stderr);
+  const failed = doc(push).delivery.failed;
+  assert.ok(failed > 0, 'the outage failed some events');
+  const sentBefore = emu.contacts().length;
+  emu.setFaults({});
+  const dry = await runCli(['replay', '--dry-run', '--ledger', ledger, '--json', '--report', join(dir, 'plan.csv')]);
+  assert.equal(doc(dry).counts.new, failed, 'the dry-run lists exactly the failed events');
+  assert.equal(readFileSync(join(dir, 'plan.csv'), 'utf8').trim().split('\n').length, failed + 1);
+  assert.equal(emu.contacts().length, sentBefore, 'a dry-run sends nothing');
+  const r = await runCli(['replay', ...hub], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(doc(r).delivery.sent + doc(r).delivery.exists, failed);
+  assert.equal(emu.contacts().length, sentBefore + failed);
+  const again = await runCli(['replay', ...hub], { env });
+  assert.equal(doc(again).counts.read, 0, 'nothing left to replay');
+  assert.deepEqual(Object.keys(statusCounts(ledger)), ['sent']);
+});
+
+test('a crash leaves events in doubt; replay --in-doubt re-sends them with the same key and the receiver keeps one copy', async () => {
+  const emu = await startEmulator({ faults: { latencyMs: 15 }, webhook: { honourIdempotencyKey: true } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const config = join(dir, 'c.json');
+  writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: false } } }));
+  const events = generateEvents(dir, 300, 32);
+  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--config', config, '--concurrency', '4', '--quiet'];
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, CI: '1' }, stdio: 'ignore' });
+  for (;;) {
+    const s = existsSync(ledger) ? (() => { try { return statusCounts(ledger); } catch { return {}; } })() : {};
+    if ((s.pending ?? 0) > 0 && (s.sent ?? 0) > 20) break;
+    if (child.exitCode !== null) assert.fail('the push ended before it could be killed');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  child.kill('SIGKILL');
+  await new Promise((r) => child.on('exit', r));
+  // The next push marks the orphans in doubt; this sink (as configured) cannot check, so they stay in doubt.
+  const rerun = await runCli([...args, '--json'], {});
+  assert.equal(rerun.code, 1, 'exit 1 while events are in doubt');
+  const doubt = statusCounts(ledger).in_doubt ?? 0;
+  assert.ok(doubt > 0, 'the kill left sends in doubt');
+  const refused = await runCli(['replay', '--in-doubt', '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--config', config, '--json', '--quiet']);
+  assert.equal(doc(refused).counts.filtered, doubt, 'without --force they are reported, not sent blind');
+  // The receiver does drop repeated Idempotency-Keys: tell leadledger so, and replay.
+  writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: true } } }));
+  const r = await runCli(['replay', '--in-doubt', '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--config', config, '--json', '--quiet']);
+  assert.equal(r.code, 0, r.stderr);
+  const got = emu.webhookReceived();
+  const emails = got.deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);
+  assert.equal(emails.length, new Set(emails).size, 'no lead stored twice');
+  assert.equal(statusCounts(ledger).in_doubt ?? 0, 0);
+  const db = new Database(ledger, { readonly: true });
+  const sent = (db.prepare(`SELECT count(*) n FROM events WHERE status = 'sent'`).get() as { n: number }).n;
+  db.close();
+  assert.equal(sent, emails.length, 'the ledger and the receiver agree');
+});
+
+test('replay --force re-sends delivered events only when confirmed, with the same downstream key', async () => {
+  const emu = await startEmulator({ webhook: { honourIdempotencyKey: true } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const hook = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger];
+  assert.equal((await runCli(['push', fx('webhook-events.jsonl'), ...hook, '--quiet'])).code, 0);
+  const keysBefore = emu.webhookReceived().deliveries.map((d) => d.idempotencyKey);
+  const refused = await runCli(['replay', '--force', '--keys', 'evt_01JA0001,evt_01JA0002', ...hook]);
+  assert.equal(refused.code, 2, 'not on a terminal and no --yes');
+  assert.match(refused.stderr, /Re-send 2 event\(s\) that were already delivered to .*--yes/s);
+  const r = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001,evt_01JA0002', ...hook, '--json', '--quiet']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(doc(r).counts.new, 2);
+  const got = emu.webhookReceived();
+  assert.equal(got.requests, keysBefore.length + 2, 'two more requests');
+  assert.deepEqual(got.deliveries.map((d) => d.idempotencyKey), keysBefore, 'with the keys of the first sends: the receiver stored nothing new');
+});
+
+test('replay --permanent --from: after a mapping fix, permanently failed events go out with the re-mapped lead', async () => {
+  const emu = await startEmulator({ token: TOKEN });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const config = join(dir, 'c.json');
+  writeFileSync(config, JSON.stringify({ fields: { custom: { favourite_colour: 'data.company' } } }));
+  const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--quiet', '--config', config];
+  const push = await runCli(['push', fx('webhook-events.jsonl'), ...hub], { env });
+  assert.equal(push.code, 1);
+  const failed = doc(push).delivery.failed;
+  assert.ok(failed >= 14, 'the CRM has no such property: a permanent 400 for every lead with a company');
+  const plain = await runCli(['replay', ...hub], { env });
+  assert.equal(doc(plain).counts.read, 0, 'permanent failures are not replayed without --permanent');
+  writeFileSync(config, JSON.stringify({}));
+  const r = await runCli(['replay', '--permanent', '--from', fx('webhook-events.jsonl'), ...hub], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(doc(r).delivery.sent, failed);
+  assert.equal(emu.contacts().length, 16);
+  assert.ok(emu.contacts().every((c) => !('favourite_colour' in c.properties)));
+});
+
+test('forget --email leaves no trace of the address in the ledger bytes, and a new push still skips the old events', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const out = join(dir, 'out.jsonl');
+  const push = ['push', fx('webhook-events.jsonl'), '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--json', '--quiet'];
+  assert.equal((await runCli(push)).code, 0);
+  const address = 'ana.souza@example.com.br';
+  assert.ok(readFileSync(ledger).includes(Buffer.from(address)) || (existsSync(ledger + '-wal') && readFileSync(ledger + '-wal').includes(Buffer.from(address))));
+  const f = await runCli(['ledger', 'forget', '--email', 'Ana.Souza@Example.com.br', '--yes', '--ledger', ledger]);
+  assert.equal(f.code, 0, f.stderr);
+  for (const file of [ledger, ledger + '-wal']) {
+    if (!existsSync(file)) continue;
+    const bytes = readFileSync(file);
+    assert.ok(!bytes.includes(Buffer.from(address)) && !bytes.includes(Buffer.from(address.toUpperCase())), `${file} still holds the address`);
+  }
+  const again = await runCli(push);
+  const d = doc(again);
+  assert.equal(d.delivery.sent, 0, 'the erased person is not sent again');
+  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
+});
