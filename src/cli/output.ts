@@ -2,6 +2,7 @@
 // only on a TTY stderr outside CI; a plain progress line every few seconds otherwise (cron logs); nothing with --quiet.
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Progress } from '../commands/context.js';
+import type { HttpEvent } from '../sinks/http.js';
 
 /** How a command talks to the person running it. */
 export interface Output {
@@ -68,4 +69,20 @@ export function progressText(p: Progress): string {
     if (rate > 0 && p.toSend > p.settled) parts.push(`ETA ${Math.ceil((p.toSend - p.settled) / rate)} s`);
   }
   return parts.join(' · ');
+}
+
+/** One --verbose line for an HTTP event worth a person's attention (retries, network errors, rate-limit waits). */
+export function describeHttpEvent(e: HttpEvent): string {
+  switch (e.type) {
+    case 'retry':
+      return `http: retry ${e.attempt} of ${e.method} ${e.url} in ${Math.round(e.delayMs)} ms (${e.reason})`;
+    case 'network-error':
+      return `http: ${e.method} ${e.url} failed: ${e.code}${e.inDoubt ? ' after the request was sent' : ''}`;
+    case 'rate-limit-wait':
+      return `http: waited ${Math.round(e.waitedMs)} ms for the rate limit`;
+    case 'response':
+      return `http: ${e.method} ${e.url} → ${e.status} in ${Math.round(e.durationMs)} ms`;
+    case 'request':
+      return `http: ${e.method} ${e.url} (attempt ${e.attempt})`;
+  }
 }

@@ -3,7 +3,7 @@ import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
 import { parseTimeBound } from '../mapping/map-record.js';
 import { formatJson, formatSummary } from '../report/summary.js';
-import { createOutput } from './output.js';
+import { createOutput, describeHttpEvent } from './output.js';
 import { installStopSignals } from './signals.js';
 
 /** Runs `push` from parsed flags; returns the exit code. */
@@ -14,7 +14,7 @@ export async function runPush(inputs: string[], flags: Record<string, unknown>):
   try {
     const report = await push(opts, {
       env: process.env, cwd: process.cwd(), stdin: process.stdin, stop: signals.stop, hardStop: signals.hardStop,
-      onProgress: (p) => out.progress(p), warn: (m) => out.warn(m),
+      onProgress: (p) => out.progress(p), warn: (m) => out.warn(m), onHttpEvent: out.verbose ? (e) => e.type !== 'request' && out.info(describeHttpEvent(e)) : undefined,
     });
     out.stopProgress();
     if (flags.json) process.stdout.write(formatJson(report));

@@ -2,7 +2,7 @@
 import { replay, type ReplayOptions } from '../commands/replay.js';
 import { formatJson, formatSummary } from '../report/summary.js';
 import { createConfirm } from './confirm.js';
-import { createOutput } from './output.js';
+import { createOutput, describeHttpEvent } from './output.js';
 import { toPushOptions } from './run-push.js';
 import { installStopSignals } from './signals.js';
 
@@ -22,7 +22,7 @@ export async function runReplay(flags: Record<string, unknown>): Promise<number>
   try {
     const report = await replay(o, {
       env: process.env, cwd: process.cwd(), stdin: process.stdin, stop: signals.stop, hardStop: signals.hardStop,
-      onProgress: (x) => out.progress(x), warn: (m) => out.warn(m), confirm: createConfirm({ yes: !!flags.yes, command: 'replay --force' }),
+      onProgress: (x) => out.progress(x), warn: (m) => out.warn(m), onHttpEvent: out.verbose ? (e) => e.type !== 'request' && out.info(describeHttpEvent(e)) : undefined, confirm: createConfirm({ yes: !!flags.yes, command: 'replay --force' }),
     });
     out.stopProgress();
     if (flags.json) process.stdout.write(formatJson(report));
