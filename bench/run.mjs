@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// leadledger benchmark harness (issue 5). `npm run bench` builds, then runs this.
+// Scenarios, peers, flags and outputs: bench/README.md. Progress goes to stderr, the result table to stdout.
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Data } from './lib/data.mjs';
+import { killChildren, which } from './lib/measure.mjs';
+import { scenario1, scenario2, scenario3, scenario4, scenario5 } from './lib/scenarios.mjs';
+import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(benchDir);
+const cli = path.join(root, 'bin', 'leadledger.js');
+
+const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [options] after npm run build)
+
+  --only 1,2,5         run only these scenarios (1 JSONL audit, 2 CSV audit, 3 push, 4 peak RSS 10M, 5 start-up)
+  --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
+  --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
+  --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
+  --big-events N       events in scenario 4's big run (default 10000000)
+  --big-runs N         runs of scenario 4's big run (default 1)
+  --push-events N      events pushed in scenario 3 (default 100000; about 100 s at the ceiling)
+  --push-runs N        runs of scenario 3's main push (default 1)
+  --push-concurrency N pass --concurrency N to the main push (default: leadledger's default)
+  --tight-events N     events of the tight-limit push (default 2000)
+  --shared-rps N       the second tight-limit push shares the quota with a client sending N req/s (default 4;
+                       0 skips that variant)
+  --startup-runs N     timed runs per command in scenario 5 (default 20)
+  --seed S             generator seed (default 42)
+  --data-dir DIR       where generated data is cached (default bench/.data)
+  --no-write           don't write bench/results.json and bench/results.md
+  -h, --help           this help`;
+
+function parseArgs(argv) {
+  const o = {
+    only: new Set(['1', '2', '3', '4', '5']), runs: 5, events: 1_000_000, skip10m: false, bigEvents: 10_000_000, bigRuns: 1,
+    pushEvents: 100_000, pushRuns: 1, pushConcurrency: null, tightEvents: 2000, noiseRps: 4, startupRuns: 20, seed: 42,
+    dataDir: path.join(benchDir, '.data'), write: true, argv: ['npm run bench --', ...argv].join(' ').replace(/ --$/, ''),
+  };
+  const num = (name, v, min = 1) => {
+    const n = Number(String(v ?? '').replace(/_/g, ''));
+    if (!Number.isInteger(n) || n < min) { console.error(`${name} needs an integer ≥ ${min}, got "${v}"`); process.exit(2); }
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const val = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--only': {
+        const s = String(val() ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+        if (!s.length || s.some((x) => !/^[1-5]$/.test(x))) { console.error('--only takes scenario numbers 1-5, e.g. --only 1,2,5'); process.exit(2); }
+        o.only = new Set(s); break;
+      }
+      case '--runs': o.runs = num(flag, val()); break;
+      case '--events': o.events = num(flag, val(), 10); break;
+      case '--skip-10m': o.skip10m = true; break;
+      case '--big-events': o.bigEvents = num(flag, val(), 10); break;
+      case '--big-runs': o.bigRuns = num(flag, val()); break;
+      case '--push-events': o.pushEvents = num(flag, val(), 10); break;
+      case '--push-runs': o.pushRuns = num(flag, val()); break;
+      case '--push-concurrency': o.pushConcurrency = num(flag, val()); break;
+      case '--tight-events': o.tightEvents = num(flag, val(), 10); break;
+      case '--shared-rps': { const n = num(flag, val(), 0); o.noiseRps = n === 0 ? null : n; break; }
+      case '--startup-runs': o.startupRuns = num(flag, val()); break;
+      case '--seed': o.seed = num(flag, val(), 0); break;
+      case '--data-dir': o.dataDir = path.resolve(val()); break;
+      case '--no-write': o.write = false; break;
+      case '-h': case '--help': console.log(HELP); process.exit(0); break;
+      default: console.error(`unknown option ${a}\n\n${HELP}`); process.exit(2);
+    }
+  }
+  if (o.bigEvents < o.events) { console.error('--big-events must be at least --events (the big file must contain the ledger ids)'); process.exit(2); }
+  return o;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const log = (s) => process.stderr.write(`${s}\n`);
+if (!existsSync(path.join(root, 'dist', 'cli', 'main.js'))) {
+  console.error('dist/ is missing: run `npm run bench` (it builds first) or `npm run build`.');
+  process.exit(2);
+}
+
+const mismatches = [];
+const ctx = {
+  opts, root, cli, benchDir, log,
+  data: new Data({ dir: opts.dataDir, generator: path.join(benchDir, 'gen-events.mjs'), seed: opts.seed, log }),
+  mismatch(msg) { mismatches.push(msg); log(`  !!! MISMATCH: ${msg}`); },
+};
+
+let interrupted = false;
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`\n${sig}: stopping the processes the bench started …`);
+    killChildren('SIGINT');
+    setTimeout(() => process.exit(130), 1500).unref();
+  });
+}
+process.on('exit', () => killChildren('SIGKILL'));
+
+const missingTools = ['sqlite3', 'jq', 'mlr'].filter((c) => !which(c));
+if (missingTools.length) log(`note: ${missingTools.join(', ')} not installed; their peer rows are skipped (Debian/Ubuntu: apt-get install -y sqlite3 jq miller)`);
+if (!which('hyperfine')) log('note: hyperfine not installed; scenario 5 times with spawn + hrtime (apt-get install -y hyperfine)');
+
+const machine = machineInfo(root, cli);
+log(`leadledger bench: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB, Node ${machine.node}; scenarios ${[...opts.only].sort().join(',')}, ${opts.runs} run(s) each`);
+
+const rows = [];
+const t0 = Date.now();
+let rows1 = null;
+let failure = null;
+try {
+  if (opts.only.has('1')) { log('\n== 1. dry-run audit, JSONL'); rows1 = await scenario1(ctx); rows.push(...rows1); }
+  if (opts.only.has('2')) { log('\n== 2. dry-run audit, CSV'); rows.push(...(await scenario2(ctx))); }
+  if (opts.only.has('3')) { log('\n== 3. push to the emulator'); rows.push(...(await scenario3(ctx))); }
+  if (opts.only.has('4')) { log('\n== 4. peak RSS'); rows.push(...(await scenario4(ctx, rows1))); }
+  if (opts.only.has('5')) { log('\n== 5. start-up'); rows.push(...(await scenario5(ctx))); }
+} catch (e) {
+  failure = e;
+  log(`\nbench aborted: ${e?.stack ?? e}`);
+}
+if (interrupted) process.exit(130);
+
+const table = textTable(rows);
+console.log(`\nleadledger bench — ${machine.date}`);
+console.log(`machine: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB RAM, Node ${machine.node}, leadledger ${machine.leadledger}${machine.commit ? ` at ${machine.commit}` : ''}`);
+console.log(`peers: sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}; ll/peer = leadledger median ÷ peer median (below 1 = leadledger faster)`);
+console.log(table);
+console.log('\ntargets (issue 5):');
+for (const l of summaryLines(rows)) console.log(l);
+if (mismatches.length) {
+  console.log('\n!!!!!!!! MISMATCH !!!!!!!! a tool counted a different number of new unique event ids than expected:');
+  for (const m of mismatches) console.log(`  MISMATCH ${m}`);
+} else if (rows.length) console.log('\ncounts: every tool agreed with the expected number of new unique event ids in every run.');
+console.log(`\ntotal bench time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+if (opts.write && rows.length) {
+  const json = { machine, options: { ...opts, only: [...opts.only].sort() }, mismatches, results: rows };
+  writeFileSync(path.join(benchDir, 'results.json'), JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(path.join(benchDir, 'results.md'), markdown(rows, machine, opts, mismatches));
+  console.log('wrote bench/results.json and bench/results.md');
+}
+process.exitCode = failure ? 2 : mismatches.length ? 1 : 0;
