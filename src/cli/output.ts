@@ -23,7 +23,8 @@ export async function createOutput(flags: Record<string, unknown>, env = process
   const chalk = new Chalk({ level: colour ? 1 : 0 });
   const quiet = !!flags.quiet;
   const verbose = !!flags.verbose;
-  const spinnerWanted = tty && !quiet && !env.CI;
+  // A terminal that reports no width (some pseudo-terminals) makes ora compute infinite lines to clear.
+  const spinnerWanted = tty && (process.stderr.columns ?? 0) > 0 && !quiet && !env.CI;
   let spinner: { text: string; stop(): void; start(): unknown } | undefined;
   if (spinnerWanted) {
     const { default: ora } = await import('ora');
