@@ -2,28 +2,12 @@
 import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
 import { parseTimeBound } from '../mapping/map-record.js';
-import { formatJson, formatSummary } from '../report/summary.js';
-import { createOutput, describeHttpEvent } from './output.js';
-import { installStopSignals } from './signals.js';
+import { runWithReport } from './run-with-report.js';
 
 /** Runs `push` from parsed flags; returns the exit code. */
 export async function runPush(inputs: string[], flags: Record<string, unknown>): Promise<number> {
-  const out = await createOutput(flags);
   const opts = toPushOptions(inputs, flags);
-  const signals = installStopSignals(10_000, () => out.info('stopping: no new sends; waiting for in-flight sends to settle (Ctrl-C again to cut them)'));
-  try {
-    const report = await push(opts, {
-      env: process.env, cwd: process.cwd(), stdin: process.stdin, stop: signals.stop, hardStop: signals.hardStop,
-      onProgress: (p) => out.progress(p), warn: (m) => out.warn(m), onHttpEvent: out.verbose ? (e) => e.type !== 'request' && out.info(describeHttpEvent(e)) : undefined,
-    });
-    out.stopProgress();
-    if (flags.json) process.stdout.write(formatJson(report));
-    if (!out.quiet) process.stderr.write(formatSummary(report, out.chalk));
-    return report.exitCode;
-  } finally {
-    out.stopProgress();
-    signals.dispose();
-  }
+  return runWithReport(flags, (ctx) => push(opts, ctx));
 }
 
 /** Converts commander's flags into push options, validating what commander cannot. */

@@ -1,0 +1,26 @@
+// What push and replay share around their command: signals, progress, and printing the run report.
+import type { CommandContext } from '../commands/context.js';
+import type { RunReport } from '../report/run-report.js';
+import { formatJson, formatSummary } from '../report/summary.js';
+import { createOutput, describeHttpEvent } from './output.js';
+import { installStopSignals } from './signals.js';
+
+/** Runs a reporting command with Ctrl-C handling and progress, prints its report; returns the exit code. */
+export async function runWithReport(flags: Record<string, unknown>, run: (ctx: CommandContext) => Promise<RunReport>): Promise<number> {
+  const out = await createOutput(flags);
+  const signals = installStopSignals(10_000, () => out.info('stopping: no new sends; waiting for in-flight sends to settle (Ctrl-C again to cut them)'));
+  try {
+    const report = await run({
+      env: process.env, cwd: process.cwd(), stdin: process.stdin, stop: signals.stop, hardStop: signals.hardStop,
+      onProgress: (p) => out.progress(p), warn: (m) => out.warn(m),
+      onHttpEvent: out.verbose ? (e) => e.type !== 'request' && out.info(describeHttpEvent(e)) : undefined,
+    });
+    out.stopProgress();
+    if (flags.json) process.stdout.write(formatJson(report));
+    if (!out.quiet) process.stderr.write(formatSummary(report, out.chalk));
+    return report.exitCode;
+  } finally {
+    out.stopProgress();
+    signals.dispose();
+  }
+}
