@@ -1,11 +1,19 @@
 // The audit half of the pipeline, shared by push, its dry-run and replay --from: read → map → decide, in batches.
+// Large JSONL and CSV inputs are parsed and mapped by worker threads (map-pool.ts) while this thread decides in
+// input order; JSON arrays and small inputs are read and mapped here. Both paths yield the same decisions.
+import { availableParallelism } from 'node:os';
 import { Decider } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { createMapper, type MapOptions } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
-import { readInputs } from '../sources/read-inputs.js';
-import type { ReadOptions } from '../sources/types.js';
+import type { OpenedInput } from '../sources/open-input.js';
+import { readFormat, readInputsWith } from '../sources/read-inputs.js';
+import type { ReaderContext } from '../sources/reader-context.js';
+import type { InputInfo, RawReject, ReadOptions } from '../sources/types.js';
+import { MapPool, type DecodedBlock } from './map-pool.js';
+import { readCsvParallel } from './read-csv-parallel.js';
+import { readJsonlParallel } from './read-jsonl-parallel.js';
 
 /** What the audit half needs. */
 export interface DecideInputsOptions {
@@ -16,21 +24,52 @@ export interface DecideInputsOptions {
   ledger?: Ledger;
   /** Stops reading between batches. */
   stop?: AbortSignal;
+  /**
+   * Map workers for JSONL and CSV: 'auto' uses one per core for inputs larger than the sniffed head (small inputs are not
+   * worth a worker's start-up); a number forces that many for every JSONL input (tests); 0 never uses workers.
+   */
+  workers?: 'auto' | number;
+  /** Keys held in memory before the run memory spills (tests make it tiny). */
+  memoryCapacity?: number;
 }
 
 /** Yields the decisions for every record of the inputs, in input order, a batch at a time. */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
   const mapper = createMapper(o.map);
-  const decider = new Decider({ ledger: o.ledger });
+  const decider = new Decider({ ledger: o.ledger, memoryCapacity: o.memoryCapacity });
+  const want = o.workers ?? 'auto';
+  let pool: MapPool | undefined;
+
+  // A read-only ledger is what a dry-run gets: nothing writes it during the run, so workers may look blocks up
+  // ahead of the decisions. A writing run claims as it goes, so there lookups stay with the decider.
+  const ledgerPath = o.ledger?.readonly ? o.ledger.path : undefined;
+
+  const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
+    const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
+    if (info.format !== 'json' && size > 0) {
+      pool ??= new MapPool(size, { map: o.map, select: o.read.select, ledgerPath });
+      if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool);
+      return readCsvParallel(opened, ctx, pool, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' });
+    }
+    return mapInThread(opened, info, ctx);
+  };
+  async function* mapInThread(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {
+    for await (const batch of readFormat(opened, info, ctx)) {
+      yield { items: batch.map((item) => (item.kind === 'reject' ? toInvalid(item) : mapper(item))) };
+    }
+  }
+
   try {
-    for await (const batch of readInputs(o.inputs, o.read)) {
+    for await (const block of readInputsWith(o.inputs, o.read, read, (r): DecodedBlock => ({ items: [toInvalid(r)] }))) {
       if (o.stop?.aborted) return;
-      const mapped: Mapped[] = batch.map((item) =>
-        item.kind === 'reject' ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason } : mapper(item),
-      );
-      yield decider.decideBatch(mapped);
+      yield decider.decideBatch(block.items, block.looked);
     }
   } finally {
     decider.close();
+    await pool?.close();
   }
+}
+
+function toInvalid(item: RawReject): Mapped {
+  return { kind: 'invalid', source: item.source, line: item.line, reason: item.reason };
 }

@@ -1,5 +1,5 @@
 // Keys and hashes: event keys for records without an id, payload hashes, and the keys sent downstream.
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { Lead } from './types.js';
 
 /** JSON with object keys sorted at every level, so equal content always hashes equally. */
@@ -13,14 +13,38 @@ export function canonicalJson(value: unknown): string {
   return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(obj[k])).join(',') + '}';
 }
 
+// crypto.hash (Node >= 20.12) hashes in one call, without a Hash object per record: same digest, less garbage.
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
+
 /** Hex sha256 of a string. */
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }
 
 /** The payload hash of a lead: 128 bits of sha256 over its canonical JSON (collisions are not a practical concern). */
 export function payloadHash(lead: Lead): string {
-  return sha256(canonicalJson(lead)).slice(0, 32);
+  return sha256(canonicalLeadJson(lead)).slice(0, 32);
+}
+
+// Every key a Lead can have, in the order canonicalJson sorts them (plain code-unit order).
+const LEAD_KEYS = ['company', 'custom', 'email', 'firstName', 'lastName', 'name', 'phone', 'source'] as const;
+
+/**
+ * canonicalJson(lead), written without sorting or an array per level: the payload hash is taken once per record.
+ * A lead with any key outside LEAD_KEYS (not one the mapper builds) goes the general way, so the text is always equal.
+ */
+export function canonicalLeadJson(lead: Lead): string {
+  let out = '{';
+  let used = 0;
+  for (const k of LEAD_KEYS) {
+    const v = lead[k];
+    if (v === undefined) continue;
+    if (used++ > 0) out += ',';
+    out += '"' + k + '":' + (typeof v === 'string' ? JSON.stringify(v) : canonicalJson(v));
+  }
+  let own = 0;
+  for (const k in lead) if (Object.hasOwn(lead, k) && (lead as Record<string, unknown>)[k] !== undefined) own++;
+  return own === used ? out + '}' : canonicalJson(lead);
 }
 
 /** A content key for a record without an id: `c:` + sha256 over the chosen normalized fields. */

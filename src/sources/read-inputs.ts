@@ -12,15 +12,26 @@ import type { ReaderContext } from './reader-context.js';
 import { resolveInputs, type ResolvedInput } from './resolve-inputs.js';
 import { compileSelector } from './select-path.js';
 import { decideInputInfo } from './sniff-input.js';
-import type { InputFormat, InputInfo, RawItem, ReadOptions } from './types.js';
+import type { InputFormat, InputInfo, RawItem, RawReject, ReadOptions } from './types.js';
 
 const FORMATS: readonly InputFormat[] = ['jsonl', 'json', 'csv'];
 
 /** Reads every input in order and yields batches of records and rejects (up to ~1000 items each). */
 export async function* readInputs(inputs: string[], opts: ReadOptions): AsyncGenerator<RawItem[]> {
+  yield* readInputsWith(inputs, opts, readFormat, (reject) => [reject]);
+}
+
+/** How one opened input is turned into batches B (e.g. parsed and mapped in worker threads). */
+export type FormatReader<B> = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext) => AsyncGenerator<B>;
+
+/**
+ * readInputs with the per-input reader supplied by the caller: inputs are resolved, opened, sniffed and their
+ * failures turned into rejects exactly as readInputs does, whatever batches B the reader yields.
+ */
+export async function* readInputsWith<B>(inputs: string[], opts: ReadOptions, read: FormatReader<B>, fromReject: (r: RawReject) => B): AsyncGenerator<B> {
   const options = validateOptions(opts);
   const resolved = await resolveInputs(inputs);
-  for (const input of resolved) yield* readOne(input, options);
+  for (const input of resolved) yield* readOne(input, options, read, fromReject);
 }
 
 /** Checks and normalizes the options (UsageError on a bad one), so that no input is read with a typo'd flag. */
@@ -48,7 +59,7 @@ function normalizeDelimiter(d: string): string {
   return d;
 }
 
-async function* readOne(input: ResolvedInput, opts: ReadOptions): AsyncGenerator<RawItem[]> {
+async function* readOne<B>(input: ResolvedInput, opts: ReadOptions, read: FormatReader<B>, fromReject: (r: RawReject) => B): AsyncGenerator<B> {
   const ctx: ReaderContext = {
     source: input.source,
     selector: opts.select === undefined ? null : compileSelector(opts.select),
@@ -59,17 +70,18 @@ async function* readOne(input: ResolvedInput, opts: ReadOptions): AsyncGenerator
     opened = await openInput(input, opts.stdin);
     const info = decideInputInfo(input, opened, opts);
     opts.onInput?.(info);
-    yield* readFormat(opened, info, ctx);
+    yield* read(opened, info, ctx);
   } catch (err) {
     if (err instanceof InputError || err instanceof UsageError) throw err;
     const line = Math.max(1, ctx.progress.line + 1);
-    yield [{ kind: 'reject', source: input.source, line, reason: `input failed at line ${line}: ${describeReadError(err)}` }];
+    yield fromReject({ kind: 'reject', source: input.source, line, reason: `input failed at line ${line}: ${describeReadError(err)}` });
   } finally {
     await opened?.close();
   }
 }
 
-function readFormat(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
+/** The in-thread reader of each format. */
+export function readFormat(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
   switch (info.format) {
     case 'jsonl':
       return readJsonl(opened.chunks, ctx);

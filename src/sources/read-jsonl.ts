@@ -22,7 +22,7 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
   const handle = (buf: Buffer, start: number, end: number): void => {
     line++;
     // A UTF-8 BOM can only be at the very start; checked here so a tiny first stdin chunk cannot split it.
-    if (line === 1 && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
+    if (line === 1 && !ctx.midInput && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
     if (end > start && buf[end - 1] === CR) end--;
     if (end === start) return;
     const b0 = buf[start] as number;
@@ -52,33 +52,40 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
     batch.push(s.ok ? { kind: 'record', source, line, fields: s.value } : { kind: 'reject', source, line, reason: s.reason });
   };
 
-  for await (const chunk of chunks) {
-    let start = 0;
-    let nl = chunk.indexOf(LF, start);
-    if (pending.length > 0) {
-      if (nl === -1) {
-        pending.push(chunk);
-        continue;
+  try {
+    for await (const chunk of chunks) {
+      let start = 0;
+      let nl = chunk.indexOf(LF, start);
+      if (pending.length > 0) {
+        if (nl === -1) {
+          pending.push(chunk);
+          continue;
+        }
+        pending.push(chunk.subarray(0, nl));
+        const joined = Buffer.concat(pending);
+        pending = [];
+        handle(joined, 0, joined.length);
+        start = nl + 1;
+        nl = chunk.indexOf(LF, start);
       }
-      pending.push(chunk.subarray(0, nl));
-      const joined = Buffer.concat(pending);
-      pending = [];
-      handle(joined, 0, joined.length);
-      start = nl + 1;
-      nl = chunk.indexOf(LF, start);
-    }
-    while (nl !== -1) {
-      handle(chunk, start, nl);
-      start = nl + 1;
-      if (batch.length >= BATCH_SIZE) {
-        progress.line = line;
-        yield batch;
-        batch = [];
+      while (nl !== -1) {
+        handle(chunk, start, nl);
+        start = nl + 1;
+        if (batch.length >= BATCH_SIZE) {
+          progress.line = line;
+          yield batch;
+          batch = [];
+        }
+        nl = chunk.indexOf(LF, start);
       }
-      nl = chunk.indexOf(LF, start);
+      if (start < chunk.length) pending.push(chunk.subarray(start));
+      progress.line = line;
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+  } catch (err) {
+    // A read error (a truncated gzip): the lines read before it are still records, then the input fails.
     progress.line = line;
+    if (batch.length > 0) yield batch;
+    throw err;
   }
   if (pending.length > 0) {
     const joined = Buffer.concat(pending);

@@ -12,4 +12,6 @@ export interface ReaderContext {
   selector: Selector | null;
   /** The last line the reader has fully consumed; updated at least once per chunk. */
   progress: { line: number };
+  /** The bytes are a block from the middle of the input (parallel reading): its first line is not the input's first, so no BOM. */
+  midInput?: boolean;
 }

@@ -103,3 +103,16 @@ test('time parsing: ISO, epoch seconds and ms, dd/mm/yyyy, relative bounds', () 
   assert.equal(parseTime('not a date'), undefined);
   assert.equal(parseTimeBound('7d', 10 * 86_400_000)!.getTime(), 3 * 86_400_000);
 });
+
+test('the payload hash text of a lead is exactly its canonical JSON, whatever fields it has', async () => {
+  const { canonicalJson, canonicalLeadJson } = await import('../../src/mapping/keys.js');
+  const leads = [
+    {},
+    { email: 'a@b.io' },
+    { phone: '+5511987654321', email: 'a@b.io', name: 'Ana "Quote" \u2028 Lima', source: 'ads' },
+    { source: 's', name: 'n', lastName: 'l', firstName: 'f', email: 'e@x.io', custom: { z: '1', a: '\n' }, company: 'c', phone: '+1' },
+    { email: 'a@b.io', name: undefined },
+    { email: 'a@b.io', extra: 'not a lead key' },
+  ];
+  for (const lead of leads) assert.equal(canonicalLeadJson(lead as never), canonicalJson(lead), JSON.stringify(lead));
+});

@@ -1,0 +1,60 @@
+// The worker side of a CSV input streamed to one map worker: chunks arrive as jobs, in order, and feed one
+// readCsv (csv-parse keeps its quote state across chunks, so the file is parsed exactly as in-thread). Each job
+// is answered with the records parsed since the previous answer, when the parser asks for the next chunk.
+import type { Mapped } from '../mapping/types.js';
+import { readCsv, type CsvSettings } from '../sources/read-csv.js';
+import type { Selector } from '../sources/select-path.js';
+import type { RawItem } from '../sources/types.js';
+
+/** One CSV input being parsed in this worker. */
+export class CsvStream {
+  private readonly queue: Array<{ seq: number; bytes: Buffer; end: boolean }> = [];
+  private wake: (() => void) | undefined;
+  private out: Mapped[] = [];
+  private answering: number | undefined;
+  readonly done: Promise<void>;
+
+  constructor(
+    settings: CsvSettings,
+    selector: Selector | null,
+    map: (item: RawItem) => Mapped,
+    private readonly answer: (seq: number, items: Mapped[], error?: string) => void,
+  ) {
+    const ctx = { source: '', selector, progress: { line: 0 } };
+    this.done = (async () => {
+      try {
+        for await (const batch of readCsv(this.chunks(), ctx, settings)) for (const item of batch) this.out.push(map(item));
+        this.reply();
+      } catch (e) {
+        if (this.answering !== undefined) this.answer(this.answering, [], (e as Error).message);
+        for (const q of this.queue) this.answer(q.seq, [], (e as Error).message);
+      }
+    })();
+  }
+
+  /** Queues the next chunk (end: the input is over). */
+  push(seq: number, bytes: Buffer, end: boolean): void {
+    this.queue.push({ seq, bytes, end });
+    this.wake?.();
+  }
+
+  private reply(): void {
+    if (this.answering === undefined) return;
+    this.answer(this.answering, this.out);
+    this.out = [];
+    this.answering = undefined;
+  }
+
+  private async *chunks(): AsyncGenerator<Buffer> {
+    for (;;) {
+      while (this.queue.length === 0) await new Promise<void>((r) => (this.wake = r));
+      this.wake = undefined;
+      const next = this.queue.shift()!;
+      // The parser wants more: what it produced so far answers the previous chunk's job.
+      this.reply();
+      this.answering = next.seq;
+      if (next.end) return;
+      yield next.bytes;
+    }
+  }
+}

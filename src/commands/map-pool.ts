@@ -1,0 +1,138 @@
+// A pool of map workers (map-worker.ts): blocks of JSONL bytes in, mapped records out, replies in job order.
+import { Worker } from 'node:worker_threads';
+import type { MapOptions } from '../mapping/map-record.js';
+import type { LedgerAnswers } from '../decide/decide.js';
+import type { KnownKey } from '../ledger/ledger.js';
+import type { Mapped } from '../mapping/types.js';
+import type { CsvSettings } from '../sources/read-csv.js';
+
+/** What every worker is started with. */
+export interface MapWorkerInit {
+  map: MapOptions;
+  select?: string;
+  /** Dry-run only: the ledger file, opened read-only by each worker to look its blocks up. */
+  ledgerPath?: string;
+}
+
+/** One block of whole JSONL lines, or the next chunk of a CSV input streamed to one worker. */
+export interface MapJob {
+  seq: number;
+  bytes: Uint8Array;
+  /** The block starts the input (a BOM may open its first line). */
+  first: boolean;
+  /** CSV: the input's stream id and settings; its chunks go in order to one worker, which parses them as one text. */
+  csv?: { stream: number; settings: CsvSettings; end: boolean };
+}
+
+/** A block's records, with source '' and lines counted from 1 at the block's start. */
+export interface MapJobResult {
+  seq: number;
+  /** Lines in the block (blank ones included), to number the next block's lines. */
+  lines: number;
+  /** A MapBlock as JSON. */
+  json: string;
+  /** The worker failed on this job (e.g. undecodable input): the input fails as it would in-thread. */
+  error?: string;
+}
+
+/** A block's records and, when the worker looked them up, what the ledger holds for them. */
+export interface MapBlock {
+  items: Mapped[];
+  known: Array<[string, KnownKey]>;
+  delivered: Array<[string, string]>;
+}
+
+// A worker holds one block (a MB of lines) and its records at a time; without a limit V8 lets each heap grow to
+// gigabytes before collecting (peak RSS is a target: under 300 MB for any input size). 64 MB still holds a line of several MB.
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 };
+
+interface Waiter {
+  resolve(r: MapJobResult): void;
+  reject(e: Error): void;
+}
+
+// Under tsx (tests) this module is a .ts file and so is its worker, which then needs tsx too; built, both are .js.
+const UNDER_TSX = import.meta.url.endsWith('.ts');
+const WORKER_URL = new URL(UNDER_TSX ? './map-worker.ts' : './map-worker.js', import.meta.url);
+// Node 20 does not pass tsx's loader hooks on to workers: register them in the worker first.
+const TSX_BOOT = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
+
+/** Round-robin pool; each worker answers its jobs in the order it got them, so results come back in submit order. */
+export class MapPool {
+  private readonly workers: Worker[] = [];
+  private readonly waiting: Array<Map<number, Waiter>> = [];
+  private next = 0;
+  private seq = 0;
+  private failure: Error | undefined;
+
+  constructor(size: number, private readonly init: MapWorkerInit) {
+    for (let i = 0; i < size; i++) {
+      const opts = { workerData: init, resourceLimits: WORKER_LIMITS };
+      const w = UNDER_TSX ? new Worker(TSX_BOOT, { ...opts, eval: true }) : new Worker(WORKER_URL, opts);
+      const waiting = new Map<number, Waiter>();
+      w.on('message', (r: MapJobResult) => {
+        const waiter = waiting.get(r.seq);
+        waiting.delete(r.seq);
+        if (r.error !== undefined) waiter?.reject(new Error(r.error));
+        else waiter?.resolve(r);
+      });
+      const fail = (e: Error) => {
+        this.failure ??= e;
+        for (const x of waiting.values()) x.reject(e);
+        waiting.clear();
+      };
+      w.on('error', fail);
+      w.on('exit', (code) => {
+        if (code !== 0) fail(new Error(`map worker exited with code ${code}`));
+      });
+      // Not unref'd: an awaited reply is all that keeps the event loop alive at times. close() ends them.
+      this.workers.push(w);
+      this.waiting.push(waiting);
+    }
+  }
+
+  /** Maps one block (on the next worker in turn, or on worker `to`); the bytes are copied once into a buffer the worker owns. */
+  submit(bytes: Uint8Array, first: boolean, csv?: MapJob['csv'], to?: number): Promise<MapJobResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    const i = to ?? this.next;
+    if (to === undefined) this.next = (this.next + 1) % this.workers.length;
+    const seq = this.seq++;
+    // Uint8Array's slice copies (Buffer's would share): the copy's buffer can be handed over without detaching the chunk.
+    const own = Uint8Array.prototype.slice.call(bytes);
+    const job: MapJob = { seq, bytes: own, first, csv };
+    return new Promise((resolve, reject) => {
+      this.waiting[i]!.set(seq, { resolve, reject });
+      this.workers[i]!.postMessage(job, [own.buffer as ArrayBuffer]);
+    });
+  }
+
+  /** True when the workers look blocks up in the ledger. */
+  get looksUp(): boolean {
+    return this.init.ledgerPath !== undefined;
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /** Stops every worker. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+/** A decoded block: its records with their source and absolute lines, and the ledger's answers when looked up. */
+export interface DecodedBlock {
+  items: Mapped[];
+  looked?: LedgerAnswers;
+}
+
+/** Turns a block's reply into mapped records with their source and absolute lines. */
+export function decodeJobResult(r: MapJobResult, source: string, lineBase: number, looked: boolean): DecodedBlock {
+  const block = JSON.parse(r.json) as MapBlock;
+  for (const m of block.items) {
+    m.source = source;
+    m.line += lineBase;
+  }
+  return { items: block.items, looked: looked ? { known: new Map(block.known), delivered: new Map(block.delivered) } : undefined };
+}

@@ -1,0 +1,53 @@
+// JSONL read and mapped by the map pool: the main thread only cuts the byte stream at the last newline of each
+// chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
+import type { OpenedInput } from '../sources/open-input.js';
+import type { ReaderContext } from '../sources/reader-context.js';
+import { decodeJobResult, type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
+
+const LF = 0x0a;
+
+/** Yields the mapped records of one JSONL input in input order, numbered as the sequential reader numbers them. */
+export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool): AsyncGenerator<DecodedBlock> {
+  // Several blocks per worker in flight, so that neither side waits for the other's slower moments.
+  const maxInFlight = pool.size * 4;
+  const inFlight: Array<Promise<MapJobResult>> = [];
+  let carry: Buffer[] = [];
+  let first = true;
+  let lineBase = 0;
+
+  const take = async (): Promise<DecodedBlock> => {
+    const r = await inFlight.shift()!;
+    const block = decodeJobResult(r, ctx.source, lineBase, pool.looksUp);
+    lineBase += r.lines;
+    ctx.progress.line = lineBase;
+    return block;
+  };
+  const submit = (block: Uint8Array): void => {
+    const p = pool.submit(block, first);
+    // Rejections surface when the block's turn comes; until then they must not count as unhandled.
+    p.catch(() => {});
+    inFlight.push(p);
+    first = false;
+  };
+
+  try {
+    for await (const chunk of opened.chunks) {
+      const cut = chunk.lastIndexOf(LF);
+      if (cut === -1) {
+        carry.push(chunk); // a line longer than a chunk: wait for its end
+        continue;
+      }
+      const head = chunk.subarray(0, cut + 1);
+      submit(carry.length > 0 ? Buffer.concat([...carry, head]) : head);
+      carry = cut + 1 < chunk.length ? [chunk.subarray(cut + 1)] : [];
+      while (inFlight.length >= maxInFlight) yield await take();
+    }
+    if (carry.length > 0) submit(Buffer.concat(carry)); // the last line, without a trailing newline
+  } catch (err) {
+    // A read error (a truncated gzip): the records before it are still decided, as the in-thread reader yields
+    // them before failing; then the input fails at the line reached.
+    while (inFlight.length > 0) yield await take();
+    throw err;
+  }
+  while (inFlight.length > 0) yield await take();
+}

@@ -1,0 +1,69 @@
+// Read-only batch lookups of event keys and people, on any connection to a ledger file: the same answers as
+// Ledger.lookupKeys and Ledger.lookupDelivered, for the map workers of a dry-run, which open the ledger
+// read-only themselves so that lookups run beside parsing instead of on the thread that decides.
+import Database from 'better-sqlite3';
+import { sha256 } from '../mapping/keys.js';
+import type { EventStatus, KnownKey } from './ledger.js';
+
+const CHUNK = 500;
+
+/** Batched key and natural-key lookups on one read-only connection. */
+export class LedgerLookup {
+  private readonly hasTombstones: boolean;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {
+    this.hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
+  }
+
+  /** Opens a ledger file read-only for lookups. */
+  static open(path: string): LedgerLookup {
+    return new LedgerLookup(new Database(path, { readonly: true, fileMustExist: true, timeout: 5000 }));
+  }
+
+  /** As Ledger.lookupKeys: the known keys among these (tombstoned ones as sent). */
+  lookupKeys(keys: string[]): Map<string, KnownKey> {
+    const out = new Map<string, KnownKey>();
+    this.chunked(keys, (n) => `SELECT key, payload_hash, status, failure, run_id FROM events WHERE key IN (${marks(n)})`, (r) => {
+      out.set(r[0] as string, { payloadHash: r[1] as string | null, status: r[2] as EventStatus, failure: r[3] as KnownKey['failure'], runId: r[4] as number | null });
+    });
+    if (this.hasTombstones) {
+      const hashes = new Map(keys.filter((k) => !out.has(k)).map((k) => [sha256('key|' + k), k]));
+      this.chunked([...hashes.keys()], (n) => `SELECT key_hash FROM tombstones WHERE key_hash IN (${marks(n)})`, (r) => {
+        out.set(hashes.get(r[0] as string)!, { payloadHash: null, status: 'sent', failure: null, runId: null, tombstone: true });
+      });
+    }
+    return out;
+  }
+
+  /** As Ledger.lookupDelivered: people delivered or possibly delivered, with the first event key found. */
+  lookupDelivered(naturalKeys: string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    this.chunked(naturalKeys, (n) => `SELECT natural_key, key FROM events WHERE natural_key IN (${marks(n)}) AND status IN ('sent', 'pending', 'in_doubt')`, (r) => {
+      if (!out.has(r[0] as string)) out.set(r[0] as string, r[1] as string);
+    });
+    return out;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // Rows as arrays (raw): no object per row; statements cached per chunk length.
+  private chunked(values: string[], sql: (n: number) => string, row: (r: unknown[]) => void): void {
+    for (let i = 0; i < values.length; i += CHUNK) {
+      const chunk = values.slice(i, i + CHUNK);
+      const text = sql(chunk.length);
+      let s = this.stmts.get(text);
+      if (!s) {
+        s = this.db.prepare(text).raw();
+        this.stmts.set(text, s);
+      }
+      for (const r of s.iterate(...chunk) as Iterable<unknown[]>) row(r);
+    }
+  }
+}
+
+function marks(n: number): string {
+  return n === 1 ? '?' : '?,'.repeat(n - 1) + '?';
+}

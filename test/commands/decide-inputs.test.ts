@@ -1,0 +1,141 @@
+// The parallel audit (map workers, worker-side ledger lookups, spilled run memory) must decide exactly as the
+// sequential one: same decisions, same order, same lines, same reasons.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { decideInputs, type DecideInputsOptions } from '../../src/commands/decide-inputs.js';
+import type { Decision } from '../../src/decide/types.js';
+import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
+import { createMapper } from '../../src/mapping/map-record.js';
+import type { LeadEvent } from '../../src/mapping/types.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+// Deterministic input of several MB (so it spans many 1 MB chunks): retries, people reappearing under new ids,
+// bad lines, blank lines, CRLF, a BOM, and one line longer than a read chunk.
+function makeInput(): string {
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296);
+  const lines: string[] = [];
+  const ev = (id: string, email: string, extra = '') =>
+    `{"event_id":"${id}","type":"lead.created","created_at":"2026-10-01T00:00:00Z","data":{"email":"${email}","name":"Ana  Lima","phone":"+55 11 9${String(10000000 + Math.floor(rnd() * 89999999))}"${extra}}}`;
+  for (let i = 0; i < 30000; i++) {
+    const r = rnd();
+    if (r < 0.15 && i > 0) lines.push(lines[Math.floor(rnd() * lines.length)]!); // a retry (or a repeated bad line)
+    else if (r < 0.2) lines.push(ev(`evt_${i}`, `p${Math.floor(rnd() * i)}@example.com`)); // same person, new id
+    else if (r < 0.205) lines.push('{"event_id": "broken", "data": {');
+    else if (r < 0.21) lines.push('');
+    else if (r < 0.212) lines.push('[1,2]');
+    else if (r < 0.215) lines.push(`{"event_id":"evt_${i}","data":{"name":"nobody"}}`);
+    else lines.push(ev(`evt_${i}`, `p${i}@example.com`));
+    if (i === 12345) lines.push(ev(`evt_long`, 'long@example.com', `,"note":"${'x'.repeat(1_500_000)}"`));
+  }
+  return '\ufeff' + lines.map((l, i) => (i % 7 === 0 ? l + '\r' : l)).join('\n');
+}
+
+function seedLedger(path: string, input: string): void {
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  const map = createMapper({ config: {} });
+  const events = new Map<string, LeadEvent>();
+  for (const text of input.slice(1).split('\n')) {
+    try {
+      const e = map({ kind: 'record', source: 's', line: 1, fields: JSON.parse(text) as Record<string, unknown> });
+      if (e.kind === 'event' && !events.has(e.key)) events.set(e.key, e);
+    } catch {
+      // bad lines are not seeded
+    }
+  }
+  const claim = (key: string, e: LeadEvent, payloadHash = e.payloadHash) =>
+    l.claimNew([{ key, keyKind: 'id', payloadHash, naturalKey: e.naturalKey, downstreamKey: key, leadJson: JSON.stringify(e.lead), source: 's', line: 1 }], run, 'sink');
+  const settled: Settlement[] = [];
+  let i = 0;
+  for (const [key, e] of events) {
+    i++;
+    if (i % 3 === 0) {
+      claim(key, e, i % 300 === 0 ? 'another-hash' : e.payloadHash); // some conflicts with the ledger
+      const k = i % 33;
+      if (k !== 9) settled.push({ key, status: k === 0 ? 'failed' : k === 6 ? 'in_doubt' : 'sent', failure: k === 0 ? (i % 2 ? 'retryable' : 'permanent') : undefined });
+    } else if (i % 97 === 1) claim(`old_${key}`, e); // the person delivered by another event
+  }
+  l.settle(settled, run);
+  l.finishRun(run, 'done', {});
+  l.close();
+}
+
+async function decide(o: Partial<DecideInputsOptions> & { inputs: string[] }): Promise<Decision[]> {
+  const out: Decision[] = [];
+  for await (const batch of decideInputs({ read: {}, map: { config: {} }, ...o })) out.push(...batch);
+  return out;
+}
+
+test('map workers with ledger lookups and a spilling run memory decide exactly as the sequential path', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl');
+  const text = makeInput();
+  writeFileSync(input, text);
+  const ledgerFile = join(dir, 'ledger.db');
+  seedLedger(ledgerFile, text);
+
+  const ledger = openLedger(ledgerFile, { readonly: true })!;
+  try {
+    const sequential = await decide({ inputs: [input], ledger, workers: 0 });
+    const parallel = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 });
+    const kinds = new Set(sequential.map((d) => d.kind));
+    for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid'] as const) assert.ok(kinds.has(k), `the input exercises ${k}`);
+    assert.ok(sequential.some((d) => d.retry), 'the input exercises a retry');
+    assert.equal(parallel.length, sequential.length);
+    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+  } finally {
+    ledger.close();
+  }
+});
+
+test('without a ledger file, and with one worker, the parallel path still matches', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(input, makeInput());
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  const parallel = await decide({ inputs: [input, input], workers: 1 });
+  assert.deepEqual(parallel.slice(0, sequential.length), sequential);
+  const second = parallel.slice(sequential.length);
+  assert.equal(second.length, sequential.length);
+  assert.ok(second.every((d) => d.kind === 'duplicate_in_input' || d.kind === 'invalid' || d.kind === 'conflict'), 'the second copy repeats the first');
+});
+
+test('CSV streamed to a map worker decides exactly as in-thread: quoted newlines, CRLF, bad rows, an unclosed quote', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'leads.csv');
+  const rows = ['\ufeffevent_id,email,name,phone,notes'];
+  for (let i = 0; i < 40000; i++) {
+    const r = i % 50;
+    if (r === 1) rows.push(`e${i},p${i}@example.com,"Lima, Ana","+55 11 91234${String(i % 10000).padStart(4, '0')}","line one\r\nline two"`);
+    else if (r === 2) rows.push(rows[rows.length - 2]!); // a retry of the row two rows up
+    else if (r === 3) rows.push('');
+    else if (r === 4) rows.push(`e${i},only,three`);
+    else if (r === 5) rows.push(`e${i},p${i % 700}@example.com,5" screen,,stray quote`);
+    else rows.push(`e${i},p${i}@example.com,Ana Lima,+55 11 9${String(10000000 + i)},`);
+  }
+  rows.push('e_last,last@example.com,"never closed,,');
+  writeFileSync(input, rows.join(rows.length % 2 ? '\r\n' : '\n'));
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  const parallel = await decide({ inputs: [input], workers: 2, memoryCapacity: 500 });
+  assert.ok(sequential.length > 39000, `${sequential.length} decisions: ${JSON.stringify(sequential.slice(0, 3).map((d) => d.reason))}`);
+  assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'invalid'));
+  assert.equal(parallel.length, sequential.length);
+  for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+});
+
+test('a truncated gzip: the parallel path decides every record before the damage and fails at the same line', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl.gz');
+  const gz = gzipSync(makeInput());
+  writeFileSync(input, gz.subarray(0, Math.floor(gz.length * 0.6)));
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  const parallel = await decide({ inputs: [input], workers: 2 });
+  const last = sequential[sequential.length - 1]!;
+  assert.match(last.reason, /^input failed at line \d+: corrupt or truncated gzip data/);
+  assert.ok(sequential.length > 1000);
+  assert.deepEqual(parallel, sequential);
+});
