@@ -126,7 +126,7 @@ test('--help lists the exit codes and examples; --version prints the version', a
 test('on generated events with a seeded ledger, new + known leads = the unique ids not in the ledger (independent count)', async () => {
   const dir = tmpDir();
   const events = join(dir, 'ev.jsonl');
-  const gen = join(ROOT, '..', 'shared', 'tools', 'gen-events.mjs');
+  const gen = join(ROOT, 'bench', 'gen-events.mjs'); // the repository's copy of the team generator
   writeFileSync(events, execFileSync(process.execPath, [gen, '20000', '--seed', '7'], { maxBuffer: 64 << 20 }));
   const ids = [...new Set(readFileSync(events, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id))];
   const seeded = ids.filter((_, i) => i % 5 < 2);
