@@ -8,13 +8,12 @@ import { openLedger } from '../../src/ledger/ledger.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { seedLedger } from './seed.js';
 
-const harness = fileURLToPath(new URL('./harness.ts', import.meta.url));
-// Resolved here: the spawned process runs in a temp dir, where a bare 'tsx' would not be found.
-const tsx = import.meta.resolve('tsx');
+// The built CLI, as users run it (npm test builds it first).
+const bin = fileURLToPath(new URL('../../bin/leadledger.js', import.meta.url));
 
 // Spawned like a user would run it: stdin is not a terminal (closed), colour off, a clean environment.
 function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const r = spawnSync(process.execPath, ['--import', tsx, harness, 'ledger', ...args], {
+  const r = spawnSync(process.execPath, [bin, 'ledger', ...args], {
     cwd: opts.cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...opts.env },
   });
