@@ -106,6 +106,8 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
     if (interrupted) runStatus = 'interrupted';
   } catch (e) {
     runStatus = 'failed';
+    // Sends already on the wire settle before the ledger closes: their outcome is recorded, not left pending.
+    await deliverer?.drain();
     throw e;
   } finally {
     clearInterval(progressTimer);

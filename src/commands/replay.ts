@@ -152,6 +152,8 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
     if (ctx.stop.aborted) runStatus = 'interrupted';
   } catch (e) {
     runStatus = 'failed';
+    // Sends already on the wire settle before the ledger closes: their outcome is recorded, not left pending.
+    await deliverer?.drain();
     throw e;
   } finally {
     clearInterval(heartbeat);

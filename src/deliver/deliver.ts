@@ -83,6 +83,11 @@ export class Deliverer {
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
   }
 
+  /** Waits for the sends in flight to settle without starting new ones (the run is failing for another reason). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size) await Promise.race(this.inFlight);
+  }
+
   /**
    * Queues an event already in the ledger (replay): claimed only while it is still in one of `from`, and sent
    * with its stored downstream key, so a re-send is the same request the CRM saw the first time.
