@@ -155,3 +155,33 @@ test('forget --email leaves no trace of the address in the ledger bytes, and a n
   assert.equal(d.delivery.sent, 0, 'the erased person is not sent again');
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
 });
+
+test('retention "drop": sent events keep no stored lead, and replay says to use --from for them', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const config = join(dir, 'c.json');
+  writeFileSync(config, JSON.stringify({ retention: { sentPayloads: 'drop' } }));
+  const out = join(dir, 'out.jsonl');
+  const sink = ['--sink', 'jsonl', '--output', out, '--ledger', ledger, '--config', config];
+  assert.equal((await runCli(['push', fx('webhook-events.jsonl'), ...sink, '--quiet'])).code, 0);
+  const db = new Database(ledger, { readonly: true });
+  const kept = (db.prepare(`SELECT count(*) n FROM events WHERE lead_json IS NOT NULL`).get() as { n: number }).n;
+  db.close();
+  assert.equal(kept, 0);
+  const r = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001', ...sink, '--json', '--quiet']);
+  assert.equal(doc(r).counts.invalid, 1);
+  assert.match(r.stdout, /replay --from/);
+  const from = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001', '--from', fx('webhook-events.jsonl'), ...sink, '--json', '--quiet']);
+  assert.equal(doc(from).delivery.sent, 1, 'with --from the lead comes from the input');
+});
+
+test('adopting leadledger on a CRM with data: its contact export imported as emails makes those people known leads', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const imp = await runCli(['ledger', 'import', fx('hubspot-contacts-export.csv'), '--as', 'emails', '--ledger', ledger]);
+  assert.ok(imp.code === 0 || imp.code === 1, imp.stderr);
+  const r = await runCli(['push', fx('hubspot-contacts-export.csv'), '--default-country', 'BR', '--dry-run', '--json', '--ledger', ledger]);
+  const c = doc(r).counts;
+  assert.equal(c.new, 0, JSON.stringify(c));
+  assert.ok(c.known_lead > 0);
+});
