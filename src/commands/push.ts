@@ -3,11 +3,10 @@
 import { hostname } from 'node:os';
 import type { Decision } from '../decide/types.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
-import { ExitCode } from '../errors.js';
 import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
 import { ReportFile } from '../report/report-file.js';
-import { ReportCollector, type RunReport } from '../report/run-report.js';
+import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
 import { httpSummary, openSink, type SinkFlags } from './open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
 import type { Sink } from '../sinks/types.js';
@@ -74,9 +73,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
   try {
     if (sink && ledger) {
       runId = ledger.startRun('push', params, { exclusive: !opts.noLock, waitMs: opts.wait });
-      const id = runId;
-      heartbeat = setInterval(() => ledger.heartbeat(id), 5000);
-      heartbeat.unref();
+      heartbeat = ledger.keepAlive(runId);
       deliverer = new Deliverer({
         ledger, sink, runId, namespace: config.namespace ?? 'leadledger', concurrency: opts.concurrency ?? 4,
         existing: opts.existing ?? 'skip', stop: ctx.stop, hardStop: ctx.hardStop,
@@ -123,13 +120,12 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
 
   function buildReport(): RunReport {
     const delivery = deliverer?.counts;
-    const failed = !!delivery && (delivery.failed > 0 || delivery.inDoubt > 0);
     return {
       command: 'push', dryRun: opts.dryRun, ledger: path, runId, sink: sink?.describe(), inputs: opts.inputs, options: params,
       counts: collector.counts, perSource: collector.perSource, examples: collector.examples,
       delivery, failures: deliverer?.failures, http: http ? httpSummary(http) : undefined, interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(), durationMs: Date.now() - started,
-      exitCode: interrupted ? ExitCode.interrupted : failed ? ExitCode.incomplete : ExitCode.ok,
+      exitCode: runExitCode(delivery, interrupted),
     };
   }
 }

@@ -3,14 +3,14 @@
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../decide/types.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { EventStatus, Ledger, LedgerEventRow } from '../ledger/ledger.js';
 import { whereClause } from '../ledger/queries.js';
 import { loadConfig } from '../mapping/config.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
-import { ReportCollector, type RunReport } from '../report/run-report.js';
+import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
 import type { Sink } from '../sinks/types.js';
 import { readInputs } from '../sources/read-inputs.js';
@@ -102,9 +102,7 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
 
     if (sink) {
       runId = ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
-      const id = runId;
-      heartbeat = setInterval(() => ledger.heartbeat(id), 5000);
-      heartbeat.unref();
+      heartbeat = ledger.keepAlive(runId);
       deliverer = new Deliverer({
         ledger, sink, runId, namespace: config.namespace ?? 'leadledger', concurrency: o.concurrency ?? 4, existing: 'skip',
         stop: ctx.stop, hardStop: ctx.hardStop,
@@ -159,13 +157,12 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
     clearInterval(heartbeat);
     await reportFile?.close();
     const delivery = deliverer?.counts;
-    const failed = !!delivery && (delivery.failed > 0 || delivery.inDoubt > 0);
     const interrupted = ctx.stop.aborted;
     report = {
       command: 'replay', dryRun: o.dryRun, ledger: path, runId, sink: sink?.describe(), inputs: o.from ?? [], options: params,
       counts: collector.counts, perSource: collector.perSource, examples: collector.examples, delivery, failures: deliverer?.failures,
       http: http ? httpSummary(http) : undefined, interrupted: interrupted || undefined, startedAt: new Date(started).toISOString(),
-      durationMs: Date.now() - started, exitCode: interrupted ? ExitCode.interrupted : failed ? ExitCode.incomplete : ExitCode.ok,
+      durationMs: Date.now() - started, exitCode: runExitCode(delivery, interrupted),
     };
     if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     ledger.close();

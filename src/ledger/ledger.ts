@@ -211,6 +211,13 @@ export class Ledger {
     this.stmt(`UPDATE runs SET heartbeat_at = ? WHERE id = ?`).run(now(), runId);
   }
 
+  /** Heartbeats a run every few seconds while it works, so other runs see it alive; clear the timer to stop. */
+  keepAlive(runId: number, everyMs = 5000): NodeJS.Timeout {
+    const t = setInterval(() => this.heartbeat(runId), everyMs);
+    t.unref();
+    return t;
+  }
+
   /** Closes a run record with its status and counts. */
   finishRun(runId: number, status: 'done' | 'failed' | 'interrupted', counts: unknown): void {
     this.stmt(`UPDATE runs SET status = ?, ended_at = ?, counts_json = ? WHERE id = ?`).run(status, now(), JSON.stringify(counts), runId);

@@ -1,5 +1,6 @@
 // The result of a run as data: what every command returns and every output format is made from.
 import { DECISION_KINDS, type Decision, type DecisionKind } from '../decide/types.js';
+import { ExitCode } from '../errors.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
@@ -48,6 +49,12 @@ export interface RunReport {
   startedAt: string;
   durationMs: number;
   exitCode: number;
+}
+
+/** The exit code of a run: 130 when interrupted, 1 when a send failed or is in doubt, else 0. */
+export function runExitCode(delivery: DeliveryCounts | undefined, interrupted: boolean): number {
+  if (interrupted) return ExitCode.interrupted;
+  return delivery && (delivery.failed > 0 || delivery.inDoubt > 0) ? ExitCode.incomplete : ExitCode.ok;
 }
 
 /** Empty decision counts. */

@@ -2,13 +2,13 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
+import { startEmulator } from '../../src/sandbox/emulator.js';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { generateEvents } from '../helpers/events.js';
+import { expectedPeople, generateEvents } from '../helpers/events.js';
 
 const TOKEN = 'pat-crash-test-token';
 
@@ -53,13 +53,6 @@ async function killWhen(child: ChildProcess, ledger: string, when: (s: LedgerSta
   }
 }
 
-async function expectedPeople(file: string, dir: string): Promise<Set<string>> {
-  const report = join(dir, 'expected.jsonl');
-  await runCli(['push', file, '--dry-run', '--report', report, '--ledger', join(dir, 'none.db'), '--quiet']);
-  const { readFileSync } = await import('node:fs');
-  return new Set(readFileSync(report, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { decision: string; email: string }).filter((r) => r.decision === 'new').map((r) => r.email));
-}
-
 /** Kill points: before the ledger exists, right after the run starts, then mid-send at rising progress. */
 function killPlan(total: number): Array<(s: LedgerState) => boolean> {
   const plan: Array<(s: LedgerState) => boolean> = [() => false, (s) => s.running > 0];
@@ -70,7 +63,7 @@ function killPlan(total: number): Array<(s: LedgerState) => boolean> {
   return plan;
 }
 
-async function crashLoop(emu: Emulator, args: string[], ledger: string, total: number, env: Record<string, string>): Promise<Set<string>> {
+async function crashLoop(args: string[], ledger: string, total: number, env: Record<string, string>): Promise<Set<string>> {
   const points = new Set<string>();
   for (const [i, when] of killPlan(total).entries()) {
     const child = start(args, env);
@@ -83,7 +76,6 @@ async function crashLoop(emu: Emulator, args: string[], ledger: string, total: n
     } else state = await killWhen(child, ledger, when);
     if (state) points.add(`${state.sent}/${state.pending}/${state.inDoubt}`);
   }
-  void emu;
   return points;
 }
 
@@ -95,7 +87,7 @@ test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, non
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
   const args = ['push', events, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--concurrency', '1', '--quiet', '--backoff', '20'];
-  const points = await crashLoop(emu, args, ledger, want.size, { HUBSPOT_TOKEN: TOKEN });
+  const points = await crashLoop(args, ledger, want.size, { HUBSPOT_TOKEN: TOKEN });
   assert.ok(points.size >= 10, `distinct kill points: ${[...points].join(' ')}`);
   const final = await runCli(args, { env: { HUBSPOT_TOKEN: TOKEN } });
   assert.equal(final.code, 0, final.stderr);
@@ -118,7 +110,7 @@ test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never 
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
   const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--concurrency', '2', '--quiet', '--backoff', '20'];
-  const points = await crashLoop(emu, args, ledger, want.size, {});
+  const points = await crashLoop(args, ledger, want.size, {});
   assert.ok(points.size >= 10, `distinct kill points: ${[...points].join(' ')}`);
   const final = await runCli(args);
   const emails = emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { startEmulator } from '../../src/sandbox/emulator.js';
 import { runCli, ROOT, type CliResult } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { generateEvents } from '../helpers/events.js';
+import { expectedPeople, generateEvents } from '../helpers/events.js';
 
 const CANARY = 'pat-na1-CANARY-7f3e9a1c-d00d-4bad-b0a7-1eadledger000';
 const fx = (f: string) => join(ROOT, 'fixtures', f);
@@ -22,14 +22,6 @@ function ledgerRows(path: string): Array<{ key: string; status: string; natural_
   } finally {
     db.close();
   }
-}
-
-/** The unique people a push of `file` should deliver: new decisions of a dry-run against an empty ledger. */
-async function expectedPeople(file: string, dir: string): Promise<Set<string>> {
-  const report = join(dir, 'expected.jsonl');
-  await runCli(['push', file, '--dry-run', '--report', report, '--ledger', join(dir, 'none.db'), '--quiet']);
-  const rows = readFileSync(report, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { decision: string; email: string });
-  return new Set(rows.filter((r) => r.decision === 'new').map((r) => r.email));
 }
 
 test('hubspot: a push delivers every new lead once; a rerun sends nothing; the ledger agrees with the CRM', async () => {

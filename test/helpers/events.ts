@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './cli.js';
+import { ROOT, runCli } from './cli.js';
 
 /** Writes n realistic generated events (retries, repeated people) to dir/name and returns the path. */
 export function generateEvents(dir: string, n: number, seed = 1, name = 'events.jsonl'): string {
@@ -9,4 +9,12 @@ export function generateEvents(dir: string, n: number, seed = 1, name = 'events.
   const path = join(dir, name);
   writeFileSync(path, execFileSync(process.execPath, [gen, String(n), '--seed', String(seed)], { maxBuffer: 256 << 20 }));
   return path;
+}
+
+/** The unique people a push of `file` should deliver: the new decisions of a dry-run against an empty ledger. */
+export async function expectedPeople(file: string, dir: string): Promise<Set<string>> {
+  const report = join(dir, 'expected.jsonl');
+  await runCli(['push', file, '--dry-run', '--report', report, '--ledger', join(dir, 'none.db'), '--quiet']);
+  const rows = readFileSync(report, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { decision: string; email: string });
+  return new Set(rows.filter((r) => r.decision === 'new').map((r) => r.email));
 }
