@@ -6,8 +6,7 @@ import { CredentialsError } from '../errors.js';
 import type { ClaimInput, EventStatus, Ledger, LedgerEventRow, Settlement } from '../ledger/ledger.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
-import type { DeliveryCounts } from '../report/run-report.js';
-import { emptyDelivery } from '../report/run-report.js';
+import { emptyDelivery, type DeliveryCounts } from './delivery-counts.js';
 import type { SendItem, Sink, SinkOutcome } from '../sinks/types.js';
 
 /** Options of the deliver stage. */

@@ -5,7 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
-import { sha256 } from '../mapping/keys.js';
+import { sha256 } from '../hash.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
 /** Event statuses of the ledger state machine (ARCHITECTURE.md). */

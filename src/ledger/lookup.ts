@@ -2,7 +2,7 @@
 // Ledger.lookupKeys and Ledger.lookupDelivered, for the map workers of a dry-run, which open the ledger
 // read-only themselves so that lookups run beside parsing instead of on the thread that decides.
 import Database from 'better-sqlite3';
-import { sha256 } from '../mapping/keys.js';
+import { sha256 } from '../hash.js';
 import type { EventStatus, KnownKey } from './ledger.js';
 
 const CHUNK = 500;

@@ -1,7 +1,7 @@
 // Read-only queries behind `ledger list`, `ledger show`, `ledger runs` and `ledger export`. Filters are built as
 // SQL with bound parameters only: values a person types never become SQL text.
 import type Database from 'better-sqlite3';
-import { sha256 } from '../mapping/keys.js';
+import { sha256 } from '../hash.js';
 import type { EventStatus, LedgerEventRow } from './ledger.js';
 
 /** The statuses an events row may have. */

@@ -1,5 +1,5 @@
 // Keys and hashes: event keys for records without an id, payload hashes, and the keys sent downstream.
-import * as crypto from 'node:crypto';
+import { sha256 } from '../hash.js';
 import type { Lead } from './types.js';
 
 /** JSON with object keys sorted at every level, so equal content always hashes equally. */
@@ -11,14 +11,6 @@ export function canonicalJson(value: unknown): string {
     .filter((k) => obj[k] !== undefined)
     .sort();
   return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(obj[k])).join(',') + '}';
-}
-
-// crypto.hash (Node >= 20.12) hashes in one call, without a Hash object per record: same digest, less garbage.
-const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
-
-/** Hex sha256 of a string. */
-export function sha256(text: string): string {
-  return oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }
 
 /** The payload hash of a lead: 128 bits of sha256 over its canonical JSON (collisions are not a practical concern). */

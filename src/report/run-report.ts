@@ -1,23 +1,10 @@
 // The result of a run as data: what every command returns and every output format is made from.
 import { DECISION_KINDS, type Decision, type DecisionKind } from '../decide/types.js';
+import type { DeliveryCounts } from '../deliver/delivery-counts.js';
 import { ExitCode } from '../errors.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
-
-/** How the sends of a push ended. */
-export interface DeliveryCounts {
-  sent: number;
-  updated: number;
-  /** The CRM already had the person (a 409 or equivalent), or an in-doubt event was found there. */
-  exists: number;
-  failed: number;
-  inDoubt: number;
-  /** In-doubt events of earlier runs resolved at the start of this one. */
-  recovered: number;
-  /** Claimed by another process between decision and claim: not sent by this run. */
-  claimedElsewhere: number;
-}
 
 /** One example record for a reason, for the human summary. */
 export interface Example {
@@ -64,10 +51,6 @@ export function emptyCounts(): DecisionCounts {
   return c;
 }
 
-/** Empty delivery counts. */
-export function emptyDelivery(): DeliveryCounts {
-  return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0 };
-}
 
 const EXAMPLES_PER_KIND = 3;
 

@@ -1,0 +1,20 @@
+// How the sends of a run ended, counted by deliver/ and shown by report/.
+
+/** How the sends of a push ended. */
+export interface DeliveryCounts {
+  sent: number;
+  updated: number;
+  /** The CRM already had the person (a 409 or equivalent), or an in-doubt event was found there. */
+  exists: number;
+  failed: number;
+  inDoubt: number;
+  /** In-doubt events of earlier runs resolved at the start of this one. */
+  recovered: number;
+  /** Claimed by another process between decision and claim: not sent by this run. */
+  claimedElsewhere: number;
+}
+
+/** Empty delivery counts. */
+export function emptyDelivery(): DeliveryCounts {
+  return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0 };
+}
