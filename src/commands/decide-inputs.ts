@@ -2,6 +2,7 @@
 // Large JSONL and CSV inputs are parsed and mapped by worker threads (map-pool.ts) while this thread decides in
 // input order; JSON arrays and small inputs are read and mapped here. Both paths yield the same decisions.
 import { availableParallelism } from 'node:os';
+import { encodeMapped } from '../decide/block.js';
 import { Decider } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -55,14 +56,15 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   };
   async function* mapInThread(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {
     for await (const batch of readFormat(opened, info, ctx)) {
-      yield { items: batch.map((item) => (item.kind === 'reject' ? toInvalid(item) : mapper(item))) };
+      yield { block: encodeMapped(batch.map((item) => (item.kind === 'reject' ? toInvalid(item) : mapper(item)))), source: ctx.source, lineBase: 0 };
     }
   }
 
   try {
-    for await (const block of readInputsWith(o.inputs, o.read, read, (r): DecodedBlock => ({ items: [toInvalid(r)] }))) {
+    const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([toInvalid(r)]), source: r.source, lineBase: 0 });
+    for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
-      yield decider.decideBatch(block.items, block.looked);
+      yield decider.decideBlock(b.block, b.source, b.lineBase);
     }
   } finally {
     decider.close();

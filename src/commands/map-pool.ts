@@ -1,9 +1,7 @@
 // A pool of map workers (map-worker.ts): blocks of JSONL bytes in, mapped records out, replies in job order.
 import { Worker } from 'node:worker_threads';
 import type { MapOptions } from '../mapping/map-record.js';
-import type { LedgerAnswers } from '../decide/decide.js';
-import type { KnownKey } from '../ledger/ledger.js';
-import type { Mapped } from '../mapping/types.js';
+import type { MappedBlock } from '../decide/block.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 
 /** What every worker is started with. */
@@ -24,22 +22,14 @@ export interface MapJob {
   csv?: { stream: number; settings: CsvSettings; end: boolean };
 }
 
-/** A block's records, with source '' and lines counted from 1 at the block's start. */
+/** A block's records (lines counted from 1 at the block's start, ledger codes filled in by a dry-run's worker). */
 export interface MapJobResult {
   seq: number;
   /** Lines in the block (blank ones included), to number the next block's lines. */
   lines: number;
-  /** A MapBlock as JSON. */
-  json: string;
+  block: MappedBlock;
   /** The worker failed on this job (e.g. undecodable input): the input fails as it would in-thread. */
   error?: string;
-}
-
-/** A block's records and, when the worker looked them up, what the ledger holds for them. */
-export interface MapBlock {
-  items: Mapped[];
-  known: Array<[string, KnownKey]>;
-  delivered: Array<[string, string]>;
 }
 
 // A worker holds one block (a MB of lines) and its records at a time; without a limit V8 lets each heap grow to
@@ -106,11 +96,6 @@ export class MapPool {
     });
   }
 
-  /** True when the workers look blocks up in the ledger. */
-  get looksUp(): boolean {
-    return this.init.ledgerPath !== undefined;
-  }
-
   get size(): number {
     return this.workers.length;
   }
@@ -121,18 +106,9 @@ export class MapPool {
   }
 }
 
-/** A decoded block: its records with their source and absolute lines, and the ledger's answers when looked up. */
+/** A block of mapped records ready for the decider: its source, and what to add to its lines. */
 export interface DecodedBlock {
-  items: Mapped[];
-  looked?: LedgerAnswers;
-}
-
-/** Turns a block's reply into mapped records with their source and absolute lines. */
-export function decodeJobResult(r: MapJobResult, source: string, lineBase: number, looked: boolean): DecodedBlock {
-  const block = JSON.parse(r.json) as MapBlock;
-  for (const m of block.items) {
-    m.source = source;
-    m.line += lineBase;
-  }
-  return { items: block.items, looked: looked ? { known: new Map(block.known), delivered: new Map(block.delivered) } : undefined };
+  block: MappedBlock;
+  source: string;
+  lineBase: number;
 }

@@ -2,14 +2,15 @@
 // boundaries, so the CPU-heavy half (JSON.parse, phone parsing, hashing) runs on every core while the main
 // thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
+import { encodeMapped, fillLedger, type MappedBlock } from '../decide/block.js';
 import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
-import type { LeadEvent, Mapped } from '../mapping/types.js';
+import type { Mapped } from '../mapping/types.js';
 import { readJsonl } from '../sources/read-jsonl.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
-import type { MapBlock, MapJob, MapJobResult, MapWorkerInit } from './map-pool.js';
+import type { MapJob, MapJobResult, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map);
@@ -31,19 +32,20 @@ port.on('message', async (job: MapJob) => {
   for await (const batch of readJsonl(one(job.bytes), ctx)) {
     for (const item of batch) out.push(toMapped(item));
   }
-  // One JSON string is cheaper to pass than a structured clone of thousands of small objects.
-  const reply: MapJobResult = { seq: job.seq, lines: ctx.progress.line, json: JSON.stringify({ items: out, ...lookUp(out) }) };
-  port.postMessage(reply);
+  reply({ seq: job.seq, lines: ctx.progress.line, block: encode(out) });
 });
 
-// Every key of the block and the people of events the ledger does not hold: a superset of what Decider would
-// query for the block (it skips keys already in its run memory), so its decisions are the same.
-function lookUp(items: Mapped[]): Pick<MapBlock, 'known' | 'delivered'> {
-  if (!lookup) return { known: [], delivered: [] };
-  const events = items.filter((m): m is LeadEvent => m.kind === 'event');
-  const known = lookup.lookupKeys([...new Set(events.map((e) => e.key))]);
-  const naturals = [...new Set(events.filter((e) => e.naturalKey && !known.has(e.key)).map((e) => e.naturalKey!))];
-  return { known: [...known], delivered: [...lookup.lookupDelivered(naturals)] };
+// The block's numbers travel as a transferred buffer, its strings as one array: no object per record is cloned.
+function reply(r: MapJobResult): void {
+  port.postMessage(r, r.block.n > 0 ? [r.block.ints.buffer as ArrayBuffer] : []);
+}
+
+// With a read-only ledger, every key of the block is looked up here, beside parsing: a superset of what the
+// decider would query (it skips keys already in its run memory), so its decisions are the same.
+function encode(items: Mapped[]): MappedBlock {
+  const block = encodeMapped(items);
+  if (lookup) fillLedger(block, lookup);
+  return block;
 }
 
 function toMapped(item: RawItem): Mapped {
@@ -57,8 +59,7 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
   let s = csvStreams.get(csv.stream);
   if (!s) {
     s = new CsvStream(csv.settings, selector, toMapped, (seq, items, error) => {
-      const reply: MapJobResult = error === undefined ? { seq, lines: 0, json: JSON.stringify({ items, ...lookUp(items) }) } : { seq, lines: 0, json: '', error };
-      port.postMessage(reply);
+      reply(error === undefined ? { seq, lines: 0, block: encode(items) } : { seq, lines: 0, block: encodeMapped([]), error });
     });
     csvStreams.set(csv.stream, s);
     const id = csv.stream;

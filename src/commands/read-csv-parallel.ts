@@ -1,10 +1,11 @@
 // CSV read by a map worker: this thread only reads bytes and passes them on, in order, to one worker, which parses
 // (csv-parse, quote state and all) and maps them, while this thread decides. A second worker would need the file
 // cut on record boundaries, which quotes make unsafe to find without parsing.
+import { INTS, I_LINE } from '../decide/block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import { decodeJobResult, type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
+import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
 
 let streams = 0;
 
@@ -17,10 +18,10 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   let first = true;
 
   const take = async (): Promise<DecodedBlock> => {
-    const block = decodeJobResult(await inFlight.shift()!, ctx.source, 0, pool.looksUp);
-    const last = block.items[block.items.length - 1];
-    if (last) ctx.progress.line = last.line;
-    return block;
+    const { block } = await inFlight.shift()!;
+    // CSV lines are absolute: one worker parses the whole input.
+    if (block.n > 0) ctx.progress.line = block.ints[(block.n - 1) * INTS + I_LINE]!;
+    return { block, source: ctx.source, lineBase: 0 };
   };
   const submit = (bytes: Uint8Array, end: boolean): void => {
     const p = pool.submit(bytes, first, { stream, settings, end }, worker);

@@ -2,7 +2,7 @@
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import { decodeJobResult, type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
+import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
 
 const LF = 0x0a;
 
@@ -17,7 +17,7 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
 
   const take = async (): Promise<DecodedBlock> => {
     const r = await inFlight.shift()!;
-    const block = decodeJobResult(r, ctx.source, lineBase, pool.looksUp);
+    const block: DecodedBlock = { block: r.block, source: ctx.source, lineBase };
     lineBase += r.lines;
     ctx.progress.line = lineBase;
     return block;

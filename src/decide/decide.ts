@@ -1,7 +1,12 @@
 // Decide, for each mapped record, what a push does with it: against what this run has seen and what the ledger holds.
-import type { KnownKey, Ledger } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { differingFields } from '../mapping/keys.js';
-import type { Lead, LeadEvent, Mapped } from '../mapping/types.js';
+import type { Lead, Mapped } from '../mapping/types.js';
+import {
+  encodeMapped, eventAt, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_RUN, Kind, L_HASH_DIFFERS, L_PERMANENT,
+  L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_DELIVERED_BY, S_KEY,
+  S_REASON, type MappedBlock,
+} from './block.js';
 import type { Decision } from './types.js';
 import { RunMemory } from './run-memory.js';
 
@@ -13,13 +18,7 @@ export interface DecideOptions {
   memoryCapacity?: number;
 }
 
-/** What the ledger holds for a batch: its known event keys, and people already delivered by other events. */
-export interface LedgerAnswers {
-  known: Map<string, KnownKey>;
-  delivered: Map<string, string>;
-}
-
-/** Decides records in batches: one ledger query per batch, then in-order decisions with this run's memory. */
+/** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
 export class Decider {
   private readonly memory: RunMemory;
 
@@ -27,78 +26,93 @@ export class Decider {
     this.memory = new RunMemory(opts.memoryCapacity);
   }
 
-  /**
-   * Decisions for a batch of mapped records, in input order. `looked` is the ledger's answer for the batch found
-   * beforehand (by the map workers of a dry-run); it must cover at least the keys and people this would query.
-   */
-  decideBatch(items: Mapped[], looked?: LedgerAnswers): Decision[] {
-    const { known, delivered } = looked ?? this.lookUp(items);
-
+  /** Decisions for mapped records, in input order (tests and small inputs; blocks are the fast path). */
+  decideBatch(items: Mapped[]): Decision[] {
     const out: Decision[] = [];
-    for (const m of items) {
-      if (m.kind === 'invalid') {
-        out.push({ kind: 'invalid', source: m.source, line: m.line, key: m.key, reason: m.reason });
-        continue;
-      }
-      if (m.kind === 'filtered') {
-        out.push({ kind: 'filtered', source: m.source, line: m.line, key: m.key, reason: m.reason });
-        continue;
-      }
-      out.push(this.decideEvent(m, known.get(m.key), delivered));
+    // A block has one source: consecutive records of the same source go together.
+    for (let i = 0; i < items.length; ) {
+      let j = i + 1;
+      while (j < items.length && items[j]!.source === items[i]!.source) j++;
+      out.push(...this.decideBlock(encodeMapped(items.slice(i, j)), items[i]!.source, 0));
+      i = j;
     }
     return out;
   }
 
-  private lookUp(items: Mapped[]): LedgerAnswers {
-    const ledger = this.opts.ledger;
-    const events = items.filter((m): m is LeadEvent => m.kind === 'event');
-    const fresh = events.filter((e) => !this.memory.hasKey(e.key));
-    const known = ledger && fresh.length ? ledger.lookupKeys([...new Set(fresh.map((e) => e.key))]) : new Map<string, KnownKey>();
-    const naturals = [...new Set(fresh.filter((e) => e.naturalKey && !known.has(e.key)).map((e) => e.naturalKey!))];
-    const delivered = ledger && naturals.length ? ledger.lookupDelivered(naturals) : new Map<string, string>();
-    return { known, delivered };
+  /**
+   * Decisions for a block of one source, in input order; lines are the block's plus `lineBase`. Records whose
+   * ledger codes are not filled in (by the map workers of a dry-run) are looked up here first.
+   */
+  decideBlock(block: MappedBlock, source: string, lineBase: number): Decision[] {
+    const { n, ints, strs } = block;
+    const memory = this.memory;
+    for (let r = 0; r < n; r++) {
+      if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
+        fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
+        break;
+      }
+    }
+    const src = memory.sourceId(source);
+    const out = new Array<Decision>(n);
+    for (let r = 0; r < n; r++) {
+      const o = r * INTS;
+      const s = r * STRS;
+      const kind = ints[o + I_KIND]!;
+      const line = ints[o + I_LINE]! + lineBase;
+      if (kind === Kind.Invalid) {
+        out[r] = { kind: 'invalid', source, line, key: strs[s + S_KEY] || undefined, reason: strs[s + S_REASON]! };
+      } else if (kind === Kind.Filtered) {
+        out[r] = { kind: 'filtered', source, line, key: strs[s + S_KEY] || undefined, reason: strs[s + S_REASON]! };
+      } else {
+        out[r] = this.decideEvent(block, r, source, src, line);
+      }
+    }
+    return out;
   }
 
-  private decideEvent(e: LeadEvent, inLedger: ReturnType<Ledger['lookupKeys']> extends Map<string, infer V> ? V | undefined : never, delivered: Map<string, string>): Decision {
-    const base = { source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e };
-    // The common outcomes are built as literals (same properties, same order as {...base}): a spread per record shows in profiles.
-    const plain = (kind: Decision['kind'], reason: string): Decision => ({ source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e, kind, reason });
-    const seen = this.memory.getKey(e.key);
-    if (seen) {
-      if (seen.payloadHash === e.payloadHash) {
-        return plain('duplicate_in_input', `same event as ${seen.where}`);
-      }
-      const fields = seen.lead ? differingFields(seen.lead, e.lead) : undefined;
-      return { ...base, kind: 'conflict', fields, reason: `same key as ${seen.where} with different ${fields?.join(', ') || 'content'}` };
-    }
-    this.memory.addKey(e);
+  private decideEvent(block: MappedBlock, r: number, source: string, src: number, line: number): Decision {
+    const { ints, strs } = block;
+    const o = r * INTS;
+    const memory = this.memory;
+    const e = eventAt(block, r, source, line - ints[o + I_LINE]!);
+    // The common outcomes are built as literals (same properties, same order): a spread per record shows in profiles.
+    const plain = (kind: Decision['kind'], reason: string): Decision => ({ source, line, key: e.key, naturalKey: e.naturalKey, event: e, kind, reason });
+    const conflict = (earlier: string | undefined, what: string): Decision => {
+      const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
+      return { source, line, key: e.key, naturalKey: e.naturalKey, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
+    };
 
-    if (inLedger) {
-      if (inLedger.tombstone) {
+    const seen = memory.getKey(ints, o);
+    if (seen) {
+      if (seen.samePayload) return plain('duplicate_in_input', `same event as ${seen.where}`);
+      return conflict(seen.leadJson, `same key as ${seen.where}`);
+    }
+    const ord = memory.addKey(ints, o, line, src, e.key, e.leadJson);
+
+    const code = ints[o + I_LEDGER]!;
+    const status = STATUSES[code & L_STATUS];
+    if (status !== undefined) {
+      if (code & L_TOMBSTONE) {
         // The ledger forgot who this was; the input still says it, so this run's later events of the person are known.
-        this.memory.addNatural(e);
-        return { ...base, kind: 'duplicate', reason: 'already delivered (person erased from the ledger)' };
+        memory.addNatural(ints, o, line, src, ord);
+        return { ...plain('duplicate', 'already delivered (person erased from the ledger)') };
       }
-      if (inLedger.payloadHash !== null && inLedger.payloadHash !== e.payloadHash) {
-        const stored = this.opts.ledger?.getLeadJson(e.key);
-        const fields = stored ? differingFields(JSON.parse(stored) as Lead, e.lead) : undefined;
-        return { ...base, kind: 'conflict', fields, reason: `ledger holds this key with different ${fields?.join(', ') || 'content'}` };
-      }
-      if (inLedger.status === 'failed' && inLedger.failure === 'retryable') {
-        this.memory.addNatural(e);
-        return { ...base, kind: 'new', retry: true, reason: 'retry: an earlier send failed and may be retried' };
+      if (code & L_HASH_DIFFERS) return conflict(this.opts.ledger?.getLeadJson(e.key), 'ledger holds this key');
+      if (status === 'failed' && code & L_RETRYABLE) {
+        memory.addNatural(ints, o, line, src, ord);
+        return { ...plain('new', 'retry: an earlier send failed and may be retried'), retry: true };
       }
       // A delivered (or maybe delivered) event delivered its person too: later events of that person are known leads.
-      if (inLedger.status !== 'failed') this.memory.addNatural(e);
-      return plain('duplicate', ledgerReason(inLedger.status, inLedger.failure, inLedger.runId));
+      if (status !== 'failed') memory.addNatural(ints, o, line, src, ord);
+      const failure = code & L_RETRYABLE ? 'retryable' : code & L_PERMANENT ? 'permanent' : null;
+      return plain('duplicate', ledgerReason(status, failure, ints[o + I_RUN] || null));
     }
 
-    if (e.naturalKey) {
-      const other = this.memory.getNatural(e.naturalKey);
+    if (ints[o + I_NAT] !== 0) {
+      const other = memory.getNatural(ints, o);
       if (other !== undefined) return plain('known_lead', `same person as ${other}`);
-      const ledgerKey = delivered.get(e.naturalKey);
-      if (ledgerKey !== undefined) return plain('known_lead', `person already delivered (or being delivered) by event ${ledgerKey}`);
-      this.memory.addAbsentNatural(e.naturalKey, e.key); // getNatural just missed it
+      if (code & L_PERSON_DELIVERED) return plain('known_lead', `person already delivered (or being delivered) by event ${strs[r * STRS + S_DELIVERED_BY]}`);
+      memory.addAbsentNatural(ints, o, line, src, ord); // getNatural just missed it
     }
     return plain('new', 'not in the ledger');
   }

@@ -1,82 +1,140 @@
 // What this run has already seen: event keys (with their payload hash and where they were) and the people
-// (natural keys) that new events in this run will deliver. Both live in SpillMaps, so a 10-million-event audit
-// holds a bounded number of them in memory and the rest in a temporary SQLite file.
-import type { Lead, LeadEvent } from '../mapping/types.js';
-import { SpillMap } from './spill-map.js';
+// (natural keys) that events of this run deliver. Both are FpTables of fingerprints, so a 10-million-event audit
+// holds a fixed amount in memory and spills the rest to a temporary file. The most recent keys and leads are also
+// kept as strings, to name an earlier event and the fields of a conflict.
+import { I_KEY, I_NAT, I_PAY } from './block.js';
+import { FpTable } from './fp-table.js';
+
+/** Entries of each table held in memory before it spills: 512k keys (16 MB) and 512k people (12 MB). */
+export const DEFAULT_MEMORY_CAPACITY = 512 * 1024;
+
+const RECENT = 65_536;
+
+// Words of a key entry: fingerprint (3), payload fingerprint (2), line, source index, ordinal.
+const K_PAY = 3;
+const K_LINE = 5;
+const K_SRC = 6;
+const K_ORD = 7;
+// Words of a person entry: fingerprint (3), line, source index, ordinal of the event that brought them.
+const N_LINE = 3;
+const N_SRC = 4;
+const N_ORD = 5;
 
 /** An event key seen earlier in this run. */
 export interface SeenKey {
-  payloadHash: string;
+  /** The payload fingerprint equals the record's. */
+  samePayload: boolean;
   where: string;
-  /** The earlier lead, while it is recent enough to be kept (for naming the fields of a conflict). */
-  lead?: Lead;
+  /** The earlier lead as JSON, while it is recent enough to be kept (for naming the fields of a conflict). */
+  leadJson?: string;
 }
 
-const RECENT_LEADS = 20_000;
-
-/** In-run memory of keys and people. */
+/** In-run memory of keys and people, fed records of MappedBlocks. */
 export class RunMemory {
-  private readonly keys: SpillMap;
-  private readonly naturals: SpillMap;
+  private readonly keys: FpTable;
+  private readonly naturals: FpTable;
+  private readonly keyEntry = new Uint32Array(8);
+  private readonly natEntry = new Uint32Array(6);
   private readonly sources: string[] = [];
   private readonly sourceIndex = new Map<string, number>();
-  // Retries arrive close to their first delivery, so recent leads are enough to name a conflict's fields. They
-  // live in a ring indexed by the key's add number (kept in its memory entry): no Map set and delete per key.
-  private readonly ringKeys: Array<string | undefined> = new Array<string | undefined>(RECENT_LEADS);
-  private readonly ringLeads: Array<Lead | undefined> = new Array<Lead | undefined>(RECENT_LEADS);
-  private added = 0;
+  // Recent events by ordinal (slot = ordinal % RECENT, valid while ringOrd holds the ordinal).
+  private readonly ringOrd = new Int32Array(RECENT).fill(-1);
+  private readonly ringKey = new Array<string>(RECENT);
+  private readonly ringLead = new Array<string>(RECENT);
+  private ord = 0;
 
   /** capacity: entries of each kind held in memory before spilling (tests make it tiny). */
-  constructor(capacity?: number) {
-    this.keys = new SpillMap(capacity);
-    this.naturals = new SpillMap(capacity);
+  constructor(capacity = DEFAULT_MEMORY_CAPACITY) {
+    this.keys = new FpTable(8, capacity);
+    this.naturals = new FpTable(6, capacity);
   }
 
-  hasKey(key: string): boolean {
-    return this.keys.get(key) !== undefined;
-  }
-
-  getKey(key: string): SeenKey | undefined {
-    const v = this.keys.get(key);
-    if (v === undefined) return undefined;
-    const [hash, src, line, n] = v.split('\t');
-    const slot = Number(n) % RECENT_LEADS;
-    const lead = this.ringKeys[slot] === key ? this.ringLeads[slot] : undefined;
-    return { payloadHash: hash!, where: `${this.sources[Number(src)]} line ${line}`, lead };
-  }
-
-  addKey(e: LeadEvent): void {
-    let src = this.sourceIndex.get(e.source);
-    if (src === undefined) {
-      src = this.sources.push(e.source) - 1;
-      this.sourceIndex.set(e.source, src);
+  /** The index of a source name, for entries to say where they were seen. */
+  sourceId(source: string): number {
+    let i = this.sourceIndex.get(source);
+    if (i === undefined) {
+      i = this.sources.push(source) - 1;
+      this.sourceIndex.set(source, i);
     }
-    const n = this.added++;
-    // join builds one flat string; a template literal would keep a chain of cons strings alive per key.
-    this.keys.add(e.key, [e.payloadHash, src, e.line, n].join('\t'));
-    // Keys are added once, so the slot still holding this key means it is among the last RECENT_LEADS added.
-    this.ringKeys[n % RECENT_LEADS] = e.key;
-    this.ringLeads[n % RECENT_LEADS] = e.lead;
+    return i;
   }
 
-  getNatural(natural: string): string | undefined {
-    const k = this.naturals.get(natural);
-    return k === undefined ? undefined : `event ${k}`;
+  /** True when the key of record `o` (an offset into ints) was seen in this run. */
+  hasKey(ints: Int32Array, o: number): boolean {
+    return this.keys.get(ints[o + I_KEY]!, ints[o + I_KEY + 1]!, ints[o + I_KEY + 2]!);
   }
 
-  /** Records the person of a new event; the caller has just seen getNatural miss it (saves a lookup per record). */
-  addAbsentNatural(natural: string, key: string): void {
-    this.naturals.add(natural, key);
+  /** The earlier sighting of the key of record `o`, if any. */
+  getKey(ints: Int32Array, o: number): SeenKey | undefined {
+    if (!this.hasKey(ints, o)) return undefined;
+    const f = this.keys.found;
+    const ord = f[K_ORD]! | 0;
+    const slot = ord % RECENT;
+    return {
+      samePayload: f[K_PAY] === ints[o + I_PAY]! >>> 0 && f[K_PAY + 1] === ints[o + I_PAY + 1]! >>> 0,
+      where: `${this.sources[f[K_SRC]!]} line ${f[K_LINE]}`,
+      leadJson: this.ringOrd[slot] === ord ? this.ringLead[slot] : undefined,
+    };
   }
 
-  addNatural(e: LeadEvent): void {
-    if (e.naturalKey && this.naturals.get(e.naturalKey) === undefined) this.naturals.add(e.naturalKey, e.key);
+  /** Remembers the key of record `o` (absent: getKey just missed it); returns the event's ordinal. */
+  addKey(ints: Int32Array, o: number, line: number, src: number, key: string, leadJson: string): number {
+    const ord = this.ord++ & 0x7fffffff;
+    const e = this.keyEntry;
+    e[0] = ints[o + I_KEY]!;
+    e[1] = ints[o + I_KEY + 1]!;
+    e[2] = ints[o + I_KEY + 2]!;
+    e[K_PAY] = ints[o + I_PAY]!;
+    e[K_PAY + 1] = ints[o + I_PAY + 1]!;
+    e[K_LINE] = line;
+    e[K_SRC] = src;
+    e[K_ORD] = ord;
+    this.keys.add(e);
+    const slot = ord % RECENT;
+    this.ringOrd[slot] = ord;
+    this.ringKey[slot] = key;
+    this.ringLead[slot] = leadJson;
+    return ord;
+  }
+
+  /** "event <key>" for the event that brought the person of record `o`, if this run has one. */
+  getNatural(ints: Int32Array, o: number): string | undefined {
+    if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!)) return undefined;
+    const f = this.naturals.found;
+    const ord = f[N_ORD]! | 0;
+    const slot = ord % RECENT;
+    if (this.ringOrd[slot] === ord) return `event ${this.ringKey[slot]}`;
+    return `the event at ${this.sources[f[N_SRC]!]} line ${f[N_LINE]}`;
+  }
+
+  /** Records the person of record `o` for the event `ord`; the caller has just seen getNatural miss it. */
+  addAbsentNatural(ints: Int32Array, o: number, line: number, src: number, ord: number): void {
+    const e = this.natEntry;
+    e[0] = ints[o + I_NAT]!;
+    e[1] = ints[o + I_NAT + 1]!;
+    e[2] = ints[o + I_NAT + 2]!;
+    e[N_LINE] = line;
+    e[N_SRC] = src;
+    e[N_ORD] = ord;
+    this.naturals.add(e);
+  }
+
+  /** Records the person of record `o` unless already known. */
+  addNatural(ints: Int32Array, o: number, line: number, src: number, ord: number): void {
+    if (ints[o + I_NAT] === 0) return;
+    if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!)) this.addAbsentNatural(ints, o, line, src, ord);
+  }
+
+  /** Spilled runs so far (tests). */
+  get spills(): number {
+    return this.keys.spills + this.naturals.spills;
   }
 
   close(): void {
     this.keys.close();
     this.naturals.close();
-    this.ringKeys.fill(undefined);
-    this.ringLeads.fill(undefined);
+    this.ringKey.fill('');
+    this.ringLead.fill('');
   }
 }
+

@@ -15,7 +15,12 @@ export function canonicalJson(value: unknown): string {
 
 /** The payload hash of a lead: 128 bits of sha256 over its canonical JSON (collisions are not a practical concern). */
 export function payloadHash(lead: Lead): string {
-  return sha256(canonicalLeadJson(lead)).slice(0, 32);
+  return payloadHashOfJson(canonicalLeadJson(lead));
+}
+
+/** The payload hash of a lead already written as canonicalLeadJson. */
+export function payloadHashOfJson(canonical: string): string {
+  return sha256(canonical).slice(0, 32);
 }
 
 // Every key a Lead can have, in the order canonicalJson sorts them (plain code-unit order).

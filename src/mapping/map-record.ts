@@ -2,7 +2,7 @@
 import type { RawRecord } from '../sources/types.js';
 import type { Config } from './config.js';
 import { FIELD_NAMES, getPath, planFields, shapeOf, type FieldName, type FieldPath, type FieldPlan } from './fields.js';
-import { contentKey, payloadHash } from './keys.js';
+import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
 import { normalizeEmail, normalizeName, normalizePhone } from './normalize.js';
 import type { Lead, Mapped } from './types.js';
 
@@ -122,7 +122,8 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
       if (Object.keys(c).length) lead.custom = c;
     }
 
-    const hash = payloadHash(lead);
+    const leadJson = canonicalLeadJson(lead);
+    const hash = payloadHashOfJson(leadJson);
     let keyKind: 'id' | 'content' = 'id';
     if (key === undefined) {
       keyKind = 'content';
@@ -135,7 +136,7 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
         key = 'c:' + hash;
       }
     }
-    const event: Mapped = { kind: 'event', source, line, key, keyKind, payloadHash: hash, lead };
+    const event: Mapped = { kind: 'event', source, line, key, keyKind, payloadHash: hash, lead, leadJson };
     const natural = lead.email ?? lead.phone;
     if (natural) event.naturalKey = natural;
     if (type) event.type = type;

@@ -37,6 +37,8 @@ export interface LeadEvent {
   /** Event time as ISO 8601 UTC, when the record has one. */
   occurredAt?: string;
   lead: Lead;
+  /** The lead as canonical JSON (what the payload hash is taken over), when the mapper made it. */
+  leadJson?: string;
 }
 
 /** A record that cannot become a lead event. */

@@ -1,0 +1,160 @@
+// An insert-once hash table of fixed-size entries keyed by a 96-bit fingerprint (fingerprint.ts), whose memory does
+// not grow with the number of entries: slots live in one Uint32Array; when it is half full its entries are written,
+// in slot order, to a temporary file as a "run", and the table starts over. Each run keeps in memory only a Bloom
+// filter and the file position of every group of slots, so a lookup that passes the filter reads one small range.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BloomFilter } from './bloom-filter.js';
+
+// Slots per group in a run's index: a lookup reads the groups its probe sequence can reach (about 4 KB).
+const GROUP_SHIFT = 7;
+
+interface Run {
+  /** File offset of the run, in bytes. */
+  at: number;
+  /** Entry index at which each group of slots starts (one more than there are groups). */
+  groups: Uint32Array;
+  /** Longest distance, in slots, from an entry's home slot to where it sits: how far a lookup reads on. */
+  reach: number;
+  bloom: BloomFilter;
+}
+
+/** Fingerprint-keyed table; entries are `stride` 32-bit words whose first three are the fingerprint. */
+export class FpTable {
+  /** The entry found by the last successful get(). */
+  readonly found: Uint32Array;
+  private slots: Uint32Array;
+  private readonly mask: number;
+  private readonly limit: number;
+  private count = 0;
+  private readonly runs: Run[] = [];
+  private file: { fd: number; dir?: string; size: number } | undefined;
+  private readBuf = new Uint32Array(1024);
+
+  /** capacity: entries held in memory before a spill (the table has twice as many slots). */
+  constructor(private readonly stride: number, capacity: number) {
+    const size = 2 ** Math.max(4, Math.ceil(Math.log2(Math.max(1, capacity) * 2)));
+    this.slots = new Uint32Array(size * stride);
+    this.mask = size - 1;
+    this.limit = size >>> 1;
+    this.found = new Uint32Array(stride);
+  }
+
+  /** True (and the entry in `found`) when the fingerprint a, b, c was added, in memory or in a spilled run. */
+  get(a: number, b: number, c: number): boolean {
+    const { slots, stride, mask } = this;
+    if (slots.length === 0) return false; // closed
+    for (let i = b & mask; ; i = (i + 1) & mask) {
+      const o = i * stride;
+      const w = slots[o]!;
+      if (w === 0) break;
+      if (w === a >>> 0 && slots[o + 1] === b >>> 0 && slots[o + 2] === c >>> 0) {
+        this.found.set(slots.subarray(o, o + stride));
+        return true;
+      }
+    }
+    for (let r = this.runs.length - 1; r >= 0; r--) {
+      const run = this.runs[r]!;
+      if (run.bloom.mightHave(a, c) && this.getInRun(run, a, b, c)) return true;
+    }
+    return false;
+  }
+
+  /** Adds an entry (its fingerprint first) that get() just reported absent. */
+  add(entry: ArrayLike<number>): void {
+    const { slots, stride, mask } = this;
+    let i = entry[1]! & mask;
+    while (slots[i * stride] !== 0) i = (i + 1) & mask;
+    slots.set(entry as ArrayLike<number>, i * stride);
+    if (++this.count >= this.limit) this.spill();
+  }
+
+  /** Number of spilled runs (tests). */
+  get spills(): number {
+    return this.runs.length;
+  }
+
+  private getInRun(run: Run, a: number, b: number, c: number): boolean {
+    const { stride, mask } = this;
+    const home = b & mask;
+    const last = (home + run.reach) & mask;
+    const g0 = home >>> GROUP_SHIFT;
+    const g1 = last >>> GROUP_SHIFT;
+    // Probe sequences wrap at the end of the table: then the run is read in two pieces (to its end, from its start).
+    const wrapped = home + run.reach > mask;
+    const pieces: Array<[number, number]> = wrapped ? [[g0, run.groups.length - 3], [0, g1]] : [[g0, g1]];
+    for (const [from, to] of pieces) {
+      const first = run.groups[from]!;
+      const end = run.groups[to + 1]!;
+      const words = (end - first) * stride;
+      if (words === 0) continue;
+      if (this.readBuf.length < words) this.readBuf = new Uint32Array(words);
+      const buf = this.readBuf;
+      readSync(this.file!.fd, buf, 0, words * 4, run.at + first * stride * 4);
+      for (let o = 0; o < words; o += stride) {
+        if (buf[o] === a >>> 0 && buf[o + 1] === b >>> 0 && buf[o + 2] === c >>> 0) {
+          this.found.set(buf.subarray(o, o + stride));
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private spill(): void {
+    const { slots, stride, mask } = this;
+    const size = mask + 1;
+    const out = new Uint32Array(this.count * stride);
+    // groups[g] for every group, then the entry count twice (the end of the last group, and a guard).
+    const ngroups = Math.max(1, size >>> GROUP_SHIFT);
+    const groups = new Uint32Array(ngroups + 2);
+    const bloom = BloomFilter.forEntries(this.count);
+    let n = 0;
+    let reach = 0;
+    for (let i = 0; i < size; i++) {
+      if ((i & ((1 << GROUP_SHIFT) - 1)) === 0) groups[i >>> GROUP_SHIFT] = n;
+      const o = i * stride;
+      if (slots[o] === 0) continue;
+      reach = Math.max(reach, (i - (slots[o + 1]! & mask)) & mask);
+      bloom.add(slots[o]!, slots[o + 2]!);
+      out.set(slots.subarray(o, o + stride), n * stride);
+      n++;
+    }
+    groups[ngroups] = n;
+    groups[ngroups + 1] = n;
+    const file = this.openFile();
+    const bytes = new Uint8Array(out.buffer, 0, n * stride * 4);
+    for (let done = 0; done < bytes.length; ) done += writeSync(file.fd, bytes, done, bytes.length - done, file.size + done);
+    this.runs.push({ at: file.size, groups, reach, bloom });
+    file.size += bytes.length;
+    this.slots.fill(0);
+    this.count = 0;
+  }
+
+  private openFile(): NonNullable<FpTable['file']> {
+    if (this.file) return this.file;
+    const dir = mkdtempSync(join(tmpdir(), 'leadledger-'));
+    const path = join(dir, 'spill');
+    const fd = openSync(path, 'w+', 0o600);
+    // Unlinked while open where the system allows it (not Windows): a killed run leaves nothing behind.
+    try {
+      unlinkSync(path);
+      rmSync(dir, { recursive: true, force: true });
+      this.file = { fd, size: 0 };
+    } catch {
+      this.file = { fd, dir, size: 0 };
+    }
+    return this.file;
+  }
+
+  /** Frees the slots and deletes the spill file. */
+  close(): void {
+    this.slots = new Uint32Array(0);
+    if (this.file) {
+      closeSync(this.file.fd);
+      if (this.file.dir) rmSync(this.file.dir, { recursive: true, force: true });
+      this.file = undefined;
+    }
+  }
+}
