@@ -1,5 +1,6 @@
 // Normalization of the fields that identify a person: email, phone, names.
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { fastE164 } from './phone-fast.js';
 
 // Pragmatic address check: one @, a dot in the domain, no spaces or angle brackets. Deliberately not RFC 5322:
 // CRMs reject far less exotic input than the RFC allows, and a false "valid" only costs a failed send.
@@ -32,8 +33,15 @@ export function normalizePhone(raw: string, defaultCountry?: string): Normalized
 
 function parsePhone(raw: string, defaultCountry?: string): Normalized {
   const v = raw.trim();
-  const n = parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
-  if (n && n.isValid()) return { ok: true, value: n.number };
+  // Most phones are "+<code> <number>": fastE164 answers those exactly as the library below would, for a
+  // fraction of its cost, and returns undefined for anything it is not certain about (see phone-fast.ts).
+  const fast = fastE164(v);
+  if (fast === undefined) {
+    const n = parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
+    if (n && n.isValid()) return { ok: true, value: n.number };
+  } else if (fast !== null) {
+    return { ok: true, value: fast };
+  }
   const hint = v.startsWith('+') || defaultCountry ? '' : ' (national number: set --default-country, e.g. BR)';
   return { ok: false, reason: `'${v}' is not a valid phone number${hint}` };
 }

@@ -1,0 +1,193 @@
+// Fast path for the commonest phone shape, "+<calling code> <national number>" with plain separators.
+//
+// fastE164(text) must return exactly what normalize.ts gets from libphonenumber-js,
+// `parsePhoneNumberFromString(text, anyCountry)` then `isValid() ? number : invalid`:
+//   string    -> the E.164 number the library returns for a valid phone,
+//   null      -> the library says "not valid" (or returns no number at all),
+//   undefined -> not decided here; the caller must ask the library.
+// It only decides inputs whose whole path through the library was traced by hand (libphonenumber-js
+// source/parse.js and the helpers it calls; comments below name them). Everything else is undefined.
+// test/mapping/phone-fast.test.ts checks this against the library on a large generated corpus; re-run
+// it whenever libphonenumber-js is upgraded.
+//
+// Metadata: the default export of 'libphonenumber-js' binds metadata.min.json
+// (min/exports/withMetadataArgument.js imports '../../metadata.min.json.js'), the very module
+// 'libphonenumber-js/metadata.min.json' resolves to. Its array layout (v4) is read in source/metadata.js
+// (NumberingPlan): [0] calling code, [2] national number pattern, [3] possible lengths,
+// [5] national prefix, [7] national prefix for parsing, [8] national prefix transform rule, [11] types.
+import metadataJson from 'libphonenumber-js/metadata.min.json';
+
+// parse.js: MIN_LENGTH_FOR_NSN / MAX_LENGTH_FOR_NSN in constants.js. A national number outside
+// these bounds makes parse() throw TOO_SHORT / TOO_LONG, and parsePhoneNumberFromString returns undefined.
+const MIN_LENGTH_FOR_NSN = 2;
+const MAX_LENGTH_FOR_NSN = 17;
+// constants.js MAX_LENGTH_COUNTRY_CODE, the longest calling code extractCountryCallingCode tries.
+const MAX_LENGTH_COUNTRY_CODE = 3;
+// Far below parse.js MAX_INPUT_STRING_LENGTH (250), so the length cut-off never applies to decided input.
+const MAX_FAST_INPUT_LENGTH = 64;
+
+interface Plan {
+  callingCode: string;
+  /** matchesEntirely() anchoring: '^(?:' + pattern + ')$', no flags. */
+  nationalNumber: RegExp;
+  /** extractNationalNumberFromPossiblyIncompleteNumber(): '^(?:' + prefix + ')', no flags. */
+  prefixForParsing: RegExp | undefined;
+  transformRule: string | undefined;
+  possibleLengths: readonly number[] | undefined;
+}
+
+/**
+ * Every calling code the library knows (Metadata.hasCallingCode), mapped to the plan the fast path uses, or
+ * null when the fast path leaves that code to the library (shared codes such as 1, 7, 44; non-geographic
+ * codes such as 800; anything whose metadata does not have the shape checked below).
+ */
+const PLANS: ReadonlyMap<string, Plan | null> = buildPlans(metadataJson as unknown);
+
+function buildPlans(json: unknown): Map<string, Plan | null> {
+  const plans = new Map<string, Plan | null>();
+  if (!isRecord(json) || json.version !== 4) return plans; // unknown layout: decide nothing
+  const countries = json.countries;
+  const callingCodes = json.country_calling_codes;
+  if (!isRecord(countries) || !isRecord(callingCodes)) return plans;
+  // Metadata.nonGeographic(): `nonGeographic || nonGeographical`; those codes (800, 808, ...) are left to the library.
+  for (const table of [json.nonGeographic, json.nonGeographical]) {
+    if (isRecord(table)) for (const code of Object.keys(table)) plans.set(code, null);
+  }
+  for (const [code, list] of Object.entries(callingCodes)) {
+    plans.set(code, Array.isArray(list) && list.length === 1 ? planFor(code, list[0], countries) : null);
+  }
+  return plans;
+}
+
+function planFor(code: string, country: unknown, countries: Record<string, unknown>): Plan | null {
+  // A single two-letter country: Metadata.getCountryCodesForCallingCode returns it, so
+  // getCountryByCallingCode picks it without looking at the number (no leading-digits selection), and
+  // getNumberingPlanMetadata(code) is this same country's metadata.
+  if (typeof country !== 'string' || country.length !== 2 || !/^\d{1,3}$/.test(code)) return null;
+  if (!Object.prototype.hasOwnProperty.call(countries, country)) return null;
+  const m = countries[country];
+  if (!Array.isArray(m) || m[0] !== code || typeof m[2] !== 'string') return null;
+  // With phone number types present, isValidNumber() goes through getNumberType() instead of the plain
+  // national-number pattern. In metadata.min.json only countries sharing a calling code have types;
+  // should that change, such a country is simply left to the library.
+  if (m[11]) return null;
+  const possibleLengths = m[3];
+  // checkNumberLength() reads possible lengths as a non-empty ascending list; anything else is left to the library.
+  if (possibleLengths && !isAscendingNumberList(possibleLengths)) return null;
+  // NumberingPlan.nationalPrefixForParsing(): metadata[7] || metadata[5] (truthiness, as the library).
+  const prefix: unknown = m[7] || m[5];
+  const transform: unknown = m[8];
+  if (prefix && typeof prefix !== 'string') return null;
+  if (transform && typeof transform !== 'string') return null;
+  return {
+    callingCode: code,
+    nationalNumber: new RegExp('^(?:' + m[2] + ')$'),
+    prefixForParsing: prefix ? new RegExp('^(?:' + (prefix as string) + ')') : undefined,
+    transformRule: transform ? (transform as string) : undefined,
+    possibleLengths: possibleLengths ? (possibleLengths as number[]) : undefined,
+  };
+}
+
+function isAscendingNumberList(x: unknown): x is number[] {
+  if (!Array.isArray(x) || x.length === 0) return false;
+  let prev = -Infinity;
+  for (const n of x as unknown[]) {
+    if (typeof n !== 'number' || !(n > prev)) return false;
+    prev = n;
+  }
+  return true;
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/**
+ * E.164 for `text` exactly as libphonenumber-js would give it, null if it would call it invalid,
+ * undefined if this fast path does not decide `text`.
+ */
+export function fastE164(text: string): string | null | undefined {
+  // Grammar: ASCII '+', then ASCII digits, spaces, '-', '.', '(' and ')', ending in a digit. Why this is safe:
+  // - parse.js extractFormattedPhoneNumber: starts at the first '+' (index 0) and strips only trailing
+  //   non-digits (there are none); the 250-char limit is not reached.
+  // - extractPhoneContext / ';isub=' (RFC 3966 handling): need ';', absent.
+  // - isViablePhoneNumber: '+' then any mix of VALID_PUNCTUATION (all five separators belong to it) and at
+  //   least three digits matches VALID_PHONE_NUMBER; fewer digits is left to the library.
+  // - extractExtension: every extension form needs a letter, 'x', '#', '~', ',' or ';'; none can match.
+  // - parseIncompletePhoneNumber then keeps just '+' and the digits; the separators leave no trace.
+  // Leading/trailing whitespace, '＋', non-ASCII digits, letters, a second '+' etc. all return undefined.
+  const len = text.length;
+  if (len < 4 || len > MAX_FAST_INPUT_LENGTH || text.charCodeAt(0) !== 0x2b /* + */) return undefined;
+  let digits = '';
+  let runStart = 1;
+  for (let i = 1; i < len; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) continue;
+    if (c !== 0x20 && c !== 0x2d && c !== 0x2e && c !== 0x28 && c !== 0x29) return undefined; // ' ' - . ( )
+    if (i > runStart) digits += text.slice(runStart, i);
+    runStart = i + 1;
+  }
+  if (runStart >= len) return undefined; // ends in a separator
+  digits += text.slice(runStart);
+  if (digits.length < 3) return undefined;
+
+  // extractCountryCallingCode: a leading 0 is never a calling code (left to the library); otherwise the first
+  // of the 1-, 2-, 3-digit prefixes for which Metadata.hasCallingCode() holds is the calling code. PLANS holds
+  // every code hasCallingCode() accepts, so a miss at every length means the library finds none either
+  // (also left to the library, it rejects those).
+  if (digits.charCodeAt(0) === 0x30) return undefined;
+  let plan: Plan | null | undefined;
+  let i = 1;
+  for (; i <= MAX_LENGTH_COUNTRY_CODE && i <= digits.length; i++) {
+    plan = PLANS.get(digits.slice(0, i));
+    if (plan !== undefined) break;
+  }
+  if (!plan) return undefined;
+  const rest = digits.slice(i);
+  if (rest.length < MIN_LENGTH_FOR_NSN) return undefined;
+
+  // parse.js parsePhoneNumber: extractNationalNumber() strips a national prefix even from an international
+  // number (e.g. "+49 (0)30 …" becomes 30…), with the calling code's (here: the only) country selected.
+  const nationalNumber = extractNationalNumber(rest, plan);
+
+  // parse.js: TOO_SHORT / TOO_LONG are thrown, so parsePhoneNumberFromString returns undefined.
+  if (nationalNumber.length < MIN_LENGTH_FOR_NSN || nationalNumber.length > MAX_LENGTH_FOR_NSN) return null;
+  // isValid.js isValidNumber: the country has no types (checked in planFor), so validity is
+  // matchesEntirely(nationalNumber, nationalNumberPattern) and nothing else (no length check).
+  if (!plan.nationalNumber.test(nationalNumber)) return null;
+  // PhoneNumber constructor: number = '+' + countryCallingCode + nationalNumber.
+  return '+' + plan.callingCode + nationalNumber;
+}
+
+/** Mirrors helpers/extractNationalNumber.js for a numbering plan with exactly one country and no types. */
+function extractNationalNumber(number: string, plan: Plan): string {
+  // helpers/extractNationalNumberFromPossiblyIncompleteNumber.js, verbatim apart from the carrier code and
+  // national prefix outputs, which do not affect the result.
+  const prefix = plan.prefixForParsing;
+  if (!prefix) return number;
+  const match = prefix.exec(number);
+  if (!match) return number;
+  const capturedGroupsCount = match.length - 1;
+  const hasCapturedGroups = capturedGroupsCount > 0 && match[capturedGroupsCount];
+  const stripped =
+    plan.transformRule && hasCapturedGroups
+      ? number.replace(prefix, plan.transformRule)
+      : number.slice((match[0] ?? '').length);
+  if (stripped === number) return number;
+  // shouldHaveExtractedNationalPrefix(): keep the digits as typed when they were valid and stripping breaks them.
+  if (plan.nationalNumber.test(number) && !plan.nationalNumber.test(stripped)) return number;
+  // isPossibleIncompleteNationalNumber() -> checkNumberLength(): only TOO_SHORT and INVALID_LENGTH undo the strip.
+  const lengths = plan.possibleLengths;
+  if (lengths && !isPossibleIncompleteLength(stripped.length, lengths)) return number;
+  return stripped;
+}
+
+/** helpers/checkNumberLength.js checkNumberLengthForType() with no type; true unless TOO_SHORT or INVALID_LENGTH. */
+function isPossibleIncompleteLength(length: number, lengths: readonly number[]): boolean {
+  const min = lengths[0];
+  if (min === undefined) return false; // unreachable: planFor() rejects [] (for which the library says INVALID_LENGTH)
+  if (min === length) return true; // IS_POSSIBLE
+  if (min > length) return false; // TOO_SHORT
+  if ((lengths[lengths.length - 1] ?? 0) < length) return true; // TOO_LONG counts as possible here
+  return lengths.indexOf(length, 1) >= 0; // IS_POSSIBLE : INVALID_LENGTH
+}
