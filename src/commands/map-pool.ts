@@ -34,7 +34,7 @@ export interface MapJobResult {
 
 // A worker holds one block (a MB of lines) and its records at a time; without a limit V8 lets each heap grow to
 // gigabytes before collecting (peak RSS is a target: under 300 MB for any input size). 64 MB still holds a line of several MB.
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 };
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 32 };
 
 interface Waiter {
   resolve(r: MapJobResult): void;

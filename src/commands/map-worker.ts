@@ -2,7 +2,7 @@
 // boundaries, so the CPU-heavy half (JSON.parse, phone parsing, hashing) runs on every core while the main
 // thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeMapped, fillLedger, type MappedBlock } from '../decide/block.js';
+import { BlockEncoder, encodeMapped, fillLedger, type MappedBlock } from '../decide/block.js';
 import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
@@ -28,11 +28,11 @@ async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
 port.on('message', async (job: MapJob) => {
   if (job.csv) return csvJob(job, job.csv);
   const ctx = { source: '', selector, progress: { line: 0 }, midInput: !job.first };
-  const out: Mapped[] = [];
+  const enc = new BlockEncoder(job.bytes.length >>> 7);
   for await (const batch of readJsonl(one(job.bytes), ctx)) {
-    for (const item of batch) out.push(toMapped(item));
+    for (const item of batch) enc.add(toMapped(item));
   }
-  reply({ seq: job.seq, lines: ctx.progress.line, block: encode(out) });
+  reply({ seq: job.seq, lines: ctx.progress.line, block: lookUp(enc.finish()) });
 });
 
 // The block's numbers travel as a transferred buffer, its strings as one array: no object per record is cloned.
@@ -42,8 +42,7 @@ function reply(r: MapJobResult): void {
 
 // With a read-only ledger, every key of the block is looked up here, beside parsing: a superset of what the
 // decider would query (it skips keys already in its run memory), so its decisions are the same.
-function encode(items: Mapped[]): MappedBlock {
-  const block = encodeMapped(items);
+function lookUp(block: MappedBlock): MappedBlock {
   if (lookup) fillLedger(block, lookup);
   return block;
 }
@@ -59,7 +58,7 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
   let s = csvStreams.get(csv.stream);
   if (!s) {
     s = new CsvStream(csv.settings, selector, toMapped, (seq, items, error) => {
-      reply(error === undefined ? { seq, lines: 0, block: encode(items) } : { seq, lines: 0, block: encodeMapped([]), error });
+      reply(error === undefined ? { seq, lines: 0, block: lookUp(encodeMapped(items)) } : { seq, lines: 0, block: encodeMapped([]), error });
     });
     csvStreams.set(csv.stream, s);
     const id = csv.stream;

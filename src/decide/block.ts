@@ -58,13 +58,35 @@ export interface MappedBlock {
 
 /** Encodes mapped records (fingerprints computed here); ledger codes start as NOT_LOOKED_UP. */
 export function encodeMapped(items: Mapped[]): MappedBlock {
-  const n = items.length;
-  const ints = new Int32Array(n * INTS);
-  const strs = new Array<string>(n * STRS).fill('');
-  for (let r = 0; r < n; r++) {
-    const m = items[r]!;
+  const enc = new BlockEncoder(items.length);
+  for (const m of items) enc.add(m);
+  return enc.finish();
+}
+
+/**
+ * Builds a block record by record, so a worker's mapped objects die young (a block of thousands of them kept
+ * until the end would survive into the old generation and cost a full collection).
+ */
+export class BlockEncoder {
+  private ints: Int32Array;
+  private strs: string[] = [];
+  private n = 0;
+
+  constructor(expected = 1024) {
+    this.ints = new Int32Array(Math.max(16, expected) * INTS);
+  }
+
+  add(m: Mapped): void {
+    const r = this.n++;
+    if (r * INTS >= this.ints.length) {
+      const grown = new Int32Array(this.ints.length * 2);
+      grown.set(this.ints);
+      this.ints = grown;
+    }
+    const { ints, strs } = this;
     const o = r * INTS;
     const s = r * STRS;
+    for (let i = 0; i < STRS; i++) strs.push('');
     ints[o + I_LINE] = m.line;
     ints[o + I_LEDGER] = NOT_LOOKED_UP;
     if (m.key !== undefined) {
@@ -89,7 +111,11 @@ export function encodeMapped(items: Mapped[]): MappedBlock {
       if (m.kind === 'invalid' && m.field !== undefined) strs[s + S_FIELD] = m.field;
     }
   }
-  return { n, ints, strs };
+
+  /** The block; the encoder must not be used after. */
+  finish(): MappedBlock {
+    return { n: this.n, ints: this.ints.slice(0, this.n * INTS), strs: this.strs };
+  }
 }
 
 /** What the ledger holds, looked up in batches: the same answers from a Ledger or a worker's LedgerLookup. */

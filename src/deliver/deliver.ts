@@ -76,7 +76,7 @@ export class Deliverer {
     const item: SendItem = { key: e.key, downstreamKey: dk, lead: e.lead, naturalKey: e.naturalKey, mode };
     const claim: ClaimInput = {
       key: e.key, keyKind: e.keyKind, payloadHash: e.payloadHash, naturalKey: e.naturalKey, downstreamKey: dk,
-      leadJson: JSON.stringify(e.lead), source: e.source, line: e.line, eventTime: e.occurredAt,
+      leadJson: e.leadJson ?? JSON.stringify(e.lead), source: e.source, line: e.line, eventTime: e.occurredAt,
     };
     this.batch.push({ key: e.key, item, claim, claimFrom: d.retry ? ['failed'] : undefined, decision: d });
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
