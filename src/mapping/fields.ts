@@ -104,3 +104,38 @@ export function shapeOf(record: Record<string, unknown>): string {
   }
   return sig;
 }
+
+/** The keys shapeOf is made of, kept for sameShape: the top level's, then each wrapper's (null when absent). */
+export interface Shape {
+  top: string[];
+  wrappers: Array<string[] | null>;
+}
+
+function wrapperAt(record: Record<string, unknown>, w: FieldPath): Record<string, unknown> | null {
+  const v = w.length === 1 ? record[w[0]!] : getPath(record, w);
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+/** The shape of a record as key lists (what shapeOf joins into a string). */
+export function shapeKeys(record: Record<string, unknown>): Shape {
+  return { top: Object.keys(record), wrappers: WRAPPERS.map((w) => { const v = wrapperAt(record, w); return v && Object.keys(v); }) };
+}
+
+function sameKeys(obj: Record<string, unknown>, keys: string[]): boolean {
+  // Objects parsed from lines of one export share a hidden class, so Object.keys comes from V8's enum cache.
+  const k = Object.keys(obj);
+  if (k.length !== keys.length) return false;
+  for (let i = 0; i < k.length; i++) if (k[i] !== keys[i]) return false;
+  return true;
+}
+
+/** True when shapeOf(record) would equal the shapeOf of the record `shape` was taken from. */
+export function sameShape(record: Record<string, unknown>, shape: Shape): boolean {
+  if (!sameKeys(record, shape.top)) return false;
+  for (let i = 0; i < WRAPPERS.length; i++) {
+    const want = shape.wrappers[i]!;
+    const v = wrapperAt(record, WRAPPERS[i]!);
+    if (want === null ? v !== null : v === null || !sameKeys(v, want)) return false;
+  }
+  return true;
+}

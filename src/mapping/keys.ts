@@ -37,11 +37,19 @@ export function canonicalLeadJson(lead: Lead): string {
     const v = lead[k];
     if (v === undefined) continue;
     if (used++ > 0) out += ',';
-    out += '"' + k + '":' + (typeof v === 'string' ? JSON.stringify(v) : canonicalJson(v));
+    out += '"' + k + '":' + (typeof v === 'string' ? jsonString(v) : canonicalJson(v));
   }
   let own = 0;
   for (const k in lead) if (Object.hasOwn(lead, k) && (lead as Record<string, unknown>)[k] !== undefined) own++;
   return own === used ? out + '}' : canonicalJson(lead);
+}
+
+// Characters JSON.stringify escapes in a string (controls, quote, backslash) or may (surrogates, lone ones escaped).
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/** JSON.stringify(s), without the call for the common string that needs no escaping. */
+function jsonString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
 }
 
 /** A content key for a record without an id: `c:` + sha256 over the chosen normalized fields. */

@@ -1,7 +1,7 @@
 // RawRecord → LeadEvent | invalid | filtered: find the fields, normalize them, derive the keys, apply filters.
 import type { RawRecord } from '../sources/types.js';
 import type { Config } from './config.js';
-import { FIELD_NAMES, getPath, planFields, shapeOf, type FieldName, type FieldPath, type FieldPlan } from './fields.js';
+import { FIELD_NAMES, getPath, planFields, sameShape, shapeKeys, shapeOf, type FieldName, type FieldPath, type FieldPlan, type Shape } from './fields.js';
 import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
 import { normalizeEmail, normalizeName, normalizePhone } from './normalize.js';
 import type { Lead, Mapped } from './types.js';
@@ -37,9 +37,19 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
   const typeSet = types ? new Set(types) : undefined;
   const sinceMs = opts.since?.getTime();
   const untilMs = opts.until?.getTime();
+  const timeFilter = sinceMs !== undefined || untilMs !== undefined;
   const plans = new Map<string, FieldPlan>();
 
+  // Records of one export nearly always share one shape: the last one is checked key by key, without building
+  // the shape's string (which profiles showed costing more than the mapping it saves).
+  let last: { shape: Shape; plan: FieldPlan } | undefined;
   const planFor = (fields: Record<string, unknown>): FieldPlan => {
+    if (last && sameShape(fields, last.shape)) return last.plan;
+    const plan = planBy(fields);
+    last = { shape: shapeKeys(fields), plan };
+    return plan;
+  };
+  const planBy = (fields: Record<string, unknown>): FieldPlan => {
     const shape = shapeOf(fields);
     let plan = plans.get(shape);
     if (!plan) {
@@ -54,14 +64,7 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
   return (rec) => {
     const { source, line, fields } = rec;
     const plan = planFor(fields);
-    const text = (f: FieldName): string | undefined => {
-      const p = plan[f];
-      if (!p) return undefined;
-      const v = getPath(fields, p);
-      if (v === undefined || v === null) return undefined;
-      const s = typeof v === 'string' ? v.trim() : typeof v === 'object' ? undefined : String(v);
-      return s ? s : undefined;
-    };
+    const text = (f: FieldName): string | undefined => textAt(fields, plan[f]);
 
     let key: string | undefined;
     if (!keyFields && plan.id) {
@@ -76,7 +79,9 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
       return { kind: 'filtered', source, line, key, reason: type ? `type ${type} not accepted` : 'no event type' };
     }
     const timeRaw = text('time');
-    const timeMs = timeRaw === undefined ? undefined : parseTime(timeRaw);
+    // Without --since/--until a canonical UTC time needs no Date at all (see isoTime).
+    const canonicalTime = timeRaw !== undefined && !timeFilter && timeRaw.length === 24 && ISO_UTC.test(timeRaw) && inRange(timeRaw);
+    const timeMs = timeRaw === undefined || canonicalTime ? undefined : parseTime(timeRaw);
     if (sinceMs !== undefined || untilMs !== undefined) {
       if (timeMs === undefined) {
         const why = timeRaw === undefined ? 'no event time' : `time '${timeRaw}' is not a date`;
@@ -140,15 +145,55 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
     const natural = lead.email ?? lead.phone;
     if (natural) event.naturalKey = natural;
     if (type) event.type = type;
-    if (timeMs !== undefined) event.occurredAt = new Date(timeMs).toISOString();
+    if (canonicalTime) event.occurredAt = timeRaw;
+    else if (timeMs !== undefined) event.occurredAt = isoTime(timeRaw!, timeMs);
     return event;
   };
+}
+
+/** The trimmed text of a scalar field; undefined when absent, empty or not a scalar. */
+function textAt(fields: Record<string, unknown>, p: FieldPath | null): string | undefined {
+  if (!p) return undefined;
+  const v = p.length === 1 ? fields[p[0]!] : getPath(fields, p);
+  if (v === undefined || v === null) return undefined;
+  const s = typeof v === 'string' ? v.trim() : typeof v === 'object' ? undefined : String(v);
+  return s ? s : undefined;
+}
+
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * The time as ISO 8601 UTC with milliseconds. A time already written that way, with fields in range, is its own
+ * answer (what toISOString would return); others go through a Date.
+ */
+export function isoTime(raw: string, ms: number): string {
+  if (raw.length === 24 && ISO_UTC.test(raw) && inRange(raw)) return raw;
+  return new Date(ms).toISOString();
+}
+
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+const num = (s: string, at: number, len: number): number => {
+  let n = 0;
+  for (let i = at; i < at + len; i++) n = n * 10 + s.charCodeAt(i) - 48;
+  return n;
+};
+
+// V8's Date.parse rolls "02-30" over into March: the raw text is only kept when every field is in range.
+function inRange(iso: string): boolean {
+  const y = num(iso, 0, 4);
+  const m = num(iso, 5, 2);
+  const d = num(iso, 8, 2);
+  if (m < 1 || m > 12 || d < 1 || num(iso, 11, 2) > 23 || num(iso, 14, 2) > 59 || num(iso, 17, 2) > 59) return false;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
 }
 
 const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
 
 /** Parses ISO 8601, epoch seconds or milliseconds, and dd/mm/yyyy [hh:mm[:ss]] (as Brazilian exports write dates). */
 export function parseTime(raw: string): number | undefined {
+  if (raw.length === 24 && raw.charCodeAt(23) === 0x5a && ISO_UTC.test(raw)) return Date.parse(raw);
   if (/^\d{9,13}$/.test(raw)) {
     const n = Number(raw);
     return raw.length >= 12 ? n : n * 1000;

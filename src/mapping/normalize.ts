@@ -19,8 +19,15 @@ export function normalizeEmail(raw: string): Normalized {
 
 const phoneCache = new Map<string, Normalized>();
 
-/** Converts a phone number to E.164 using the default country for national numbers. */
+/**
+ * Converts a phone number to E.164 using the default country for national numbers. Most phones are
+ * "+<code> <number>": fastE164 answers those exactly as libphonenumber would, for a fraction of its cost, and
+ * leaves anything it is not certain about to the library (see phone-fast.ts).
+ */
 export function normalizePhone(raw: string, defaultCountry?: string): Normalized {
+  // The fast path costs less than a cache lookup (and most phones are unique): only the library's answers are cached.
+  const fast = fastE164(raw.trim());
+  if (fast !== undefined) return fast === null ? invalidPhone(raw.trim(), defaultCountry) : { ok: true, value: fast };
   const cacheKey = (defaultCountry ?? '') + '|' + raw;
   const hit = phoneCache.get(cacheKey);
   if (hit) return hit;
@@ -33,15 +40,12 @@ export function normalizePhone(raw: string, defaultCountry?: string): Normalized
 
 function parsePhone(raw: string, defaultCountry?: string): Normalized {
   const v = raw.trim();
-  // Most phones are "+<code> <number>": fastE164 answers those exactly as the library below would, for a
-  // fraction of its cost, and returns undefined for anything it is not certain about (see phone-fast.ts).
-  const fast = fastE164(v);
-  if (fast === undefined) {
-    const n = parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
-    if (n && n.isValid()) return { ok: true, value: n.number };
-  } else if (fast !== null) {
-    return { ok: true, value: fast };
-  }
+  const n = parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
+  if (n && n.isValid()) return { ok: true, value: n.number };
+  return invalidPhone(v, defaultCountry);
+}
+
+function invalidPhone(v: string, defaultCountry?: string): Normalized {
   const hint = v.startsWith('+') || defaultCountry ? '' : ' (national number: set --default-country, e.g. BR)';
   return { ok: false, reason: `'${v}' is not a valid phone number${hint}` };
 }
