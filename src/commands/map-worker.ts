@@ -35,9 +35,9 @@ port.on('message', async (job: MapJob) => {
   reply({ seq: job.seq, lines: ctx.progress.line, block: lookUp(enc.finish()) });
 });
 
-// The block's numbers travel as a transferred buffer, its strings as one array: no object per record is cloned.
+// The block's numbers travel as transferred buffers, its strings as one text: no object per record is cloned.
 function reply(r: MapJobResult): void {
-  port.postMessage(r, r.block.n > 0 ? [r.block.ints.buffer as ArrayBuffer] : []);
+  port.postMessage(r, [r.block.ints.buffer as ArrayBuffer, r.block.offs.buffer as ArrayBuffer]);
 }
 
 // With a read-only ledger, every key of the block is looked up here, beside parsing: a superset of what the

@@ -20,8 +20,8 @@ export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
 
-// String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, the event that delivered the
-// person (from the ledger). Invalid and filtered records: key, reason, field.
+// String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt. Invalid and filtered
+// records: key, '', reason, '', '', field.
 export const S_KEY = 0;
 export const S_NAT = 1;
 export const S_LEAD = 2;
@@ -29,8 +29,7 @@ export const S_REASON = 2;
 export const S_HASH = 3;
 export const S_TYPE = 4;
 export const S_TIME = 5;
-export const S_FIELD = 6;
-export const S_DELIVERED_BY = 6;
+export const S_FIELD = 5;
 
 export const enum Kind {
   IdEvent = 0,
@@ -49,11 +48,24 @@ export const L_HASH_DIFFERS = 64;
 export const L_PERSON_DELIVERED = 128;
 export const STATUSES: Array<EventStatus | undefined> = [undefined, 'sent', 'pending', 'in_doubt', 'failed'];
 
-/** Mapped records in the form the decider reads. `source` is '' until the deciding thread names it. */
+/**
+ * Mapped records in the form the decider reads. Their strings are one text plus offsets: one string to copy
+ * between threads instead of thousands, and the deciding thread cuts out only the ones it uses.
+ */
 export interface MappedBlock {
   n: number;
   ints: Int32Array;
-  strs: string[];
+  /** The strings of every record, STRS per record, concatenated. */
+  text: string;
+  /** Where string i starts in text (and, at i + 1, where it ends). */
+  offs: Int32Array;
+  /** The events that delivered people, found in the ledger; indexed from I_RUN when L_PERSON_DELIVERED is set. */
+  deliveredBy: string[];
+}
+
+/** String i of a block (record r's field f is i = r * STRS + f). */
+export function str(block: MappedBlock, i: number): string {
+  return block.text.slice(block.offs[i], block.offs[i + 1]);
 }
 
 /** Encodes mapped records (fingerprints computed here); ledger codes start as NOT_LOOKED_UP. */
@@ -69,52 +81,58 @@ export function encodeMapped(items: Mapped[]): MappedBlock {
  */
 export class BlockEncoder {
   private ints: Int32Array;
-  private strs: string[] = [];
+  private offs: Int32Array;
+  private readonly parts: string[] = [];
+  private at = 0;
   private n = 0;
 
   constructor(expected = 1024) {
-    this.ints = new Int32Array(Math.max(16, expected) * INTS);
+    const cap = Math.max(16, expected);
+    this.ints = new Int32Array(cap * INTS);
+    this.offs = new Int32Array(cap * STRS + 1);
   }
 
   add(m: Mapped): void {
     const r = this.n++;
     if (r * INTS >= this.ints.length) {
-      const grown = new Int32Array(this.ints.length * 2);
-      grown.set(this.ints);
-      this.ints = grown;
+      const ints = new Int32Array(this.ints.length * 2);
+      ints.set(this.ints);
+      this.ints = ints;
+      const offs = new Int32Array(this.offs.length * 2);
+      offs.set(this.offs);
+      this.offs = offs;
     }
-    const { ints, strs } = this;
+    const ints = this.ints;
     const o = r * INTS;
-    const s = r * STRS;
-    for (let i = 0; i < STRS; i++) strs.push('');
     ints[o + I_LINE] = m.line;
     ints[o + I_LEDGER] = NOT_LOOKED_UP;
-    if (m.key !== undefined) {
-      strs[s + S_KEY] = m.key;
-      fingerprint(m.key, ints, o + I_KEY);
-    }
+    if (m.key !== undefined) fingerprint(m.key, ints, o + I_KEY);
     if (m.kind === 'event') {
       ints[o + I_KIND] = m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent;
       ints[o + I_PAY] = parseInt(m.payloadHash.slice(0, 8), 16) | 0;
       ints[o + I_PAY + 1] = parseInt(m.payloadHash.slice(8, 16), 16) | 0;
-      if (m.naturalKey) {
-        strs[s + S_NAT] = m.naturalKey;
-        fingerprint(m.naturalKey, ints, o + I_NAT);
-      }
-      strs[s + S_LEAD] = m.leadJson ?? JSON.stringify(m.lead);
-      strs[s + S_HASH] = m.payloadHash;
-      if (m.type !== undefined) strs[s + S_TYPE] = m.type;
-      if (m.occurredAt !== undefined) strs[s + S_TIME] = m.occurredAt;
+      if (m.naturalKey) fingerprint(m.naturalKey, ints, o + I_NAT);
+      this.strings(r, m.key, m.naturalKey ?? '', m.leadJson ?? JSON.stringify(m.lead), m.payloadHash, m.type ?? '', m.occurredAt ?? '');
     } else {
       ints[o + I_KIND] = m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered;
-      strs[s + S_REASON] = m.reason;
-      if (m.kind === 'invalid' && m.field !== undefined) strs[s + S_FIELD] = m.field;
+      this.strings(r, m.key ?? '', '', m.reason, '', '', m.kind === 'invalid' ? (m.field ?? '') : '');
     }
+  }
+
+  private strings(r: number, ...values: string[]): void {
+    let i = r * STRS;
+    for (const v of values) {
+      this.offs[i++] = this.at;
+      this.parts.push(v);
+      this.at += v.length;
+    }
+    this.offs[i] = this.at;
   }
 
   /** The block; the encoder must not be used after. */
   finish(): MappedBlock {
-    return { n: this.n, ints: this.ints.slice(0, this.n * INTS), strs: this.strs };
+    const n = this.n;
+    return { n, ints: this.ints.slice(0, n * INTS), text: this.parts.join(''), offs: this.offs.slice(0, n * STRS + 1), deliveredBy: [] };
   }
 }
 
@@ -129,7 +147,7 @@ export interface LedgerReader {
  * decider skips keys it already remembers: it decides them without the ledger).
  */
 export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined, skip?: (r: number) => boolean): void {
-  const { n, ints, strs } = block;
+  const { n, ints } = block;
   const rows: number[] = [];
   for (let r = 0; r < n; r++) {
     if (ints[r * INTS + I_KIND]! > Kind.ContentEvent) continue;
@@ -138,21 +156,21 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
     ints[r * INTS + I_LEDGER] = 0;
   }
   if (!ledger || rows.length === 0) return;
-  const known = ledger.lookupKeys([...new Set(rows.map((r) => strs[r * STRS + S_KEY]!))]);
+  const known = ledger.lookupKeys([...new Set(rows.map((r) => str(block, r * STRS + S_KEY)))]);
   const naturals = new Set<string>();
   for (const r of rows) {
     const s = r * STRS;
-    const k = known.get(strs[s + S_KEY]!);
+    const o = r * INTS;
+    const k = known.get(str(block, s + S_KEY));
     if (k) {
-      const o = r * INTS;
       let code = STATUSES.indexOf(k.status);
       if (k.failure === 'retryable') code |= L_RETRYABLE;
       if (k.failure === 'permanent') code |= L_PERMANENT;
       if (k.tombstone) code |= L_TOMBSTONE;
-      if (k.payloadHash !== null && k.payloadHash !== strs[s + S_HASH]) code |= L_HASH_DIFFERS;
+      if (k.payloadHash !== null && k.payloadHash !== str(block, s + S_HASH)) code |= L_HASH_DIFFERS;
       ints[o + I_LEDGER] = code;
       ints[o + I_RUN] = k.runId ?? 0;
-    } else if (strs[s + S_NAT]) naturals.add(strs[s + S_NAT]!);
+    } else if (ints[o + I_NAT] !== 0) naturals.add(str(block, s + S_NAT));
   }
   if (naturals.size === 0) return;
   const delivered = ledger.lookupDelivered([...naturals]);
@@ -160,44 +178,54 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
   for (const r of rows) {
     const o = r * INTS;
     if (ints[o + I_LEDGER] !== 0) continue;
-    const by = delivered.get(strs[r * STRS + S_NAT]!);
+    if (ints[o + I_NAT] === 0) continue;
+    const by = delivered.get(str(block, r * STRS + S_NAT));
     if (by !== undefined) {
       ints[o + I_LEDGER] = L_PERSON_DELIVERED;
-      strs[r * STRS + S_DELIVERED_BY] = by;
+      ints[o + I_RUN] = block.deliveredBy.push(by) - 1;
     }
   }
 }
 
-/** A lead event read back from a block; its lead is parsed from JSON only when something asks for it. */
+/**
+ * A lead event read back from a block: key and natural key are cut out at once (every decision carries them), the
+ * rest of its strings (lead, hash, type, time) only when something reads them, and the lead parsed only then.
+ */
 export class BlockEvent implements LeadEvent {
   readonly kind = 'event' as const;
   declare naturalKey?: string;
-  declare type?: string;
-  declare occurredAt?: string;
-  private parsed: Lead | undefined;
+  readonly #block: MappedBlock;
+  readonly #s: number;
+  #lead: Lead | undefined;
 
-  constructor(
-    public source: string,
-    public line: number,
-    public key: string,
-    public keyKind: KeyKind,
-    public payloadHash: string,
-    public leadJson: string,
-  ) {}
+  constructor(block: MappedBlock, r: number, public source: string, public line: number) {
+    this.#block = block;
+    this.#s = r * STRS;
+    this.key = str(block, this.#s + S_KEY);
+    this.keyKind = block.ints[r * INTS + I_KIND] === Kind.IdEvent ? 'id' : 'content';
+    if (block.ints[r * INTS + I_NAT] !== 0) this.naturalKey = str(block, this.#s + S_NAT);
+  }
+
+  key: string;
+  keyKind: KeyKind;
+
+  get payloadHash(): string {
+    return str(this.#block, this.#s + S_HASH);
+  }
+
+  get leadJson(): string {
+    return str(this.#block, this.#s + S_LEAD);
+  }
+
+  get type(): string | undefined {
+    return str(this.#block, this.#s + S_TYPE) || undefined;
+  }
+
+  get occurredAt(): string | undefined {
+    return str(this.#block, this.#s + S_TIME) || undefined;
+  }
 
   get lead(): Lead {
-    return (this.parsed ??= JSON.parse(this.leadJson) as Lead);
+    return (this.#lead ??= JSON.parse(this.leadJson) as Lead);
   }
-}
-
-/** The event of record r, with the block's source and the line offset added. */
-export function eventAt(block: MappedBlock, r: number, source: string, lineBase: number): BlockEvent {
-  const { ints, strs } = block;
-  const o = r * INTS;
-  const s = r * STRS;
-  const e = new BlockEvent(source, ints[o + I_LINE]! + lineBase, strs[s + S_KEY]!, ints[o + I_KIND] === Kind.IdEvent ? 'id' : 'content', strs[s + S_HASH]!, strs[s + S_LEAD]!);
-  if (strs[s + S_NAT]) e.naturalKey = strs[s + S_NAT];
-  if (strs[s + S_TYPE]) e.type = strs[s + S_TYPE];
-  if (strs[s + S_TIME]) e.occurredAt = strs[s + S_TIME];
-  return e;
 }

@@ -3,9 +3,9 @@ import type { Ledger } from '../ledger/ledger.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
 import {
-  encodeMapped, eventAt, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_RUN, Kind, L_HASH_DIFFERS, L_PERMANENT,
-  L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_DELIVERED_BY, S_KEY,
-  S_REASON, type MappedBlock,
+  BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_RUN, Kind, L_HASH_DIFFERS,
+  L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
+  str, type MappedBlock,
 } from './block.js';
 import type { Decision } from './types.js';
 import { RunMemory } from './run-memory.js';
@@ -44,7 +44,7 @@ export class Decider {
    * ledger codes are not filled in (by the map workers of a dry-run) are looked up here first.
    */
   decideBlock(block: MappedBlock, source: string, lineBase: number): Decision[] {
-    const { n, ints, strs } = block;
+    const { n, ints } = block;
     const memory = this.memory;
     for (let r = 0; r < n; r++) {
       if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
@@ -60,9 +60,9 @@ export class Decider {
       const kind = ints[o + I_KIND]!;
       const line = ints[o + I_LINE]! + lineBase;
       if (kind === Kind.Invalid) {
-        out[r] = { kind: 'invalid', source, line, key: strs[s + S_KEY] || undefined, reason: strs[s + S_REASON]! };
+        out[r] = { kind: 'invalid', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
       } else if (kind === Kind.Filtered) {
-        out[r] = { kind: 'filtered', source, line, key: strs[s + S_KEY] || undefined, reason: strs[s + S_REASON]! };
+        out[r] = { kind: 'filtered', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
       } else {
         out[r] = this.decideEvent(block, r, source, src, line);
       }
@@ -71,23 +71,17 @@ export class Decider {
   }
 
   private decideEvent(block: MappedBlock, r: number, source: string, src: number, line: number): Decision {
-    const { ints, strs } = block;
+    const ints = block.ints;
     const o = r * INTS;
     const memory = this.memory;
-    const e = eventAt(block, r, source, line - ints[o + I_LINE]!);
-    // The common outcomes are built as literals (same properties, same order): a spread per record shows in profiles.
-    const plain = (kind: Decision['kind'], reason: string): Decision => ({ source, line, key: e.key, naturalKey: e.naturalKey, event: e, kind, reason });
-    const conflict = (earlier: string | undefined, what: string): Decision => {
-      const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
-      return { source, line, key: e.key, naturalKey: e.naturalKey, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
-    };
+    const e = new BlockEvent(block, r, source, line);
 
     const seen = memory.getKey(ints, o);
     if (seen) {
-      if (seen.samePayload) return plain('duplicate_in_input', `same event as ${seen.where}`);
-      return conflict(seen.leadJson, `same key as ${seen.where}`);
+      if (seen.samePayload) return plain(e, 'duplicate_in_input', `same event as ${seen.where}`);
+      return this.conflict(e, seen.earlier?.leadJson, `same key as ${seen.where}`);
     }
-    const ord = memory.addKey(ints, o, line, src, e.key, e.leadJson);
+    const ord = memory.addKey(ints, o, line, src, e);
 
     const code = ints[o + I_LEDGER]!;
     const status = STATUSES[code & L_STATUS];
@@ -95,32 +89,44 @@ export class Decider {
       if (code & L_TOMBSTONE) {
         // The ledger forgot who this was; the input still says it, so this run's later events of the person are known.
         memory.addNatural(ints, o, line, src, ord);
-        return { ...plain('duplicate', 'already delivered (person erased from the ledger)') };
+        return plain(e, 'duplicate', 'already delivered (person erased from the ledger)');
       }
-      if (code & L_HASH_DIFFERS) return conflict(this.opts.ledger?.getLeadJson(e.key), 'ledger holds this key');
+      if (code & L_HASH_DIFFERS) return this.conflict(e, this.opts.ledger?.getLeadJson(e.key), 'ledger holds this key');
       if (status === 'failed' && code & L_RETRYABLE) {
         memory.addNatural(ints, o, line, src, ord);
-        return { ...plain('new', 'retry: an earlier send failed and may be retried'), retry: true };
+        return { ...plain(e, 'new', 'retry: an earlier send failed and may be retried'), retry: true };
       }
       // A delivered (or maybe delivered) event delivered its person too: later events of that person are known leads.
       if (status !== 'failed') memory.addNatural(ints, o, line, src, ord);
       const failure = code & L_RETRYABLE ? 'retryable' : code & L_PERMANENT ? 'permanent' : null;
-      return plain('duplicate', ledgerReason(status, failure, ints[o + I_RUN] || null));
+      return plain(e, 'duplicate', ledgerReason(status, failure, ints[o + I_RUN] || null));
     }
 
     if (ints[o + I_NAT] !== 0) {
       const other = memory.getNatural(ints, o);
-      if (other !== undefined) return plain('known_lead', `same person as ${other}`);
-      if (code & L_PERSON_DELIVERED) return plain('known_lead', `person already delivered (or being delivered) by event ${strs[r * STRS + S_DELIVERED_BY]}`);
+      if (other !== undefined) return plain(e, 'known_lead', `same person as ${other}`);
+      if (code & L_PERSON_DELIVERED) {
+        return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${block.deliveredBy[ints[o + I_RUN]!]}`);
+      }
       memory.addAbsentNatural(ints, o, line, src, ord); // getNatural just missed it
     }
-    return plain('new', 'not in the ledger');
+    return plain(e, 'new', 'not in the ledger');
+  }
+
+  private conflict(e: BlockEvent, earlier: string | undefined, what: string): Decision {
+    const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
+    return { source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
   }
 
   /** Releases the run memory (its spill file, when it has one). */
   close(): void {
     this.memory.close();
   }
+}
+
+// The common outcomes are built as literals with the same properties in the same order (one hidden class).
+function plain(e: BlockEvent, kind: Decision['kind'], reason: string): Decision {
+  return { source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e, kind, reason };
 }
 
 function ledgerReason(status: string, failure: string | null, runId: number | null): string {

@@ -1,8 +1,8 @@
 // What this run has already seen: event keys (with their payload hash and where they were) and the people
 // (natural keys) that events of this run deliver. Both are FpTables of fingerprints, so a 10-million-event audit
 // holds a fixed amount in memory and spills the rest to a temporary file. The most recent keys and leads are also
-// kept as strings, to name an earlier event and the fields of a conflict.
-import { I_KEY, I_NAT, I_PAY } from './block.js';
+// kept (as the events themselves), to name an earlier event and the fields of a conflict.
+import { I_KEY, I_NAT, I_PAY, type BlockEvent } from './block.js';
 import { FpTable } from './fp-table.js';
 
 /** Entries of each table held in memory before it spills: 512k keys (16 MB) and 512k people (12 MB). */
@@ -25,8 +25,8 @@ export interface SeenKey {
   /** The payload fingerprint equals the record's. */
   samePayload: boolean;
   where: string;
-  /** The earlier lead as JSON, while it is recent enough to be kept (for naming the fields of a conflict). */
-  leadJson?: string;
+  /** The earlier event, while it is recent enough to be kept (for naming the fields of a conflict). */
+  earlier?: BlockEvent;
 }
 
 /** In-run memory of keys and people, fed records of MappedBlocks. */
@@ -39,8 +39,7 @@ export class RunMemory {
   private readonly sourceIndex = new Map<string, number>();
   // Recent events by ordinal (slot = ordinal % RECENT, valid while ringOrd holds the ordinal).
   private readonly ringOrd = new Int32Array(RECENT).fill(-1);
-  private readonly ringKey = new Array<string>(RECENT);
-  private readonly ringLead = new Array<string>(RECENT);
+  private readonly ring = new Array<BlockEvent | undefined>(RECENT);
   private ord = 0;
 
   /** capacity: entries of each kind held in memory before spilling (tests make it tiny). */
@@ -73,12 +72,12 @@ export class RunMemory {
     return {
       samePayload: f[K_PAY] === ints[o + I_PAY]! >>> 0 && f[K_PAY + 1] === ints[o + I_PAY + 1]! >>> 0,
       where: `${this.sources[f[K_SRC]!]} line ${f[K_LINE]}`,
-      leadJson: this.ringOrd[slot] === ord ? this.ringLead[slot] : undefined,
+      earlier: this.ringOrd[slot] === ord ? this.ring[slot] : undefined,
     };
   }
 
   /** Remembers the key of record `o` (absent: getKey just missed it); returns the event's ordinal. */
-  addKey(ints: Int32Array, o: number, line: number, src: number, key: string, leadJson: string): number {
+  addKey(ints: Int32Array, o: number, line: number, src: number, event: BlockEvent): number {
     const ord = this.ord++ & 0x7fffffff;
     const e = this.keyEntry;
     e[0] = ints[o + I_KEY]!;
@@ -92,8 +91,7 @@ export class RunMemory {
     this.keys.add(e);
     const slot = ord % RECENT;
     this.ringOrd[slot] = ord;
-    this.ringKey[slot] = key;
-    this.ringLead[slot] = leadJson;
+    this.ring[slot] = event;
     return ord;
   }
 
@@ -103,7 +101,7 @@ export class RunMemory {
     const f = this.naturals.found;
     const ord = f[N_ORD]! | 0;
     const slot = ord % RECENT;
-    if (this.ringOrd[slot] === ord) return `event ${this.ringKey[slot]}`;
+    if (this.ringOrd[slot] === ord) return `event ${this.ring[slot]!.key}`;
     return `the event at ${this.sources[f[N_SRC]!]} line ${f[N_LINE]}`;
   }
 
@@ -133,8 +131,7 @@ export class RunMemory {
   close(): void {
     this.keys.close();
     this.naturals.close();
-    this.ringKey.fill('');
-    this.ringLead.fill('');
+    this.ring.fill(undefined);
   }
 }
 

@@ -64,9 +64,15 @@ function seedLedger(path: string, input: string): void {
   l.close();
 }
 
+// Decisions as plain data, their events' lazily read fields (lead, hash, type, time) included.
 async function decide(o: Partial<DecideInputsOptions> & { inputs: string[] }): Promise<Decision[]> {
   const out: Decision[] = [];
-  for await (const batch of decideInputs({ read: {}, map: { config: {} }, ...o })) out.push(...batch);
+  for await (const batch of decideInputs({ read: {}, map: { config: {} }, ...o })) {
+    for (const d of batch) {
+      const e = d.event;
+      out.push(e ? { ...d, event: { ...e, payloadHash: e.payloadHash, lead: e.lead, leadJson: e.leadJson, type: e.type, occurredAt: e.occurredAt } } : d);
+    }
+  }
   return out;
 }
 
