@@ -64,7 +64,9 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([toInvalid(r)]), source: r.source, lineBase: 0 });
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
-      yield decider.decideBlock(b.block, b.source, b.lineBase);
+      const decisions = decider.decideBlock(b.block, b.source, b.lineBase);
+      b.release?.();
+      yield decisions;
     }
   } finally {
     decider.close();

@@ -30,11 +30,26 @@ export interface MapJobResult {
   block: MappedBlock;
   /** The worker failed on this job (e.g. undecodable input): the input fails as it would in-thread. */
   error?: string;
+  /** The job's input buffer, given back for the next job's bytes (JSONL jobs). */
+  spare?: ArrayBuffer;
+  /** Which worker answered (set by the pool). */
+  worker?: number;
 }
+
+/** A buffer given back to a worker: a decided block's string bytes, to encode its next block into. */
+export interface MapRecycle {
+  recycle: ArrayBuffer;
+}
+
+// Buffers kept for reuse on each side: enough for the blocks in flight, so steady state allocates nothing.
+const SPARES = 8;
 
 // A worker holds one block (a MB of lines) and its records at a time; without a limit V8 lets each heap grow to
 // gigabytes before collecting (peak RSS is a target: under 300 MB for any input size). 64 MB still holds a line of several MB.
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 32 };
+
+// Job buffers are at least a read chunk (1 MB) plus a line's worth, so a given-back one fits the next chunk.
+const MIN_JOB_BUFFER = (1 << 20) + (64 << 10);
 
 interface Waiter {
   resolve(r: MapJobResult): void;
@@ -54,6 +69,7 @@ export class MapPool {
   private next = 0;
   private seq = 0;
   private failure: Error | undefined;
+  private readonly spares: ArrayBuffer[] = [];
 
   constructor(size: number, private readonly init: MapWorkerInit) {
     for (let i = 0; i < size; i++) {
@@ -61,6 +77,8 @@ export class MapPool {
       const w = UNDER_TSX ? new Worker(TSX_BOOT, { ...opts, eval: true }) : new Worker(WORKER_URL, opts);
       const waiting = new Map<number, Waiter>();
       w.on('message', (r: MapJobResult) => {
+        r.worker = i;
+        if (r.spare && this.spares.length < SPARES) this.spares.push(r.spare);
         const waiter = waiting.get(r.seq);
         waiting.delete(r.seq);
         if (r.error !== undefined) waiter?.reject(new Error(r.error));
@@ -87,13 +105,22 @@ export class MapPool {
     const i = to ?? this.next;
     if (to === undefined) this.next = (this.next + 1) % this.workers.length;
     const seq = this.seq++;
-    // Uint8Array's slice copies (Buffer's would share): the copy's buffer can be handed over without detaching the chunk.
-    const own = Uint8Array.prototype.slice.call(bytes);
-    const job: MapJob = { seq, bytes: own, first, csv };
+    // The bytes are copied (into a buffer a worker gave back, when one is big enough) so that the copy's buffer can
+    // be handed over without detaching the chunk.
+    const spare = this.spares.pop();
+    const own = spare && spare.byteLength >= bytes.length ? new Uint8Array(spare, 0, bytes.length) : new Uint8Array(Math.max(bytes.length, MIN_JOB_BUFFER));
+    own.set(bytes);
+    const job: MapJob = { seq, bytes: own.subarray(0, bytes.length), first, csv };
     return new Promise((resolve, reject) => {
       this.waiting[i]!.set(seq, { resolve, reject });
       this.workers[i]!.postMessage(job, [own.buffer as ArrayBuffer]);
     });
+  }
+
+  /** Gives a decided block's string buffer back to the worker that filled it. */
+  recycle(worker: number, buffer: ArrayBuffer): void {
+    const msg: MapRecycle = { recycle: buffer };
+    this.workers[worker]?.postMessage(msg, [buffer]);
   }
 
   get size(): number {
@@ -111,4 +138,6 @@ export interface DecodedBlock {
   block: MappedBlock;
   source: string;
   lineBase: number;
+  /** Called once the block is decided: its buffers may be reused. */
+  release?: () => void;
 }

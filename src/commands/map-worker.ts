@@ -10,7 +10,7 @@ import { readJsonl } from '../sources/read-jsonl.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
-import type { MapJob, MapJobResult, MapWorkerInit } from './map-pool.js';
+import type { MapJob, MapJobResult, MapRecycle, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map);
@@ -25,19 +25,29 @@ async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
 // Records carry source '' and block-relative lines: the main thread, which knows both, fills them in.
 // readJsonl only awaits already-settled promises here, so each block finishes before the next message is taken
 // and replies leave in the order the jobs came.
-port.on('message', async (job: MapJob) => {
+// Buffers the main thread gave back, to encode the next blocks' strings into.
+const spares: ArrayBuffer[] = [];
+
+port.on('message', async (msg: MapJob | MapRecycle) => {
+  if ('recycle' in msg) {
+    if (spares.length < 4) spares.push(msg.recycle);
+    return;
+  }
+  const job = msg;
   if (job.csv) return csvJob(job, job.csv);
-  const ctx = { source: '', selector, progress: { line: 0 }, midInput: !job.first };
-  const enc = new BlockEncoder(job.bytes.length >>> 7);
+  const ctx = { source: '', selector, progress: { line: 0 }, midInput: !job.first, batchSize: 64 };
+  const enc = new BlockEncoder(job.bytes.length >>> 7, spares.pop());
   for await (const batch of readJsonl(one(job.bytes), ctx)) {
     for (const item of batch) enc.add(toMapped(item));
   }
-  reply({ seq: job.seq, lines: ctx.progress.line, block: lookUp(enc.finish()) });
+  reply({ seq: job.seq, lines: ctx.progress.line, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
 });
 
-// The block's numbers travel as transferred buffers, its strings as one text: no object per record is cloned.
+// A block travels as three transferred buffers (numbers, string offsets, UTF-8 bytes): nothing is cloned.
 function reply(r: MapJobResult): void {
-  port.postMessage(r, [r.block.ints.buffer as ArrayBuffer, r.block.offs.buffer as ArrayBuffer]);
+  const transfer = [r.block.ints.buffer as ArrayBuffer, r.block.offs.buffer as ArrayBuffer, r.block.bytes.buffer as ArrayBuffer];
+  if (r.spare) transfer.push(r.spare);
+  port.postMessage(r, transfer);
 }
 
 // With a read-only ledger, every key of the block is looked up here, beside parsing: a superset of what the

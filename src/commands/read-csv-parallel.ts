@@ -1,7 +1,7 @@
 // CSV read by a map worker: this thread only reads bytes and passes them on, in order, to one worker, which parses
 // (csv-parse, quote state and all) and maps them, while this thread decides. A second worker would need the file
 // cut on record boundaries, which quotes make unsafe to find without parsing.
-import { INTS, I_LINE } from '../decide/block.js';
+import { INTS, I_LINE, received } from '../decide/block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
@@ -18,7 +18,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   let first = true;
 
   const take = async (): Promise<DecodedBlock> => {
-    const { block } = await inFlight.shift()!;
+    const block = received((await inFlight.shift()!).block);
     // CSV lines are absolute: one worker parses the whole input.
     if (block.n > 0) ctx.progress.line = block.ints[(block.n - 1) * INTS + I_LINE]!;
     return { block, source: ctx.source, lineBase: 0 };

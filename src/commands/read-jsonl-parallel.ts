@@ -1,5 +1,6 @@
 // JSONL read and mapped by the map pool: the main thread only cuts the byte stream at the last newline of each
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
+import { received } from '../decide/block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
@@ -17,7 +18,8 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
 
   const take = async (): Promise<DecodedBlock> => {
     const r = await inFlight.shift()!;
-    const block: DecodedBlock = { block: r.block, source: ctx.source, lineBase };
+    const block: DecodedBlock = { block: received(r.block), source: ctx.source, lineBase };
+    block.release = () => pool.recycle(r.worker!, block.block.bytes.buffer as ArrayBuffer);
     lineBase += r.lines;
     ctx.progress.line = lineBase;
     return block;

@@ -49,15 +49,16 @@ export const L_PERSON_DELIVERED = 128;
 export const STATUSES: Array<EventStatus | undefined> = [undefined, 'sent', 'pending', 'in_doubt', 'failed'];
 
 /**
- * Mapped records in the form the decider reads. Their strings are one text plus offsets: one string to copy
- * between threads instead of thousands, and the deciding thread cuts out only the ones it uses.
+ * Mapped records in the form the decider reads. Their strings are UTF-8 bytes plus offsets: a buffer transferred
+ * between threads instead of thousands of strings copied, none of them kept alive in the worker's heap, and the
+ * deciding thread decodes only the ones it uses.
  */
 export interface MappedBlock {
   n: number;
   ints: Int32Array;
-  /** The strings of every record, STRS per record, concatenated. */
-  text: string;
-  /** Where string i starts in text (and, at i + 1, where it ends). */
+  /** The strings of every record, STRS per record, as UTF-8, one after the other. */
+  bytes: Buffer;
+  /** Where string i starts in bytes (and, at i + 1, where it ends). */
   offs: Int32Array;
   /** The events that delivered people, found in the ledger; indexed from I_RUN when L_PERSON_DELIVERED is set. */
   deliveredBy: string[];
@@ -65,7 +66,24 @@ export interface MappedBlock {
 
 /** String i of a block (record r's field f is i = r * STRS + f). */
 export function str(block: MappedBlock, i: number): string {
-  return block.text.slice(block.offs[i], block.offs[i + 1]);
+  return block.bytes.toString('utf8', block.offs[i], block.offs[i + 1]);
+}
+
+/** A block as posted by a worker: its bytes arrive as a plain Uint8Array and become a Buffer view again. */
+export function received(block: MappedBlock): MappedBlock {
+  const b = block.bytes as Uint8Array;
+  block.bytes = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return block;
+}
+
+type WellFormed = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/**
+ * The string as UTF-8 round-trips it: a lone surrogate (only an escaped "\ud800" in JSON can make one) becomes
+ * U+FFFD, so a key's fingerprint, its ledger lookups and every later use see the same text.
+ */
+function utf8Safe(s: string): string {
+  return (s as WellFormed).isWellFormed() ? s : (s as WellFormed).toWellFormed();
 }
 
 /** Encodes mapped records (fingerprints computed here); ledger codes start as NOT_LOOKED_UP. */
@@ -82,14 +100,17 @@ export function encodeMapped(items: Mapped[]): MappedBlock {
 export class BlockEncoder {
   private ints: Int32Array;
   private offs: Int32Array;
-  private readonly parts: string[] = [];
+  private bytes: Buffer;
   private at = 0;
   private n = 0;
 
-  constructor(expected = 1024) {
+  /** spare: a buffer to write the strings into (one a finished block gave back), when big enough. */
+  constructor(expected = 1024, spare?: ArrayBuffer) {
     const cap = Math.max(16, expected);
     this.ints = new Int32Array(cap * INTS);
     this.offs = new Int32Array(cap * STRS + 1);
+    // Its own ArrayBuffer (not Node's shared pool), so a worker can transfer it.
+    this.bytes = spare && spare.byteLength >= cap * 256 ? Buffer.from(spare) : Buffer.allocUnsafeSlow(cap * 256);
   }
 
   add(m: Mapped): void {
@@ -106,33 +127,47 @@ export class BlockEncoder {
     const o = r * INTS;
     ints[o + I_LINE] = m.line;
     ints[o + I_LEDGER] = NOT_LOOKED_UP;
-    if (m.key !== undefined) fingerprint(m.key, ints, o + I_KEY);
+    const key = m.key === undefined ? '' : utf8Safe(m.key);
+    if (key) fingerprint(key, ints, o + I_KEY);
+    const s = r * STRS;
+    this.put(s + S_KEY, key);
     if (m.kind === 'event') {
       ints[o + I_KIND] = m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent;
       ints[o + I_PAY] = parseInt(m.payloadHash.slice(0, 8), 16) | 0;
       ints[o + I_PAY + 1] = parseInt(m.payloadHash.slice(8, 16), 16) | 0;
-      if (m.naturalKey) fingerprint(m.naturalKey, ints, o + I_NAT);
-      this.strings(r, m.key, m.naturalKey ?? '', m.leadJson ?? JSON.stringify(m.lead), m.payloadHash, m.type ?? '', m.occurredAt ?? '');
+      const natural = m.naturalKey ? utf8Safe(m.naturalKey) : '';
+      if (natural) fingerprint(natural, ints, o + I_NAT);
+      this.put(s + S_NAT, natural);
+      this.put(s + S_LEAD, m.leadJson ?? JSON.stringify(m.lead));
+      this.put(s + S_HASH, m.payloadHash);
+      this.put(s + S_TYPE, m.type ?? '');
+      this.put(s + S_TIME, m.occurredAt ?? '');
     } else {
       ints[o + I_KIND] = m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered;
-      this.strings(r, m.key ?? '', '', m.reason, '', '', m.kind === 'invalid' ? (m.field ?? '') : '');
+      this.put(s + S_NAT, '');
+      this.put(s + S_REASON, m.reason);
+      this.put(s + S_HASH, '');
+      this.put(s + S_TYPE, '');
+      this.put(s + S_FIELD, m.kind === 'invalid' ? (m.field ?? '') : '');
     }
+    this.offs[s + STRS] = this.at;
   }
 
-  private strings(r: number, ...values: string[]): void {
-    let i = r * STRS;
-    for (const v of values) {
-      this.offs[i++] = this.at;
-      this.parts.push(v);
-      this.at += v.length;
-    }
+  private put(i: number, v: string): void {
     this.offs[i] = this.at;
+    if (v.length === 0) return;
+    if (this.at + v.length * 3 > this.bytes.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.at + v.length * 3));
+      this.bytes.copy(grown, 0, 0, this.at);
+      this.bytes = grown;
+    }
+    this.at += this.bytes.write(v, this.at);
   }
 
   /** The block; the encoder must not be used after. */
   finish(): MappedBlock {
     const n = this.n;
-    return { n, ints: this.ints.slice(0, n * INTS), text: this.parts.join(''), offs: this.offs.slice(0, n * STRS + 1), deliveredBy: [] };
+    return { n, ints: this.ints.slice(0, n * INTS), bytes: this.bytes.subarray(0, this.at), offs: this.offs.slice(0, n * STRS + 1), deliveredBy: [] };
   }
 }
 
@@ -188,41 +223,30 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
 }
 
 /**
- * A lead event read back from a block: key and natural key are cut out at once (every decision carries them), the
- * rest of its strings (lead, hash, type, time) only when something reads them, and the lead parsed only then.
+ * A lead event read back from a block. Its strings are decoded at once, so the block's buffers can go back to
+ * the worker that filled them; the lead is parsed from its JSON only when something reads it.
  */
 export class BlockEvent implements LeadEvent {
   readonly kind = 'event' as const;
+  readonly key: string;
+  readonly keyKind: KeyKind;
+  readonly payloadHash: string;
+  readonly leadJson: string;
   declare naturalKey?: string;
-  readonly #block: MappedBlock;
-  readonly #s: number;
+  declare type?: string;
+  declare occurredAt?: string;
   #lead: Lead | undefined;
 
   constructor(block: MappedBlock, r: number, public source: string, public line: number) {
-    this.#block = block;
-    this.#s = r * STRS;
-    this.key = str(block, this.#s + S_KEY);
-    this.keyKind = block.ints[r * INTS + I_KIND] === Kind.IdEvent ? 'id' : 'content';
-    if (block.ints[r * INTS + I_NAT] !== 0) this.naturalKey = str(block, this.#s + S_NAT);
-  }
-
-  key: string;
-  keyKind: KeyKind;
-
-  get payloadHash(): string {
-    return str(this.#block, this.#s + S_HASH);
-  }
-
-  get leadJson(): string {
-    return str(this.#block, this.#s + S_LEAD);
-  }
-
-  get type(): string | undefined {
-    return str(this.#block, this.#s + S_TYPE) || undefined;
-  }
-
-  get occurredAt(): string | undefined {
-    return str(this.#block, this.#s + S_TIME) || undefined;
+    const s = r * STRS;
+    const o = r * INTS;
+    this.key = str(block, s + S_KEY);
+    this.keyKind = block.ints[o + I_KIND] === Kind.IdEvent ? 'id' : 'content';
+    this.payloadHash = str(block, s + S_HASH);
+    this.leadJson = str(block, s + S_LEAD);
+    if (block.ints[o + I_NAT] !== 0) this.naturalKey = str(block, s + S_NAT);
+    if (block.offs[s + S_TYPE + 1]! > block.offs[s + S_TYPE]!) this.type = str(block, s + S_TYPE);
+    if (block.offs[s + S_TIME + 1]! > block.offs[s + S_TIME]!) this.occurredAt = str(block, s + S_TIME);
   }
 
   get lead(): Lead {

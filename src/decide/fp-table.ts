@@ -1,7 +1,8 @@
 // An insert-once hash table of fixed-size entries keyed by a 96-bit fingerprint (fingerprint.ts), whose memory does
 // not grow with the number of entries: slots live in one Uint32Array; when it is half full its entries are written,
-// in slot order, to a temporary file as a "run", and the table starts over. Each run keeps in memory only a Bloom
-// filter and the file position of every group of slots, so a lookup that passes the filter reads one small range.
+// in slot order, to a temporary file as a "run", and the table starts over. One fixed-size Bloom filter covers every
+// spilled entry, and each run keeps in memory only the file position of every group of slots, so a lookup that
+// passes the filter reads one small range per run, newest run first.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +18,10 @@ interface Run {
   groups: Uint32Array;
   /** Longest distance, in slots, from an entry's home slot to where it sits: how far a lookup reads on. */
   reach: number;
-  bloom: BloomFilter;
 }
+
+/** Bits of the Bloom filter over spilled entries: 16 MB, ~0.3% false positives at ten million entries. */
+const BLOOM_LOG2_BITS = 27;
 
 /** Fingerprint-keyed table; entries are `stride` 32-bit words whose first three are the fingerprint. */
 export class FpTable {
@@ -31,6 +34,9 @@ export class FpTable {
   private readonly runs: Run[] = [];
   private file: { fd: number; dir?: string; size: number } | undefined;
   private readBuf = new Uint32Array(1024);
+  private bloom: BloomFilter | undefined;
+  // The empty slot where the last get() ended its probe: add() right after a miss needs no second probe.
+  private hole = -1;
 
   /** capacity: entries held in memory before a spill (the table has twice as many slots). */
   constructor(private readonly stride: number, capacity: number) {
@@ -45,18 +51,20 @@ export class FpTable {
   get(a: number, b: number, c: number): boolean {
     const { slots, stride, mask } = this;
     if (slots.length === 0) return false; // closed
-    for (let i = b & mask; ; i = (i + 1) & mask) {
+    let i = b & mask;
+    for (; ; i = (i + 1) & mask) {
       const o = i * stride;
       const w = slots[o]!;
       if (w === 0) break;
       if (w === a >>> 0 && slots[o + 1] === b >>> 0 && slots[o + 2] === c >>> 0) {
-        this.found.set(slots.subarray(o, o + stride));
+        for (let w = 0; w < stride; w++) this.found[w] = slots[o + w]!;
+        this.hole = -1;
         return true;
       }
     }
-    for (let r = this.runs.length - 1; r >= 0; r--) {
-      const run = this.runs[r]!;
-      if (run.bloom.mightHave(a, c) && this.getInRun(run, a, b, c)) return true;
+    this.hole = i;
+    if (this.bloom?.mightHave(c, b)) {
+      for (let r = this.runs.length - 1; r >= 0; r--) if (this.getInRun(this.runs[r]!, a, b, c)) return true;
     }
     return false;
   }
@@ -64,8 +72,9 @@ export class FpTable {
   /** Adds an entry (its fingerprint first) that get() just reported absent. */
   add(entry: ArrayLike<number>): void {
     const { slots, stride, mask } = this;
-    let i = entry[1]! & mask;
-    while (slots[i * stride] !== 0) i = (i + 1) & mask;
+    let i = this.hole;
+    if (i < 0 || slots[i * stride] !== 0) for (i = entry[1]! & mask; slots[i * stride] !== 0; i = (i + 1) & mask);
+    this.hole = -1;
     slots.set(entry as ArrayLike<number>, i * stride);
     if (++this.count >= this.limit) this.spill();
   }
@@ -109,16 +118,17 @@ export class FpTable {
     // groups[g] for every group, then the entry count twice (the end of the last group, and a guard).
     const ngroups = Math.max(1, size >>> GROUP_SHIFT);
     const groups = new Uint32Array(ngroups + 2);
-    const bloom = BloomFilter.forEntries(this.count);
+    const bloom = (this.bloom ??= new BloomFilter(BLOOM_LOG2_BITS));
     let n = 0;
     let reach = 0;
     for (let i = 0; i < size; i++) {
       if ((i & ((1 << GROUP_SHIFT) - 1)) === 0) groups[i >>> GROUP_SHIFT] = n;
       const o = i * stride;
       if (slots[o] === 0) continue;
-      reach = Math.max(reach, (i - (slots[o + 1]! & mask)) & mask);
-      bloom.add(slots[o]!, slots[o + 2]!);
-      out.set(slots.subarray(o, o + stride), n * stride);
+      const d = (i - (slots[o + 1]! & mask)) & mask;
+      if (d > reach) reach = d;
+      bloom.add(slots[o + 2]!, slots[o + 1]!);
+      for (let w = 0, to = n * stride; w < stride; w++) out[to + w] = slots[o + w]!;
       n++;
     }
     groups[ngroups] = n;
@@ -126,7 +136,7 @@ export class FpTable {
     const file = this.openFile();
     const bytes = new Uint8Array(out.buffer, 0, n * stride * 4);
     for (let done = 0; done < bytes.length; ) done += writeSync(file.fd, bytes, done, bytes.length - done, file.size + done);
-    this.runs.push({ at: file.size, groups, reach, bloom });
+    this.runs.push({ at: file.size, groups, reach });
     file.size += bytes.length;
     this.slots.fill(0);
     this.count = 0;

@@ -5,10 +5,10 @@
 import { I_KEY, I_NAT, I_PAY, type BlockEvent } from './block.js';
 import { FpTable } from './fp-table.js';
 
-/** Entries of each table held in memory before it spills: 512k keys (16 MB) and 512k people (12 MB). */
-export const DEFAULT_MEMORY_CAPACITY = 512 * 1024;
+/** Entries of each table held in memory before it spills: 256k keys (16 MB of slots) and 256k people (12 MB). */
+export const DEFAULT_MEMORY_CAPACITY = 256 * 1024;
 
-const RECENT = 65_536;
+const RECENT = 16_384;
 
 // Words of a key entry: fingerprint (3), payload fingerprint (2), line, source index, ordinal.
 const K_PAY = 3;

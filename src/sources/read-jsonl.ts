@@ -13,6 +13,7 @@ const CR = 0x0d;
 /** Reads newline-delimited JSON objects; yields batches of records and per-line rejects, never throws on bad lines. */
 export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
   const { source, selector, progress } = ctx;
+  const batchSize = ctx.batchSize ?? BATCH_SIZE;
   let batch: RawItem[] = [];
   let line = 0;
   // Bytes of a line that started in an earlier chunk; joined only once its end is found, so a long line
@@ -71,7 +72,7 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
       while (nl !== -1) {
         handle(chunk, start, nl);
         start = nl + 1;
-        if (batch.length >= BATCH_SIZE) {
+        if (batch.length >= batchSize) {
           progress.line = line;
           yield batch;
           batch = [];

@@ -14,4 +14,6 @@ export interface ReaderContext {
   progress: { line: number };
   /** The bytes are a block from the middle of the input (parallel reading): its first line is not the input's first, so no BOM. */
   midInput?: boolean;
+  /** Items per batch, when not BATCH_SIZE (map workers take small batches so parsed records die young). */
+  batchSize?: number;
 }
