@@ -17,10 +17,11 @@ export class CsvStream {
   constructor(
     settings: CsvSettings,
     selector: Selector | null,
+    lineOffset: number,
     map: (item: RawItem) => Mapped,
     private readonly answer: (seq: number, items: Mapped[], error?: string) => void,
   ) {
-    const ctx = { source: '', selector, progress: { line: 0 } };
+    const ctx = { source: '', selector, progress: { line: 0 }, lineOffset };
     this.done = (async () => {
       try {
         for await (const batch of readCsv(this.chunks(), ctx, settings)) for (const item of batch) this.out.push(map(item));

@@ -18,8 +18,12 @@ export interface MapJob {
   bytes: Uint8Array;
   /** The block starts the input (a BOM may open its first line). */
   first: boolean;
-  /** CSV: the input's stream id and settings; its chunks go in order to one worker, which parses them as one text. */
-  csv?: { stream: number; settings: CsvSettings; end: boolean };
+  /**
+   * CSV, streamed: the input's stream id and settings; its chunks go in order to one worker, which parses them as
+   * one text. Split: the bytes are whole records (cut by csv-cuts.ts), parsed on their own behind a copy of the
+   * header. lineOffset is added to every line either way.
+   */
+  csv?: { stream: number; settings: CsvSettings; end: boolean; lineOffset: number; split?: { header: Uint8Array } };
 }
 
 /** A block's records (lines counted from 1 at the block's start, ledger codes filled in by a dry-run's worker). */
@@ -32,6 +36,8 @@ export interface MapJobResult {
   error?: string;
   /** The job's input buffer, given back for the next job's bytes (JSONL jobs). */
   spare?: ArrayBuffer;
+  /** A split CSV block ended inside a quoted field. */
+  unclosedQuote?: boolean;
   /** Which worker answered (set by the pool). */
   worker?: number;
 }

@@ -10,6 +10,8 @@ import { readJsonl } from '../sources/read-jsonl.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
+import { readCsv } from '../sources/read-csv.js';
+import type { ReaderContext } from '../sources/reader-context.js';
 import type { MapJob, MapJobResult, MapRecycle, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
@@ -65,9 +67,10 @@ const csvStreams = new Map<number, CsvStream>();
 
 // CSV lines are absolute (one parser sees the whole input), so its answers report 0 lines for the main thread to add.
 function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
+  if (csv.split) return void csvBlock(job, csv, csv.split.header);
   let s = csvStreams.get(csv.stream);
   if (!s) {
-    s = new CsvStream(csv.settings, selector, toMapped, (seq, items, error) => {
+    s = new CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error) => {
       reply(error === undefined ? { seq, lines: 0, block: lookUp(encodeMapped(items)) } : { seq, lines: 0, block: encodeMapped([]), error });
     });
     csvStreams.set(csv.stream, s);
@@ -75,4 +78,21 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
     void s.done.finally(() => csvStreams.delete(id));
   }
   s.push(job.seq, Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), csv.end);
+}
+
+// A CSV block of whole records: parsed on its own, behind a copy of the input's header so that its rows get the
+// same columns, with lines moved to where the block sits in the input.
+async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, header: Uint8Array): Promise<void> {
+  const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset: csv.lineOffset };
+  async function* chunks(): AsyncGenerator<Buffer> {
+    if (header.length > 0) yield Buffer.from(header.buffer, header.byteOffset, header.byteLength);
+    yield Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
+  }
+  try {
+    const enc = new BlockEncoder(job.bytes.length >>> 6, spares.pop());
+    for await (const batch of readCsv(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
+    reply({ seq: job.seq, lines: 0, block: lookUp(enc.finish()), unclosedQuote: ctx.unclosedQuote === true, spare: job.bytes.buffer as ArrayBuffer });
+  } catch (e) {
+    reply({ seq: job.seq, lines: 0, block: encodeMapped([]), error: (e as Error).message });
+  }
 }

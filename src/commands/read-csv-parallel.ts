@@ -1,46 +1,148 @@
-// CSV read by a map worker: this thread only reads bytes and passes them on, in order, to one worker, which parses
-// (csv-parse, quote state and all) and maps them, while this thread decides. A second worker would need the file
-// cut on record boundaries, which quotes make unsafe to find without parsing.
+// CSV read by the map pool. Well-formed CSV is cut into blocks of whole records (csv-cuts.ts finds line ends
+// outside quoted fields) that every worker parses on its own, behind a copy of the header, so parsing runs on all
+// cores. Input the cutter cannot vouch for (stray quotes, text after a closing quote, an encoding whose bytes it
+// cannot read) goes, from the last safe cut on, to one worker that parses the rest as one stream, exactly as the
+// in-thread reader would. A block that still ends inside a quoted field (it cannot, if the cutter is right) is read
+// again that way from its first byte, so no decision depends on a cut being right.
 import { INTS, I_LINE, received } from '../decide/block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
+import { CsvCuts } from './csv-cuts.js';
 import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
 
 let streams = 0;
 
+/** How CSV inputs were read so far in this process: blocks cut, and inputs (or their rests) streamed (tests). */
+export const csvReadStats = { blocks: 0, streamed: 0 };
+
+// Blocks of about a read chunk: enough records per message, few enough bytes held per block.
+const BLOCK_BYTES = 1 << 20;
+// No cut found in this many bytes (lines ending in a lone CR, a giant quoted field): stream the rest.
+const MAX_UNCUT = 16 << 20;
+// Encodings in which quote, delimiter and LF are single ASCII bytes (the cutter reads bytes).
+const ASCII_COMPATIBLE = /^(utf-?8|windows-125\d|cp125\d|latin-?1|iso-?8859-\d+|ascii|us-ascii)$/i;
+
+interface Pending {
+  result: Promise<MapJobResult>;
+  /** A split block: its bytes (kept until it is decided, in case it must be read again) and the LFs before it. */
+  split?: { raw: Buffer; lines: number; last: boolean };
+}
+
 /** Yields the mapped records of one CSV input in input order, as the in-thread reader would. */
 export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool, settings: CsvSettings): AsyncGenerator<DecodedBlock> {
-  const stream = streams++;
-  const worker = stream % pool.size;
-  const maxInFlight = 4;
-  const inFlight: Array<Promise<MapJobResult>> = [];
-  let first = true;
+  const maxInFlight = pool.size * 4;
+  const queue: Pending[] = [];
+  const d = settings.delimiter;
+  const cuts = d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding) ? new CsvCuts(d.charCodeAt(0)) : undefined;
+  let held: Buffer[] = []; // bytes read since the last block was cut
+  let heldBytes = 0;
+  let heldFrom = 0; // stream offset of the held bytes
+  let heldLines = 0; // LFs before them
+  let header: Uint8Array | undefined; // the input's bytes up to the end of its header row
+  let stream: { id: number; worker: number } | undefined; // once streaming, every later byte goes there
+  let ended = false;
 
-  const take = async (): Promise<DecodedBlock> => {
-    const block = received((await inFlight.shift()!).block);
-    // CSV lines are absolute: one worker parses the whole input.
+  const submit = (bytes: Uint8Array, first: boolean, csv: Parameters<MapPool['submit']>[2], to?: number): Promise<MapJobResult> => {
+    const result = pool.submit(bytes, first, csv, to);
+    result.catch(() => {}); // surfaces when its turn comes
+    return result;
+  };
+  const lineOffset = (lines: number): number => (header ? lines - cuts!.headerLines : 0);
+
+  // Cuts the held bytes at the last record boundary (or, at the end of the input, takes them all) into a block.
+  const cutBlock = (last: boolean): void => {
+    csvReadStats.blocks++;
+    const all = held.length === 1 ? held[0]! : Buffer.concat(held);
+    const end = last ? all.length : cuts!.lastCut - heldFrom;
+    const first = header === undefined;
+    const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(heldLines), split: { header: header ?? new Uint8Array(0) } };
+    queue.push({ result: submit(all.subarray(0, end), first, csv), split: { raw: all.subarray(0, end), lines: heldLines, last } });
+    if (first) header = Uint8Array.prototype.slice.call(all, 0, cuts!.headerEnd);
+    held = end < all.length ? [all.subarray(end)] : [];
+    heldBytes = all.length - end;
+    heldFrom += end;
+    heldLines = cuts!.lastCutLines;
+  };
+
+  // One worker parses everything from here: `bytes` are whole records (from the input's start, or from a cut,
+  // then behind a copy of the header).
+  const startStream = (bytes: Buffer[], lines: number): void => {
+    csvReadStats.streamed++;
+    const id = streams++;
+    stream = { id, worker: id % pool.size };
+    const atStart = header === undefined;
+    const first = Buffer.concat(atStart ? bytes : [Buffer.from(header!), ...bytes]);
+    queue.push({ result: submit(first, atStart, { stream: id, settings, end: false, lineOffset: lineOffset(lines) }, stream.worker) });
+    if (ended) endStream();
+  };
+  const endStream = (): void => {
+    queue.push({ result: submit(new Uint8Array(0), false, { stream: stream!.id, settings, end: true, lineOffset: 0 }, stream!.worker) });
+  };
+
+  const take = async (): Promise<DecodedBlock | undefined> => {
+    const p = queue.shift()!;
+    const r = await p.result;
+    if (p.split && r.unclosedQuote && !p.split.last) {
+      // The cut was wrong after all: this block and everything after it is read again, as one stream.
+      const later = queue.splice(0).map((x) => x.split!.raw);
+      const rest = held;
+      held = [];
+      heldBytes = 0;
+      startStream([p.split.raw, ...later, ...rest], p.split.lines);
+      return undefined;
+    }
+    const block = received(r.block);
     if (block.n > 0) ctx.progress.line = block.ints[(block.n - 1) * INTS + I_LINE]!;
-    return { block, source: ctx.source, lineBase: 0 };
+    const out: DecodedBlock = { block, source: ctx.source, lineBase: 0 };
+    if (p.split && r.worker !== undefined) out.release = () => pool.recycle(r.worker!, block.bytes.buffer as ArrayBuffer);
+    return out;
   };
-  const submit = (bytes: Uint8Array, end: boolean): void => {
-    const p = pool.submit(bytes, first, { stream, settings, end }, worker);
-    p.catch(() => {}); // surfaces when its turn comes
-    inFlight.push(p);
-    first = false;
-  };
+  async function* drain(keep: number): AsyncGenerator<DecodedBlock> {
+    while (queue.length > keep) {
+      const b = await take();
+      if (b) yield b;
+    }
+  }
 
   try {
     for await (const chunk of opened.chunks) {
-      submit(chunk, false);
-      while (inFlight.length >= maxInFlight) yield await take();
+      if (stream) {
+        queue.push({ result: submit(chunk, false, { stream: stream.id, settings, end: false, lineOffset: 0 }, stream.worker) });
+      } else {
+        cuts?.feed(chunk);
+        held.push(chunk);
+        heldBytes += chunk.length;
+        // Cuts found before the input turned irregular stay good: the cutter stops at the first doubt.
+        const cuttable = cuts !== undefined && cuts.headerEnd >= 0 && cuts.lastCut > heldFrom;
+        if (cuttable && !cuts.irregular && heldBytes >= BLOCK_BYTES) cutBlock(false);
+        else if (!cuts || cuts.irregular || heldBytes >= MAX_UNCUT) {
+          if (cuttable) cutBlock(false);
+          // Split blocks are checked before the stream starts, so a wrong cut never meets a running stream.
+          yield* drain(0);
+          if (!stream) startStream(held, heldLines);
+          held = [];
+          heldBytes = 0;
+        }
+      }
+      yield* drain(maxInFlight - 1);
     }
-    submit(new Uint8Array(0), true);
+    ended = true;
+    if (stream) endStream();
+    else if (cuts && header !== undefined) {
+      // The last block: one parse sees it to its end, an unclosed quote and all.
+      if (heldBytes > 0) cutBlock(true);
+    } else {
+      startStream(held, heldLines); // a small input: one block, parsed as the in-thread reader would
+      held = [];
+    }
   } catch (err) {
     // A read error (a truncated gzip): the records before it are still decided, as the in-thread reader yields
     // them before failing; then the input fails at the line reached.
-    while (inFlight.length > 0) yield await take();
+    ended = true;
+    if (stream) endStream();
+    yield* drain(0);
     throw err;
   }
-  while (inFlight.length > 0) yield await take();
+  yield* drain(0);
 }

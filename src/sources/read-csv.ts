@@ -21,6 +21,7 @@ export interface CsvSettings {
 /** Reads a CSV input; yields batches of records keyed by header, plus rejects for bad rows; ends gracefully on an unterminated quote. */
 export async function* readCsv(chunks: AsyncIterable<Buffer>, ctx: ReaderContext, settings: CsvSettings): AsyncGenerator<RawItem[]> {
   const { source, selector, progress } = ctx;
+  const offset = ctx.lineOffset ?? 0;
   const parser = parse({
     delimiter: settings.delimiter,
     relax_column_count: true, // a short or long row becomes a reject (checked below) instead of stopping the file
@@ -42,7 +43,8 @@ export async function* readCsv(chunks: AsyncIterable<Buffer>, ctx: ReaderContext
   const flushSkipped = (beforeLine: number): void => {
     while (skipped.length > 0 && errorLine(skipped[0]) < beforeLine) {
       const err = skipped.shift() as CsvError;
-      batch.push(rejectFor(err, source, lastLine));
+      if (err.code === 'CSV_QUOTE_NOT_CLOSED') ctx.unclosedQuote = true;
+      batch.push(rejectFor(err, source, lastLine, offset));
       // a row swallowed by a parse error consumed lines we did not see; resynchronize on the parser's count
       lastLine = Math.max(lastLine, errorLine(err));
     }
@@ -52,17 +54,17 @@ export async function* readCsv(chunks: AsyncIterable<Buffer>, ctx: ReaderContext
     if (skipped.length > 0) flushSkipped(lastLine + 1);
     const startLine = lastLine + 1;
     lastLine = startLine + countNewlines(cells);
-    progress.line = lastLine;
+    progress.line = lastLine + offset;
     if (isBlank(cells)) continue; // blank line, or a row of bare delimiters (Excel leaves these)
     if (headers === null) {
       headers = normalizeHeaders(cells);
       safeHeaders = !headers.includes('__proto__');
       continue;
     }
-    const item = toItem(cells, headers, safeHeaders, startLine, source);
+    const item = toItem(cells, headers, safeHeaders, startLine + offset, source);
     if (item.kind === 'record' && selector !== null) {
       const s = selector.apply(item.fields);
-      batch.push(s.ok ? { ...item, fields: s.value } : { kind: 'reject', source, line: startLine, reason: s.reason });
+      batch.push(s.ok ? { ...item, fields: s.value } : { kind: 'reject', source, line: startLine + offset, reason: s.reason });
     } else batch.push(item);
     if (batch.length >= BATCH_SIZE) {
       yield batch;
@@ -96,18 +98,18 @@ function isBlank(cells: string[]): boolean {
   return true;
 }
 
-function rejectFor(err: CsvError, source: string, lastLine: number): RawItem {
+function rejectFor(err: CsvError, source: string, lastLine: number, offset: number): RawItem {
   if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
     // The quote opened on the row after the last complete one; everything after it was swallowed into that field.
-    const line = lastLine + 1;
+    const line = lastLine + 1 + offset;
     return {
       kind: 'reject',
       source,
       line,
-      reason: `unterminated quoted field starting at line ${line}: the rest of the file (to line ${errorLine(err)}) could not be read`,
+      reason: `unterminated quoted field starting at line ${line}: the rest of the file (to line ${errorLine(err) + offset}) could not be read`,
     };
   }
-  return { kind: 'reject', source, line: errorLine(err), reason: `invalid CSV: ${err.message}` };
+  return { kind: 'reject', source, line: errorLine(err) + offset, reason: `invalid CSV: ${err.message}` };
 }
 
 function errorLine(err: CsvError | undefined): number {

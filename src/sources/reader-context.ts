@@ -14,6 +14,10 @@ export interface ReaderContext {
   progress: { line: number };
   /** The bytes are a block from the middle of the input (parallel reading): its first line is not the input's first, so no BOM. */
   midInput?: boolean;
+  /** Added to every line number (a CSV block parsed behind a copy of the header: see read-csv-parallel.ts). */
+  lineOffset?: number;
+  /** Set by the CSV reader when the text ended inside a quoted field. */
+  unclosedQuote?: boolean;
   /** Items per batch, when not BATCH_SIZE (map workers take small batches so parsed records die young). */
   batchSize?: number;
 }

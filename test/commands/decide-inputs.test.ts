@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { decideInputs, type DecideInputsOptions } from '../../src/commands/decide-inputs.js';
+import { csvReadStats } from '../../src/commands/read-csv-parallel.js';
 import type { Decision } from '../../src/decide/types.js';
 import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
@@ -144,4 +145,60 @@ test('a truncated gzip: the parallel path decides every record before the damage
   assert.match(last.reason, /^input failed at line \d+: corrupt or truncated gzip data/);
   assert.ok(sequential.length > 1000);
   assert.deepEqual(parallel, sequential);
+});
+
+// Well-formed CSV of several MB: quoted delimiters, "" escapes, line breaks (LF and CRLF) inside quotes, blank
+// lines (one before the header), a BOM, accents; the rows repeat so decisions include duplicates.
+function regularCsv(rows: number, delimiter: string, eol: string): string {
+  const out = [`${delimiter === ',' ? '\ufeff' : ''}${eol}event_id${delimiter}email${delimiter}name${delimiter}phone${delimiter}notes`];
+  for (let i = 0; i < rows; i++) {
+    const r = i % 40;
+    if (r === 7) {
+      out.push(out[out.length - 1]!); // a retry of the row before
+      continue;
+    }
+    const id = `e${i}`;
+    const notes = r === 1 ? `"said ""hi""${delimiter} then left"` : r === 2 ? `"line one${eol}line two\nline three"` : r === 3 ? '""' : r === 4 ? 'São Paulo' : '';
+    if (r === 5) out.push('');
+    out.push([id, `p${i % 900}@example.com`, r === 6 ? `"Lima${delimiter} Ana"` : 'Ana Lima', `+55 11 9${String(10000000 + i)}`, notes].join(delimiter));
+  }
+  return out.join(eol) + eol;
+}
+
+test('well-formed CSV is cut into blocks that every worker parses, and decides exactly as in-thread', async () => {
+  const dir = tmpDir();
+  for (const [name, delimiter, eol, encoding] of [['lf.csv', ',', '\n', 'utf8'], ['crlf.csv', ';', '\r\n', 'latin1']] as const) {
+    const input = join(dir, name);
+    writeFileSync(input, Buffer.from(regularCsv(60_000, delimiter, eol), encoding));
+    const sequential = await decide({ inputs: [input], workers: 0 });
+    const before = { ...csvReadStats };
+    const parallel = await decide({ inputs: [input], workers: 2, memoryCapacity: 2000 });
+    assert.ok(csvReadStats.blocks - before.blocks >= 3, `${name}: cut into ${csvReadStats.blocks - before.blocks} blocks`);
+    assert.equal(csvReadStats.streamed, before.streamed, `${name}: nothing streamed`);
+    assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'known_lead'));
+    assert.equal(parallel.length, sequential.length, name);
+    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `${name}: decision ${i} (line ${sequential[i]!.line})`);
+  }
+});
+
+test('CSV that leaves the well-formed grammar midway is streamed from the last safe cut, and still decides as in-thread', async () => {
+  const dir = tmpDir();
+  const good = regularCsv(40_000, ',', '\n');
+  const lines = good.split('\n');
+  const at = Math.floor(lines.length * 0.6);
+  lines[at] = lines[at]!.replace('Ana Lima', '5" screen'); // a stray quote: csv-parse's relaxed rules apply from here
+  const stray = join(dir, 'stray.csv');
+  writeFileSync(stray, lines.join('\n'));
+  const unclosed = join(dir, 'unclosed.csv');
+  writeFileSync(unclosed, good + 'e_last,last@example.com,"never closed,,\nmore,rows\n');
+  for (const input of [stray, unclosed]) {
+    const sequential = await decide({ inputs: [input], workers: 0 });
+    const before = { ...csvReadStats };
+    const parallel = await decide({ inputs: [input], workers: 2 });
+    assert.ok(csvReadStats.blocks - before.blocks >= 2, `${input}: blocks before the trouble: ${JSON.stringify([before, csvReadStats])}`);
+    if (input === stray) assert.equal(csvReadStats.streamed - before.streamed, 1, 'the rest is streamed');
+    else assert.match(sequential[sequential.length - 1]!.reason, /unterminated quoted field/);
+    assert.equal(parallel.length, sequential.length);
+    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+  }
 });
