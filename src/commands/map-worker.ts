@@ -10,7 +10,7 @@ import { readJsonl } from '../sources/read-jsonl.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
-import { readCsv } from '../sources/read-csv.js';
+import { NotWellFormed, readCsv, readCsvWellFormed } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { MapJob, MapJobResult, MapRecycle, MapWorkerInit } from './map-pool.js';
 
@@ -90,7 +90,13 @@ async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, header: Ui
   }
   try {
     const enc = new BlockEncoder(job.bytes.length >>> 6, spares.pop());
-    for await (const batch of readCsv(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
+    try {
+      // The cutter vouched for these bytes: the fast reader yields what csv-parse would, or throws before yielding.
+      for await (const batch of readCsvWellFormed(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
+    } catch (e) {
+      if (!(e instanceof NotWellFormed)) throw e;
+      for await (const batch of readCsv(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
+    }
     reply({ seq: job.seq, lines: 0, block: lookUp(enc.finish()), unclosedQuote: ctx.unclosedQuote === true, spare: job.bytes.buffer as ArrayBuffer });
   } catch (e) {
     reply({ seq: job.seq, lines: 0, block: encodeMapped([]), error: (e as Error).message });
