@@ -119,18 +119,15 @@ export class FpTable {
     const ngroups = Math.max(1, size >>> GROUP_SHIFT);
     const groups = new Uint32Array(ngroups + 2);
     const bloom = (this.bloom ??= new BloomFilter(BLOOM_LOG2_BITS));
-    let n = 0;
-    let reach = 0;
-    for (let i = 0; i < size; i++) {
-      if ((i & ((1 << GROUP_SHIFT) - 1)) === 0) groups[i >>> GROUP_SHIFT] = n;
-      const o = i * stride;
-      if (slots[o] === 0) continue;
-      const d = (i - (slots[o + 1]! & mask)) & mask;
-      if (d > reach) reach = d;
-      bloom.add(slots[o + 2]!, slots[o + 1]!);
-      for (let w = 0, to = n * stride; w < stride; w++) out[to + w] = slots[o + w]!;
-      n++;
+    // A group at a time, in a function of its own: called thousands of times it is optimized as a whole, where
+    // one long loop run once per spill was not. acc holds the entries written and the longest reach so far.
+    const acc = new Int32Array(2);
+    for (let g = 0; g < ngroups; g++) {
+      groups[g] = acc[0]!;
+      compactGroup(slots, stride, mask, g << GROUP_SHIFT, Math.min(size, (g + 1) << GROUP_SHIFT), out, bloom, acc);
     }
+    const n = acc[0]!;
+    const reach = acc[1]!;
     groups[ngroups] = n;
     groups[ngroups + 1] = n;
     const file = this.openFile();
@@ -167,4 +164,23 @@ export class FpTable {
       this.file = undefined;
     }
   }
+}
+
+// Copies the occupied slots from..to of a table into out (at entry acc[0]), adds them to the Bloom filter, and
+// keeps in acc[1] the longest distance of an entry from its home slot.
+function compactGroup(slots: Uint32Array, stride: number, mask: number, from: number, to: number, out: Uint32Array, bloom: BloomFilter, acc: Int32Array): void {
+  let n = acc[0]!;
+  let reach = acc[1]!;
+  for (let i = from; i < to; i++) {
+    const o = i * stride;
+    if (slots[o] === 0) continue;
+    const d = (i - (slots[o + 1]! & mask)) & mask;
+    if (d > reach) reach = d;
+    bloom.add(slots[o + 2]!, slots[o + 1]!);
+    const at = n * stride;
+    for (let w = 0; w < stride; w++) out[at + w] = slots[o + w]!;
+    n++;
+  }
+  acc[0] = n;
+  acc[1] = reach;
 }
