@@ -2,7 +2,7 @@
 // boundaries, so the CPU-heavy half (JSON.parse, phone parsing, hashing) runs on every core while the main
 // thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BlockEncoder, encodeMapped, fillLedger, type MappedBlock } from '../decide/block.js';
+import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
@@ -28,7 +28,7 @@ async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
 // readJsonl only awaits already-settled promises here, so each block finishes before the next message is taken
 // and replies leave in the order the jobs came.
 // Buffers the main thread gave back, to encode the next blocks' strings into.
-const spares: ArrayBuffer[] = [];
+const spares: BlockBuffers[] = [];
 
 port.on('message', async (msg: MapJob | MapRecycle) => {
   if ('recycle' in msg) {
@@ -47,7 +47,8 @@ port.on('message', async (msg: MapJob | MapRecycle) => {
 
 // A block travels as three transferred buffers (numbers, string offsets, UTF-8 bytes): nothing is cloned.
 function reply(r: MapJobResult): void {
-  const transfer = [r.block.ints.buffer as ArrayBuffer, r.block.offs.buffer as ArrayBuffer, r.block.bytes.buffer as ArrayBuffer];
+  const b = buffersOf(r.block);
+  const transfer = [b.ints, b.offs, b.bytes];
   if (r.spare) transfer.push(r.spare);
   port.postMessage(r, transfer);
 }

@@ -95,7 +95,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     const block = received(r.block);
     if (block.n > 0) ctx.progress.line = block.ints[(block.n - 1) * INTS + I_LINE]!;
     const out: DecodedBlock = { block, source: ctx.source, lineBase: 0 };
-    if (p.split && r.worker !== undefined) out.release = () => pool.recycle(r.worker!, block.bytes.buffer as ArrayBuffer);
+    if (p.split && r.worker !== undefined) out.release = () => pool.recycle(r.worker!, block);
     return out;
   };
   async function* drain(keep: number): AsyncGenerator<DecodedBlock> {

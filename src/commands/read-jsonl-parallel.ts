@@ -19,7 +19,7 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
   const take = async (): Promise<DecodedBlock> => {
     const r = await inFlight.shift()!;
     const block: DecodedBlock = { block: received(r.block), source: ctx.source, lineBase };
-    block.release = () => pool.recycle(r.worker!, block.block.bytes.buffer as ArrayBuffer);
+    block.release = () => pool.recycle(r.worker!, block.block);
     lineBase += r.lines;
     ctx.progress.line = lineBase;
     return block;

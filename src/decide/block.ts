@@ -64,6 +64,18 @@ export interface MappedBlock {
   deliveredBy: string[];
 }
 
+/** The three buffers under a block, handed back and forth between the deciding thread and a worker. */
+export interface BlockBuffers {
+  ints: ArrayBuffer;
+  offs: ArrayBuffer;
+  bytes: ArrayBuffer;
+}
+
+/** The buffers under a block (to give back once it is decided). */
+export function buffersOf(block: MappedBlock): BlockBuffers {
+  return { ints: block.ints.buffer as ArrayBuffer, offs: block.offs.buffer as ArrayBuffer, bytes: block.bytes.buffer as ArrayBuffer };
+}
+
 /** String i of a block (record r's field f is i = r * STRS + f). */
 export function str(block: MappedBlock, i: number): string {
   return block.bytes.toString('utf8', block.offs[i], block.offs[i + 1]);
@@ -104,13 +116,15 @@ export class BlockEncoder {
   private at = 0;
   private n = 0;
 
-  /** spare: a buffer to write the strings into (one a finished block gave back), when big enough. */
-  constructor(expected = 1024, spare?: ArrayBuffer) {
+  /** spare: buffers a decided block gave back, reused where big enough (steady state allocates nothing). */
+  constructor(expected = 1024, spare?: BlockBuffers) {
     const cap = Math.max(16, expected);
-    this.ints = new Int32Array(cap * INTS);
-    this.offs = new Int32Array(cap * STRS + 1);
+    const fits = (b: ArrayBuffer | undefined, bytes: number): b is ArrayBuffer => b !== undefined && b.byteLength >= bytes;
+    this.ints = fits(spare?.ints, cap * INTS * 4) ? new Int32Array(spare.ints) : new Int32Array(cap * INTS);
+    this.ints.fill(0, 0, cap * INTS);
+    this.offs = fits(spare?.offs, (cap * STRS + 1) * 4) ? new Int32Array(spare.offs) : new Int32Array(cap * STRS + 1);
     // Its own ArrayBuffer (not Node's shared pool), so a worker can transfer it.
-    this.bytes = spare && spare.byteLength >= cap * 256 ? Buffer.from(spare) : Buffer.allocUnsafeSlow(cap * 256);
+    this.bytes = fits(spare?.bytes, cap * 256) ? Buffer.from(spare.bytes) : Buffer.allocUnsafeSlow(cap * 256);
   }
 
   add(m: Mapped): void {
@@ -164,10 +178,10 @@ export class BlockEncoder {
     this.at += this.bytes.write(v, this.at);
   }
 
-  /** The block; the encoder must not be used after. */
+  /** The block (views over the encoder's buffers, which go with it); the encoder must not be used after. */
   finish(): MappedBlock {
     const n = this.n;
-    return { n, ints: this.ints.slice(0, n * INTS), bytes: this.bytes.subarray(0, this.at), offs: this.offs.slice(0, n * STRS + 1), deliveredBy: [] };
+    return { n, ints: this.ints.subarray(0, n * INTS), bytes: this.bytes.subarray(0, this.at), offs: this.offs.subarray(0, n * STRS + 1), deliveredBy: [] };
   }
 }
 
