@@ -99,6 +99,26 @@ test('map workers with ledger lookups and a spilling run memory decide exactly a
   }
 });
 
+test('with a writable ledger (a push), workers map and the deciding thread looks blocks up: same decisions', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl');
+  const text = makeInput();
+  writeFileSync(input, text);
+  const ledgerFile = join(dir, 'ledger.db');
+  seedLedger(ledgerFile, text);
+  const ledger = openLedger(ledgerFile)!;
+  try {
+    assert.equal(ledger.readonly, false);
+    const sequential = await decide({ inputs: [input], ledger, workers: 0 });
+    const parallel = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 });
+    assert.ok(sequential.some((d) => d.kind === 'duplicate') && sequential.some((d) => d.kind === 'known_lead'));
+    assert.equal(parallel.length, sequential.length);
+    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+  } finally {
+    ledger.close();
+  }
+});
+
 test('without a ledger file, and with one worker, the parallel path still matches', async () => {
   const dir = tmpDir();
   const input = join(dir, 'events.jsonl');
