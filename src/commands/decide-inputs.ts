@@ -36,7 +36,7 @@ export interface DecideInputsOptions {
 
 /** Yields the decisions for every record of the inputs, in input order, a batch at a time. */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
-  const mapper = createMapper(o.map);
+  const mapper = createMapper(o.map, { hashLater: true });
   const decider = new Decider({ ledger: o.ledger, memoryCapacity: o.memoryCapacity });
   const want = o.workers ?? 'auto';
   let pool: MapPool | undefined;

@@ -15,7 +15,7 @@ import type { ReaderContext } from '../sources/reader-context.js';
 import type { MapJob, MapJobResult, MapRecycle, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
-const mapper = createMapper(init.map);
+const mapper = createMapper(init.map, { hashLater: true });
 const selector = init.select === undefined ? null : compileSelector(init.select);
 const lookup = init.ledgerPath === undefined ? undefined : LedgerLookup.open(init.ledgerPath);
 const port = parentPort!;

@@ -4,6 +4,7 @@
 // and the deciding thread compares numbers, not strings.
 import type { EventStatus, KnownKey } from '../ledger/ledger.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
+import { payloadHashOfJson } from '../mapping/keys.js';
 import { fingerprint } from './fingerprint.js';
 
 /** Int32 words per record. */
@@ -147,12 +148,15 @@ export class BlockEncoder {
     this.put(s + S_KEY, key);
     if (m.kind === 'event') {
       ints[o + I_KIND] = m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent;
-      ints[o + I_PAY] = parseInt(m.payloadHash.slice(0, 8), 16) | 0;
-      ints[o + I_PAY + 1] = parseInt(m.payloadHash.slice(8, 16), 16) | 0;
+      const leadJson = m.leadJson ?? JSON.stringify(m.lead);
+      // The in-run content check compares a fingerprint of the lead; sha256 (payloadHash) is for the ledger.
+      fingerprint(leadJson, scratch, 0);
+      ints[o + I_PAY] = scratch[1]!;
+      ints[o + I_PAY + 1] = scratch[2]!;
       const natural = m.naturalKey ? utf8Safe(m.naturalKey) : '';
       if (natural) fingerprint(natural, ints, o + I_NAT);
       this.put(s + S_NAT, natural);
-      this.put(s + S_LEAD, m.leadJson ?? JSON.stringify(m.lead));
+      this.put(s + S_LEAD, leadJson);
       this.put(s + S_HASH, m.payloadHash);
       this.put(s + S_TYPE, m.type ?? '');
       this.put(s + S_TIME, m.occurredAt ?? '');
@@ -183,6 +187,13 @@ export class BlockEncoder {
     const n = this.n;
     return { n, ints: this.ints.subarray(0, n * INTS), bytes: this.bytes.subarray(0, this.at), offs: this.offs.subarray(0, n * STRS + 1), deliveredBy: [] };
   }
+}
+
+const scratch = new Int32Array(3);
+
+/** The payload hash of record s / STRS: as mapped, or taken now from its lead (see createMapper's hashLater). */
+function hashOf(block: MappedBlock, s: number): string {
+  return str(block, s + S_HASH) || payloadHashOfJson(str(block, s + S_LEAD));
 }
 
 /** What the ledger holds, looked up in batches: the same answers from a Ledger or a worker's LedgerLookup. */
@@ -216,7 +227,7 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
       if (k.failure === 'retryable') code |= L_RETRYABLE;
       if (k.failure === 'permanent') code |= L_PERMANENT;
       if (k.tombstone) code |= L_TOMBSTONE;
-      if (k.payloadHash !== null && k.payloadHash !== str(block, s + S_HASH)) code |= L_HASH_DIFFERS;
+      if (k.payloadHash !== null && k.payloadHash !== hashOf(block, s)) code |= L_HASH_DIFFERS;
       ints[o + I_LEDGER] = code;
       ints[o + I_RUN] = k.runId ?? 0;
     } else if (ints[o + I_NAT] !== 0) naturals.add(str(block, s + S_NAT));
@@ -244,8 +255,8 @@ export class BlockEvent implements LeadEvent {
   readonly kind = 'event' as const;
   readonly key: string;
   readonly keyKind: KeyKind;
-  readonly payloadHash: string;
   readonly leadJson: string;
+  #hash: string;
   declare naturalKey?: string;
   declare type?: string;
   declare occurredAt?: string;
@@ -256,7 +267,7 @@ export class BlockEvent implements LeadEvent {
     const o = r * INTS;
     this.key = str(block, s + S_KEY);
     this.keyKind = block.ints[o + I_KIND] === Kind.IdEvent ? 'id' : 'content';
-    this.payloadHash = str(block, s + S_HASH);
+    this.#hash = str(block, s + S_HASH);
     this.leadJson = str(block, s + S_LEAD);
     if (block.ints[o + I_NAT] !== 0) this.naturalKey = str(block, s + S_NAT);
     if (block.offs[s + S_TYPE + 1]! > block.offs[s + S_TYPE]!) this.type = str(block, s + S_TYPE);
@@ -265,5 +276,9 @@ export class BlockEvent implements LeadEvent {
 
   get lead(): Lead {
     return (this.#lead ??= JSON.parse(this.leadJson) as Lead);
+  }
+
+  get payloadHash(): string {
+    return (this.#hash ||= payloadHashOfJson(this.leadJson));
   }
 }

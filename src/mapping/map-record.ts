@@ -21,8 +21,12 @@ export interface MapOptions {
 
 const LEAD_TEXT_FIELDS = ['company', 'source'] as const;
 
-/** Builds the function that maps raw records; field plans are cached per record shape. */
-export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
+/**
+ * Builds the function that maps raw records; field plans are cached per record shape. With `hashLater`, events
+ * keyed by their own id carry an empty payloadHash: the block encoder's readers take it from leadJson only where
+ * they need it (a key the ledger holds, an event being sent), which most records of an audit are not.
+ */
+export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec: RawRecord) => Mapped {
   const cfg = opts.config;
   const explicit: Partial<Record<FieldName, FieldPath>> = {};
   for (const f of FIELD_NAMES) {
@@ -128,7 +132,7 @@ export function createMapper(opts: MapOptions): (rec: RawRecord) => Mapped {
     }
 
     const leadJson = canonicalLeadJson(lead);
-    const hash = payloadHashOfJson(leadJson);
+    const hash = hashLater && key !== undefined ? '' : payloadHashOfJson(leadJson);
     let keyKind: 'id' | 'content' = 'id';
     if (key === undefined) {
       keyKind = 'content';
