@@ -23,7 +23,7 @@ export interface MapJob {
    * one text. Split: the bytes are whole records (cut by csv-cuts.ts), parsed on their own behind a copy of the
    * header. lineOffset is added to every line either way.
    */
-  csv?: { stream: number; settings: CsvSettings; end: boolean; lineOffset: number; split?: { header: Uint8Array } };
+  csv?: { stream: number; settings: CsvSettings; end: boolean; lineOffset: number; split?: { header: Uint8Array; last: boolean } };
 }
 
 /** A block's records (lines counted from 1 at the block's start, ledger codes filled in by a dry-run's worker). */

@@ -68,7 +68,7 @@ const csvStreams = new Map<number, CsvStream>();
 
 // CSV lines are absolute (one parser sees the whole input), so its answers report 0 lines for the main thread to add.
 function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
-  if (csv.split) return void csvBlock(job, csv, csv.split.header);
+  if (csv.split) return void csvBlock(job, csv, csv.split);
   let s = csvStreams.get(csv.stream);
   if (!s) {
     s = new CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error) => {
@@ -82,20 +82,25 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
 }
 
 // A CSV block of whole records: parsed on its own, behind a copy of the input's header so that its rows get the
-// same columns, with lines moved to where the block sits in the input.
-async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, header: Uint8Array): Promise<void> {
-  const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset: csv.lineOffset };
+// same columns, with lines moved to where the block sits in the input. Blocks the cutter vouched for are read by
+// the fast reader; the last block (which may end inside a quote) and any block the fast reader refuses are read
+// by csv-parse, exactly as the in-thread reader would.
+async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, split: { header: Uint8Array; last: boolean }): Promise<void> {
+  const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset: csv.lineOffset, batchSize: 64 };
   async function* chunks(): AsyncGenerator<Buffer> {
-    if (header.length > 0) yield Buffer.from(header.buffer, header.byteOffset, header.byteLength);
+    if (split.header.length > 0) yield Buffer.from(split.header.buffer, split.header.byteOffset, split.header.byteLength);
     yield Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   }
+  const expected = job.bytes.length >>> 6;
   try {
-    const enc = new BlockEncoder(job.bytes.length >>> 6, spares.pop());
+    let enc = new BlockEncoder(expected, spares.pop());
     try {
-      // The cutter vouched for these bytes: the fast reader yields what csv-parse would, or throws before yielding.
-      for await (const batch of readCsvWellFormed(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
+      const read = split.last ? readCsv : readCsvWellFormed;
+      for await (const batch of read(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
     } catch (e) {
       if (!(e instanceof NotWellFormed)) throw e;
+      enc = new BlockEncoder(expected);
+      Object.assign(ctx, { progress: { line: 0 }, unclosedQuote: undefined });
       for await (const batch of readCsv(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
     }
     reply({ seq: job.seq, lines: 0, block: lookUp(enc.finish()), unclosedQuote: ctx.unclosedQuote === true, spare: job.bytes.buffer as ArrayBuffer });

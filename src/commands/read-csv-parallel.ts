@@ -31,7 +31,7 @@ interface Pending {
 
 /** Yields the mapped records of one CSV input in input order, as the in-thread reader would. */
 export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool, settings: CsvSettings): AsyncGenerator<DecodedBlock> {
-  const maxInFlight = pool.size * 4;
+  const maxInFlight = pool.size * 2; // as for JSONL
   const queue: Pending[] = [];
   const d = settings.delimiter;
   const cuts = d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding) ? new CsvCuts(d.charCodeAt(0)) : undefined;
@@ -56,7 +56,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     const all = held.length === 1 ? held[0]! : Buffer.concat(held);
     const end = last ? all.length : cuts!.lastCut - heldFrom;
     const first = header === undefined;
-    const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(heldLines), split: { header: header ?? new Uint8Array(0) } };
+    const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(heldLines), split: { header: header ?? new Uint8Array(0), last } };
     queue.push({ result: submit(all.subarray(0, end), first, csv), split: { raw: all.subarray(0, end), lines: heldLines, last } });
     if (first) header = Uint8Array.prototype.slice.call(all, 0, cuts!.headerEnd);
     held = end < all.length ? [all.subarray(end)] : [];
