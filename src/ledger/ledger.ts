@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';
+import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 
 /** Event statuses of the ledger state machine (ARCHITECTURE.md). */
@@ -73,7 +74,7 @@ export function openLedger(path: string, opts: { readonly?: boolean } = {}): Led
 /** The ledger: lookups for decide/, claims and settlements for deliver/, runs and their lock. */
 export class Ledger {
   private readonly stmts = new Map<string, Database.Statement>();
-  private readonly hasTombstones: boolean;
+  private readonly lookup: LedgerLookup;
   /** Retention: drop the stored lead once an event is sent (config retention.sentPayloads = "drop"). */
   dropSentPayloads = false;
 
@@ -96,7 +97,7 @@ export class Ledger {
       db.pragma('synchronous = NORMAL');
     }
     this.migrate();
-    this.hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
+    this.lookup = new LedgerLookup(db);
   }
 
   private migrate(): void {
@@ -129,30 +130,7 @@ export class Ledger {
 
   /** Looks up many keys at once (decide/ batches them); absent keys are not in the map. */
   lookupKeys(keys: string[]): Map<string, KnownKey> {
-    const out = new Map<string, KnownKey>();
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const sql = `SELECT key, payload_hash, status, failure, run_id FROM events WHERE key IN (${placeholders(chunk.length)})`;
-      for (const r of this.stmt(sql).iterate(...chunk) as Iterable<Record<string, unknown>>) {
-        out.set(r.key as string, {
-          payloadHash: r.payload_hash as string | null,
-          status: r.status as EventStatus,
-          failure: r.failure as KnownKey['failure'],
-          runId: r.run_id as number | null,
-        });
-      }
-    }
-    if (this.hasTombstones) {
-      const missing = keys.filter((k) => !out.has(k));
-      const hashes = new Map(missing.map((k) => [sha256('key|' + k), k]));
-      const list = [...hashes.keys()];
-      for (let i = 0; i < list.length; i += 500) {
-        const chunk = list.slice(i, i + 500);
-        const rows = this.stmt(`SELECT key_hash FROM tombstones WHERE key_hash IN (${placeholders(chunk.length)})`).all(...chunk) as Array<{ key_hash: string }>;
-        for (const r of rows) out.set(hashes.get(r.key_hash)!, { payloadHash: null, status: 'sent', failure: null, runId: null, tombstone: true });
-      }
-    }
-    return out;
+    return this.lookup.lookupKeys(keys);
   }
 
   /**
@@ -160,15 +138,7 @@ export class Ledger {
    * a second event of that person must not create a second record while the first one's fate is unknown.
    */
   lookupDelivered(naturalKeys: string[]): Map<string, string> {
-    const out = new Map<string, string>();
-    for (let i = 0; i < naturalKeys.length; i += 500) {
-      const chunk = naturalKeys.slice(i, i + 500);
-      const sql = `SELECT natural_key, key FROM events WHERE natural_key IN (${placeholders(chunk.length)}) AND status IN ('sent', 'pending', 'in_doubt')`;
-      for (const r of this.stmt(sql).iterate(...chunk) as Iterable<{ natural_key: string; key: string }>) {
-        if (!out.has(r.natural_key)) out.set(r.natural_key, r.key);
-      }
-    }
-    return out;
+    return this.lookup.lookupDelivered(naturalKeys);
   }
 
   /** The normalized lead stored for a key (for conflict diffs and replay). */
