@@ -16,7 +16,7 @@ export const STRS = 7;
 export const I_KIND = 0; // a Kind
 export const I_LINE = 1;
 export const I_KEY = 2; // 3 words: key fingerprint (0 0 0: no key)
-export const I_PAY = 5; // 2 words: the first 64 bits of the payload hash
+export const I_PAY = 5; // 2 words: a 64-bit fingerprint of the lead JSON, filled in by the decider
 export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
@@ -149,10 +149,6 @@ export class BlockEncoder {
     if (m.kind === 'event') {
       ints[o + I_KIND] = m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent;
       const leadJson = m.leadJson ?? JSON.stringify(m.lead);
-      // The in-run content check compares a fingerprint of the lead; sha256 (payloadHash) is for the ledger.
-      fingerprint(leadJson, scratch, 0);
-      ints[o + I_PAY] = scratch[1]!;
-      ints[o + I_PAY + 1] = scratch[2]!;
       const natural = m.naturalKey ? utf8Safe(m.naturalKey) : '';
       if (natural) fingerprint(natural, ints, o + I_NAT);
       this.put(s + S_NAT, natural);
@@ -188,8 +184,6 @@ export class BlockEncoder {
     return { n, ints: this.ints.subarray(0, n * INTS), bytes: this.bytes.subarray(0, this.at), offs: this.offs.subarray(0, n * STRS + 1), deliveredBy: [] };
   }
 }
-
-const scratch = new Int32Array(3);
 
 /** The payload hash of record s / STRS: as mapped, or taken now from its lead (see createMapper's hashLater). */
 function hashOf(block: MappedBlock, s: number): string {

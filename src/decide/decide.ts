@@ -3,11 +3,12 @@ import type { Ledger } from '../ledger/ledger.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
 import {
-  BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_RUN, Kind, L_HASH_DIFFERS,
+  BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_PAY, I_RUN, Kind, L_HASH_DIFFERS,
   L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
   str, type MappedBlock,
 } from './block.js';
 import type { Decision } from './types.js';
+import { fingerprint } from './fingerprint.js';
 import { RunMemory } from './run-memory.js';
 
 /** Options of the decide stage. */
@@ -21,6 +22,7 @@ export interface DecideOptions {
 /** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
 export class Decider {
   private readonly memory: RunMemory;
+  private readonly scratch = new Int32Array(3);
 
   constructor(private readonly opts: DecideOptions) {
     this.memory = new RunMemory(opts.memoryCapacity);
@@ -75,6 +77,11 @@ export class Decider {
     const o = r * INTS;
     const memory = this.memory;
     const e = new BlockEvent(block, r, source, line);
+    // The in-run content check compares a fingerprint of the lead (sha256, payloadHash, is for the ledger). It is
+    // taken here rather than in the map workers: this thread has time to spare while they parse.
+    fingerprint(e.leadJson, this.scratch, 0);
+    ints[o + I_PAY] = this.scratch[1]!;
+    ints[o + I_PAY + 1] = this.scratch[2]!;
 
     const seen = memory.getKey(ints, o);
     if (seen) {
