@@ -34,6 +34,8 @@ export interface DecideInputsOptions {
   memoryCapacity?: number;
 }
 
+const DECISION_SLICE = 512;
+
 /** Yields the decisions for every record of the inputs, in input order, a batch at a time. */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
   const mapper = createMapper(o.map, { hashLater: true });
@@ -64,9 +66,13 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([toInvalid(r)]), source: r.source, lineBase: 0 });
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
-      const decisions = decider.decideBlock(b.block, b.source, b.lineBase);
+      // A block's decisions go out a slice at a time: the consumer drops each before the next is made, so they
+      // die young instead of a whole block's worth surviving into the old generation.
+      for (let from = 0; from < b.block.n; from += DECISION_SLICE) {
+        if (from > 0 && o.stop?.aborted) return;
+        yield decider.decideBlock(b.block, b.source, b.lineBase, from, Math.min(b.block.n, from + DECISION_SLICE));
+      }
       b.release?.();
-      yield decisions;
     }
   } finally {
     decider.close();

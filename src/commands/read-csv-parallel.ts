@@ -26,7 +26,7 @@ const ASCII_COMPATIBLE = /^(utf-?8|windows-125\d|cp125\d|latin-?1|iso-?8859-\d+|
 interface Pending {
   result: Promise<MapJobResult>;
   /** A split block: its bytes (kept until it is decided, in case it must be read again) and the LFs before it. */
-  split?: { raw: Buffer; lines: number; last: boolean };
+  split?: { raw: Buffer[]; lines: number; last: boolean };
 }
 
 /** Yields the mapped records of one CSV input in input order, as the in-thread reader would. */
@@ -43,7 +43,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   let stream: { id: number; worker: number } | undefined; // once streaming, every later byte goes there
   let ended = false;
 
-  const submit = (bytes: Uint8Array, first: boolean, csv: Parameters<MapPool['submit']>[2], to?: number): Promise<MapJobResult> => {
+  const submit = (bytes: Uint8Array | Uint8Array[], first: boolean, csv: Parameters<MapPool['submit']>[2], to?: number): Promise<MapJobResult> => {
     const result = pool.submit(bytes, first, csv, to);
     result.catch(() => {}); // surfaces when its turn comes
     return result;
@@ -53,14 +53,26 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   // Cuts the held bytes at the last record boundary (or, at the end of the input, takes them all) into a block.
   const cutBlock = (last: boolean): void => {
     csvReadStats.blocks++;
-    const all = held.length === 1 ? held[0]! : Buffer.concat(held);
-    const end = last ? all.length : cuts!.lastCut - heldFrom;
+    // The block is the held pieces up to the cut (the piece the cut falls in is split; nothing is joined).
+    const end = last ? heldBytes : cuts!.lastCut - heldFrom;
+    const raw: Buffer[] = [];
+    for (let need = end; need > 0; ) {
+      const h = held[0]!;
+      if (h.length <= need) {
+        raw.push(h);
+        held.shift();
+        need -= h.length;
+      } else {
+        raw.push(h.subarray(0, need));
+        held[0] = h.subarray(need);
+        need = 0;
+      }
+    }
     const first = header === undefined;
     const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(heldLines), split: { header: header ?? new Uint8Array(0), last } };
-    queue.push({ result: submit(all.subarray(0, end), first, csv), split: { raw: all.subarray(0, end), lines: heldLines, last } });
-    if (first) header = Uint8Array.prototype.slice.call(all, 0, cuts!.headerEnd);
-    held = end < all.length ? [all.subarray(end)] : [];
-    heldBytes = all.length - end;
+    queue.push({ result: submit(raw, first, csv), split: { raw, lines: heldLines, last } });
+    if (first) header = Uint8Array.prototype.slice.call(Buffer.concat(raw), 0, cuts!.headerEnd);
+    heldBytes -= end;
     heldFrom += end;
     heldLines = cuts!.lastCutLines;
   };
@@ -72,8 +84,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     const id = streams++;
     stream = { id, worker: id % pool.size };
     const atStart = header === undefined;
-    const first = Buffer.concat(atStart ? bytes : [Buffer.from(header!), ...bytes]);
-    queue.push({ result: submit(first, atStart, { stream: id, settings, end: false, lineOffset: lineOffset(lines) }, stream.worker) });
+    queue.push({ result: submit(atStart ? bytes : [header!, ...bytes], atStart, { stream: id, settings, end: false, lineOffset: lineOffset(lines) }, stream.worker) });
     if (ended) endStream();
   };
   const endStream = (): void => {
@@ -85,11 +96,11 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     const r = await p.result;
     if (p.split && r.unclosedQuote && !p.split.last) {
       // The cut was wrong after all: this block and everything after it is read again, as one stream.
-      const later = queue.splice(0).map((x) => x.split!.raw);
+      const later = queue.splice(0).flatMap((x) => x.split!.raw);
       const rest = held;
       held = [];
       heldBytes = 0;
-      startStream([p.split.raw, ...later, ...rest], p.split.lines);
+      startStream([...p.split.raw, ...later, ...rest], p.split.lines);
       return undefined;
     }
     const block = received(r.block);

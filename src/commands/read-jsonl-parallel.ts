@@ -25,7 +25,7 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
     ctx.progress.line = lineBase;
     return block;
   };
-  const submit = (block: Uint8Array): void => {
+  const submit = (block: Uint8Array | Uint8Array[]): void => {
     const p = pool.submit(block, first);
     // Rejections surface when the block's turn comes; until then they must not count as unhandled.
     p.catch(() => {});
@@ -41,11 +41,11 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
         continue;
       }
       const head = chunk.subarray(0, cut + 1);
-      submit(carry.length > 0 ? Buffer.concat([...carry, head]) : head);
+      submit(carry.length > 0 ? [...carry, head] : head);
       carry = cut + 1 < chunk.length ? [chunk.subarray(cut + 1)] : [];
       while (inFlight.length >= maxInFlight) yield await take();
     }
-    if (carry.length > 0) submit(Buffer.concat(carry)); // the last line, without a trailing newline
+    if (carry.length > 0) submit(carry); // the last line, without a trailing newline
   } catch (err) {
     // A read error (a truncated gzip): the records before it are still decided, as the in-thread reader yields
     // them before failing; then the input fails at the line reached.

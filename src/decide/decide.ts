@@ -45,28 +45,29 @@ export class Decider {
    * Decisions for a block of one source, in input order; lines are the block's plus `lineBase`. Records whose
    * ledger codes are not filled in (by the map workers of a dry-run) are looked up here first.
    */
-  decideBlock(block: MappedBlock, source: string, lineBase: number): Decision[] {
-    const { n, ints } = block;
+  decideBlock(block: MappedBlock, source: string, lineBase: number, from = 0, to = block.n): Decision[] {
+    const { ints } = block;
     const memory = this.memory;
-    for (let r = 0; r < n; r++) {
+    // The ledger is asked once per block, when its first records are decided.
+    for (let r = 0; r < block.n && from === 0; r++) {
       if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
         fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
         break;
       }
     }
     const src = memory.sourceId(source);
-    const out = new Array<Decision>(n);
-    for (let r = 0; r < n; r++) {
+    const out = new Array<Decision>(to - from);
+    for (let r = from; r < to; r++) {
       const o = r * INTS;
       const s = r * STRS;
       const kind = ints[o + I_KIND]!;
       const line = ints[o + I_LINE]! + lineBase;
       if (kind === Kind.Invalid) {
-        out[r] = { kind: 'invalid', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
+        out[r - from] = { kind: 'invalid', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
       } else if (kind === Kind.Filtered) {
-        out[r] = { kind: 'filtered', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
+        out[r - from] = { kind: 'filtered', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
       } else {
-        out[r] = this.decideEvent(block, r, source, src, line);
+        out[r - from] = this.decideEvent(block, r, source, src, line);
       }
     }
     return out;
