@@ -195,6 +195,7 @@ async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof ch
     // Match input events to the ledger by key; the input's (re-mapped) lead is what gets sent.
     const map = createMapper({ config, defaultCountry: o.defaultCountry });
     const keySet = keys ? new Set(keys) : undefined;
+    const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
     for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin })) {
       const events = batch.flatMap((it) => (it.kind === 'record' ? [map(it)] : [])).flatMap((m) => (m.kind === 'event' ? [m] : []));
       const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
@@ -202,7 +203,8 @@ async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof ch
         const r = rows.get(e.key);
         if (!r || (keySet && !keySet.has(e.key))) continue;
         const from = wanted(r);
-        if (!from || out.some((x) => x.row.key === e.key)) continue;
+        if (!from || chosen.has(e.key)) continue;
+        chosen.add(e.key);
         out.push({ row: r, lead: e.lead, from });
         if (out.length >= limit) return out;
       }

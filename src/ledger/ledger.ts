@@ -302,7 +302,10 @@ export class Ledger {
     const out: LedgerEventRow[] = [];
     for (let i = 0; i < keys.length; i += 500) {
       const chunk = keys.slice(i, i + 500);
-      const rows = this.stmt(`SELECT * FROM events WHERE key IN (${placeholders(chunk.length)})`).all(...chunk) as LedgerEventRow[];
+      // Padded to a power of two with a repeat (IN ignores it), so a long replay keeps a handful of statements.
+      const params = [...chunk];
+      while (params.length < Math.max(8, 2 ** Math.ceil(Math.log2(chunk.length)))) params.push(chunk[0]!);
+      const rows = this.stmt(`SELECT * FROM events WHERE key IN (${placeholders(params.length)})`).all(...params) as LedgerEventRow[];
       const byKey = new Map(rows.map((r) => [r.key, r]));
       for (const k of chunk) if (byKey.has(k)) out.push(byKey.get(k)!);
     }
