@@ -63,7 +63,7 @@ export class LedgerLookup {
         s = this.db.prepare(text).raw();
         this.stmts.set(text, s);
       }
-      for (const r of s.iterate(...chunk) as Iterable<unknown[]>) row(r);
+      for (const r of s.all(...chunk) as unknown[][]) row(r);
     }
   }
 }
