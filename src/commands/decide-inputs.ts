@@ -1,9 +1,7 @@
 // The audit half of the pipeline, shared by push, its dry-run and replay --from: read → map → decide, in batches.
 // Large JSONL and CSV inputs are parsed and mapped by worker threads (map-pool.ts) while this thread decides in
 // input order; JSON arrays and small inputs are read and mapped here. Both paths yield the same decisions.
-import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { buildPrefilter, type Prefilter } from '../ledger/prefilter.js';
 import { encodeMapped } from '../decide/block.js';
 import { Decider } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
@@ -52,7 +50,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
-      pool ??= new MapPool(size, { map: o.map, select: o.read.select, ledgerPath, prefilter: ledgerPath ? prefilterFor(o) : undefined });
+      pool ??= new MapPool(size, { map: o.map, select: o.read.select, ledgerPath });
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool);
       return readCsvParallel(opened, ctx, pool, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' });
     }
@@ -80,27 +78,6 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     decider.close();
     await pool?.close();
   }
-}
-
-// Records an input holds at most, about (100 bytes a record is less than any real event takes; gzip ~5x).
-const BYTES_PER_RECORD = 100;
-
-/**
- * The dry-run's ledger filters, when scanning the ledger (~0.6 µs an event) costs less than the lookups it saves
- * (~1.5 µs a record): a ledger no larger than the input's records. Inputs that are not plain files (stdin,
- * globs not yet expanded) count for nothing, so they never justify a scan.
- */
-function prefilterFor(o: DecideInputsOptions): Prefilter | undefined {
-  let bytes = 0;
-  for (const input of o.inputs) {
-    try {
-      bytes += statSync(input).size * (input.endsWith('.gz') ? 5 : 1);
-    } catch {
-      // not a plain file
-    }
-  }
-  const maxRows = Math.floor(bytes / BYTES_PER_RECORD);
-  return maxRows > 0 && o.ledger ? buildPrefilter(o.ledger.db, maxRows) : undefined;
 }
 
 function toInvalid(item: RawReject): Mapped {

@@ -2,7 +2,6 @@
 import { Worker } from 'node:worker_threads';
 import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from '../decide/block.js';
-import type { Prefilter } from '../ledger/prefilter.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 
 /** What every worker is started with. */
@@ -11,8 +10,6 @@ export interface MapWorkerInit {
   select?: string;
   /** Dry-run only: the ledger file, opened read-only by each worker to look its blocks up. */
   ledgerPath?: string;
-  /** Dry-run only: Bloom filters of the ledger, shared, to skip lookups of keys it certainly does not hold. */
-  prefilter?: Prefilter;
 }
 
 /** One block of whole JSONL lines, or the next chunk of a CSV input streamed to one worker. */

@@ -2,8 +2,7 @@
 // boundaries, so the CPU-heavy half (JSON.parse, phone parsing, hashing) runs on every core while the main
 // thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type LedgerFilter, type MappedBlock } from '../decide/block.js';
-import { BloomFilter } from '../decide/bloom-filter.js';
+import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
@@ -19,7 +18,6 @@ const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
 const selector = init.select === undefined ? null : compileSelector(init.select);
 const lookup = init.ledgerPath === undefined ? undefined : LedgerLookup.open(init.ledgerPath);
-const filter: LedgerFilter | undefined = init.prefilter && { keys: BloomFilter.over(init.prefilter.keys), people: BloomFilter.over(init.prefilter.people) };
 const port = parentPort!;
 
 async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
@@ -58,7 +56,7 @@ function reply(r: MapJobResult): void {
 // With a read-only ledger, every key of the block is looked up here, beside parsing: a superset of what the
 // decider would query (it skips keys already in its run memory), so its decisions are the same.
 function lookUp(block: MappedBlock): MappedBlock {
-  if (lookup) fillLedger(block, lookup, undefined, filter);
+  if (lookup) fillLedger(block, lookup);
   return block;
 }
 

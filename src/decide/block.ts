@@ -5,7 +5,6 @@
 import type { EventStatus, KnownKey } from '../ledger/ledger.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
 import { payloadHashOfJson } from '../mapping/keys.js';
-import type { BloomFilter } from './bloom-filter.js';
 import { fingerprint } from './fingerprint.js';
 
 /** Int32 words per record. */
@@ -198,55 +197,42 @@ export interface LedgerReader {
 }
 
 /**
- * A dry-run's Bloom filters of the ledger (ledger/prefilter.ts): false means certainly absent, so no lookup.
- * Words are a record's fingerprint words, as the filters were fed.
- */
-export interface LedgerFilter {
-  keys: BloomFilter;
-  people: BloomFilter;
-}
-
-/**
  * Fills the ledger codes of a block's events: two batched queries. `skip(r)` leaves a record NOT_LOOKED_UP (the
- * decider skips keys it already remembers: it decides them without the ledger). With `filter`, keys and people
- * the ledger certainly does not hold are answered without a query.
+ * decider skips keys it already remembers: it decides them without the ledger).
  */
-export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined, skip?: (r: number) => boolean, filter?: LedgerFilter): void {
+export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined, skip?: (r: number) => boolean): void {
   const { n, ints } = block;
-  const rows: number[] = []; // records whose key must be looked up
-  const people: number[] = []; // records whose key is not in the ledger and who name a person
+  const rows: number[] = [];
   for (let r = 0; r < n; r++) {
-    const o = r * INTS;
-    if (ints[o + I_KIND]! > Kind.ContentEvent) continue;
+    if (ints[r * INTS + I_KIND]! > Kind.ContentEvent) continue;
     if (skip?.(r)) continue;
-    ints[o + I_LEDGER] = 0;
-    if (!filter || filter.keys.mightHave(ints[o + I_KEY + 2]!, ints[o + I_KEY + 1]!)) rows.push(r);
-    else if (ints[o + I_NAT] !== 0) people.push(r);
+    rows.push(r);
+    ints[r * INTS + I_LEDGER] = 0;
   }
-  if (!ledger) return;
-  if (rows.length > 0) {
-    const known = ledger.lookupKeys([...new Set(rows.map((r) => str(block, r * STRS + S_KEY)))]);
-    for (const r of rows) {
-      const s = r * STRS;
-      const o = r * INTS;
-      const k = known.get(str(block, s + S_KEY));
-      if (k) {
-        let code = STATUSES.indexOf(k.status);
-        if (k.failure === 'retryable') code |= L_RETRYABLE;
-        if (k.failure === 'permanent') code |= L_PERMANENT;
-        if (k.tombstone) code |= L_TOMBSTONE;
-        if (k.payloadHash !== null && k.payloadHash !== hashOf(block, s)) code |= L_HASH_DIFFERS;
-        ints[o + I_LEDGER] = code;
-        ints[o + I_RUN] = k.runId ?? 0;
-      } else if (ints[o + I_NAT] !== 0) people.push(r);
-    }
-  }
-  const asked = filter ? people.filter((r) => filter.people.mightHave(ints[r * INTS + I_NAT + 2]!, ints[r * INTS + I_NAT + 1]!)) : people;
-  if (asked.length === 0) return;
-  const delivered = ledger.lookupDelivered([...new Set(asked.map((r) => str(block, r * STRS + S_NAT)))]);
-  if (delivered.size === 0) return;
-  for (const r of asked) {
+  if (!ledger || rows.length === 0) return;
+  const known = ledger.lookupKeys([...new Set(rows.map((r) => str(block, r * STRS + S_KEY)))]);
+  const naturals = new Set<string>();
+  for (const r of rows) {
+    const s = r * STRS;
     const o = r * INTS;
+    const k = known.get(str(block, s + S_KEY));
+    if (k) {
+      let code = STATUSES.indexOf(k.status);
+      if (k.failure === 'retryable') code |= L_RETRYABLE;
+      if (k.failure === 'permanent') code |= L_PERMANENT;
+      if (k.tombstone) code |= L_TOMBSTONE;
+      if (k.payloadHash !== null && k.payloadHash !== hashOf(block, s)) code |= L_HASH_DIFFERS;
+      ints[o + I_LEDGER] = code;
+      ints[o + I_RUN] = k.runId ?? 0;
+    } else if (ints[o + I_NAT] !== 0) naturals.add(str(block, s + S_NAT));
+  }
+  if (naturals.size === 0) return;
+  const delivered = ledger.lookupDelivered([...naturals]);
+  if (delivered.size === 0) return;
+  for (const r of rows) {
+    const o = r * INTS;
+    if (ints[o + I_LEDGER] !== 0) continue;
+    if (ints[o + I_NAT] === 0) continue;
     const by = delivered.get(str(block, r * STRS + S_NAT));
     if (by !== undefined) {
       ints[o + I_LEDGER] = L_PERSON_DELIVERED;

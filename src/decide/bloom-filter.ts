@@ -13,15 +13,10 @@ export class BloomFilter {
   private readonly blockMask: number;
 
   /** log2Bits: the filter's size in bits as a power of two (at least 9; 27 is 16 MB). */
-  constructor(log2Bits: number, buffer?: ArrayBufferLike) {
+  constructor(log2Bits: number) {
     const blocks = 2 ** Math.max(0, log2Bits - 9);
-    this.words = buffer ? new Uint32Array(buffer, 0, blocks * BLOCK_WORDS) : new Uint32Array(blocks * BLOCK_WORDS);
+    this.words = new Uint32Array(blocks * BLOCK_WORDS);
     this.blockMask = blocks - 1;
-  }
-
-  /** A filter whose bits live in `buffer` (a power-of-two number of bytes, at least 64), e.g. shared with workers. */
-  static over(buffer: ArrayBufferLike): BloomFilter {
-    return new BloomFilter(Math.log2(buffer.byteLength * 8), buffer);
   }
 
   add(a: number, b: number): void {
