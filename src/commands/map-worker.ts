@@ -1,6 +1,6 @@
-// Worker thread of the parallel audit: parses and maps blocks of JSONL lines that the main thread cut on line
-// boundaries, so the CPU-heavy half (JSON.parse, phone parsing, hashing) runs on every core while the main
-// thread reads bytes and decides in input order.
+// Worker thread of the parallel audit: parses and maps blocks of JSONL lines (or CSV records) that the main thread
+// cut on line (record) boundaries, so the CPU-heavy half (parsing, phone normalization, hashing, a dry-run's ledger
+// lookups) runs on every core while the main thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
 import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import { LedgerLookup } from '../ledger/lookup.js';

@@ -1,4 +1,4 @@
-// What this run has already seen: event keys (with their payload hash and where they were) and the people
+// What this run has already seen: event keys (with a fingerprint of their lead and where they were) and the people
 // (natural keys) that events of this run deliver. Both are FpTables of fingerprints, so a 10-million-event audit
 // holds a fixed amount in memory and spills the rest to a temporary file. The most recent keys and leads are also
 // kept (as the events themselves), to name an earlier event and the fields of a conflict.
