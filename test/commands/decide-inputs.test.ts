@@ -77,14 +77,24 @@ async function decide(o: Partial<DecideInputsOptions> & { inputs: string[] }): P
   return out;
 }
 
-test('map workers with ledger lookups and a spilling run memory decide exactly as the sequential path', async () => {
+// The generated input and a ledger seeded from it, in a fresh folder.
+function seededInput(): { input: string; ledgerFile: string } {
   const dir = tmpDir();
   const input = join(dir, 'events.jsonl');
   const text = makeInput();
   writeFileSync(input, text);
   const ledgerFile = join(dir, 'ledger.db');
   seedLedger(ledgerFile, text);
+  return { input, ledgerFile };
+}
 
+function assertSameDecisions(parallel: Decision[], sequential: Decision[], what = ''): void {
+  assert.equal(parallel.length, sequential.length, what);
+  for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `${what}decision ${i} (line ${sequential[i]!.line})`);
+}
+
+test('map workers with ledger lookups and a spilling run memory decide exactly as the sequential path', async () => {
+  const { input, ledgerFile } = seededInput();
   const ledger = openLedger(ledgerFile, { readonly: true })!;
   try {
     const sequential = await decide({ inputs: [input], ledger, workers: 0 });
@@ -92,28 +102,21 @@ test('map workers with ledger lookups and a spilling run memory decide exactly a
     const kinds = new Set(sequential.map((d) => d.kind));
     for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid'] as const) assert.ok(kinds.has(k), `the input exercises ${k}`);
     assert.ok(sequential.some((d) => d.retry), 'the input exercises a retry');
-    assert.equal(parallel.length, sequential.length);
-    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+    assertSameDecisions(parallel, sequential);
   } finally {
     ledger.close();
   }
 });
 
 test('with a writable ledger (a push), workers map and the deciding thread looks blocks up: same decisions', async () => {
-  const dir = tmpDir();
-  const input = join(dir, 'events.jsonl');
-  const text = makeInput();
-  writeFileSync(input, text);
-  const ledgerFile = join(dir, 'ledger.db');
-  seedLedger(ledgerFile, text);
+  const { input, ledgerFile } = seededInput();
   const ledger = openLedger(ledgerFile)!;
   try {
     assert.equal(ledger.readonly, false);
     const sequential = await decide({ inputs: [input], ledger, workers: 0 });
     const parallel = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 });
     assert.ok(sequential.some((d) => d.kind === 'duplicate') && sequential.some((d) => d.kind === 'known_lead'));
-    assert.equal(parallel.length, sequential.length);
-    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+    assertSameDecisions(parallel, sequential);
   } finally {
     ledger.close();
   }
@@ -150,8 +153,7 @@ test('CSV streamed to a map worker decides exactly as in-thread: quoted newlines
   const parallel = await decide({ inputs: [input], workers: 2, memoryCapacity: 500 });
   assert.ok(sequential.length > 39000, `${sequential.length} decisions: ${JSON.stringify(sequential.slice(0, 3).map((d) => d.reason))}`);
   assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'invalid'));
-  assert.equal(parallel.length, sequential.length);
-  for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+  assertSameDecisions(parallel, sequential);
 });
 
 test('a truncated gzip: the parallel path decides every record before the damage and fails at the same line', async () => {
@@ -196,8 +198,7 @@ test('well-formed CSV is cut into blocks that every worker parses, and decides e
     assert.ok(csvReadStats.blocks - before.blocks >= 3, `${name}: cut into ${csvReadStats.blocks - before.blocks} blocks`);
     assert.equal(csvReadStats.streamed, before.streamed, `${name}: nothing streamed`);
     assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'known_lead'));
-    assert.equal(parallel.length, sequential.length, name);
-    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `${name}: decision ${i} (line ${sequential[i]!.line})`);
+    assertSameDecisions(parallel, sequential, `${name}: `);
   }
 });
 
@@ -218,7 +219,6 @@ test('CSV that leaves the well-formed grammar midway is streamed from the last s
     assert.ok(csvReadStats.blocks - before.blocks >= 2, `${input}: blocks before the trouble: ${JSON.stringify([before, csvReadStats])}`);
     if (input === stray) assert.equal(csvReadStats.streamed - before.streamed, 1, 'the rest is streamed');
     else assert.match(sequential[sequential.length - 1]!.reason, /unterminated quoted field/);
-    assert.equal(parallel.length, sequential.length);
-    for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `decision ${i} (line ${sequential[i]!.line})`);
+    assertSameDecisions(parallel, sequential);
   }
 });
