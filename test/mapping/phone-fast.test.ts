@@ -4,6 +4,7 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js'
 import metadataJson from 'libphonenumber-js/metadata.min.json';
 import { fastE164 } from '../../src/mapping/phone-fast.js';
 import { normalizePhone, type Normalized } from '../../src/mapping/normalize.js';
+import { seededRandom } from '../../src/sandbox/faults.js';
 
 // fastE164 must never disagree with libphonenumber-js. The corpus is generated from the library's own metadata
 // with a seeded PRNG, so a failure reproduces; every mismatch is listed.
@@ -18,18 +19,7 @@ function viaLibrary(text: string, defaultCountry?: string): string | null | 'THR
   }
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const rand = mulberry32(20240611);
+const rand = seededRandom(20240611);
 const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1)); // inclusive
 const chance = (p: number) => rand() < p;
 function pick<T>(xs: readonly T[]): T {
