@@ -6,6 +6,7 @@ import { encodeMapped } from '../decide/block.js';
 import { Decider } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { LedgerIndex } from '../ledger/ledger-index.js';
 import { createMapper, type MapOptions } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
 import type { OpenedInput } from '../sources/open-input.js';
@@ -32,6 +33,8 @@ export interface DecideInputsOptions {
   workers?: 'auto' | number;
   /** Keys held in memory before the run memory spills (tests make it tiny). */
   memoryCapacity?: number;
+  /** Rows past which a read-only ledger is looked up in SQLite instead of indexed (tests: 0 forces lookups). */
+  indexMaxRows?: number;
 }
 
 const DECISION_SLICE = 512;
@@ -39,21 +42,36 @@ const DECISION_SLICE = 512;
 /** Yields the decisions for every record of the inputs, in input order, a batch at a time. */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
   const mapper = createMapper(o.map, { hashLater: true });
+  // A read-only ledger is what a dry-run gets: nothing writes it during the run, so it can be read once into an
+  // index (ledger-index.ts) that the decider probes; one too large for that is looked up by the workers, ahead of
+  // the decisions. A writing run claims as it goes, so there lookups stay with the decider, in SQLite.
+  const maxRows = o.indexMaxRows ?? LedgerIndex.MAX_ROWS;
+  const indexLedger = !!o.ledger?.readonly && LedgerIndex.suits(o.ledger.db, maxRows);
+  const ledgerPath = o.ledger?.readonly && !indexLedger ? o.ledger.path : undefined;
   const decider = new Decider({ ledger: o.ledger, memoryCapacity: o.memoryCapacity });
   const want = o.workers ?? 'auto';
   let pool: MapPool | undefined;
-
-  // A read-only ledger is what a dry-run gets: nothing writes it during the run, so workers may look blocks up
-  // ahead of the decisions. A writing run claims as it goes, so there lookups stay with the decider.
-  const ledgerPath = o.ledger?.readonly ? o.ledger.path : undefined;
+  // Built when the first input is read, once the workers are starting (they boot while this thread scans). Should
+  // the ledger hold something the index cannot represent, the decider looks blocks up in SQLite instead.
+  let indexTried = !indexLedger;
+  const useIndex = (): void => {
+    if (indexTried) return;
+    indexTried = true;
+    decider.index = LedgerIndex.build(o.ledger!.db, maxRows);
+  };
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
-      pool ??= new MapPool(size, { map: o.map, select: o.read.select, ledgerPath });
+      if (!pool) {
+        pool = new MapPool(size, { map: o.map, select: o.read.select, ledgerPath });
+        useIndex();
+        if (decider.index) pool.share(decider.index.shared());
+      }
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool);
       return readCsvParallel(opened, ctx, pool, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' });
     }
+    useIndex();
     return mapInThread(opened, info, ctx);
   };
   async function* mapInThread(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {

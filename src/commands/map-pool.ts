@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import type { CsvSettings } from '../sources/read-csv.js';
+import type { SharedLedgerIndex } from '../ledger/ledger-index.js';
 
 /** What every worker is started with. */
 export interface MapWorkerInit {
@@ -45,6 +46,11 @@ export interface MapJobResult {
 /** Buffers given back to a worker: a decided block's, to encode its next block into. */
 export interface MapRecycle {
   recycle: BlockBuffers;
+}
+
+/** The read-only ledger's index, shared with every worker before its first job: blocks come back looked up. */
+export interface MapShareIndex {
+  index: SharedLedgerIndex;
 }
 
 // Buffers kept for reuse on each side: enough for the blocks in flight, so steady state allocates nothing.
@@ -135,6 +141,12 @@ export class MapPool {
       this.waiting[i]!.set(seq, { resolve, reject });
       this.workers[i]!.postMessage(job, [own.buffer as ArrayBuffer]);
     });
+  }
+
+  /** Shares a ledger index with every worker (before the first job), which then fills blocks' ledger codes. */
+  share(index: SharedLedgerIndex): void {
+    const msg: MapShareIndex = { index };
+    for (const w of this.workers) w.postMessage(msg);
   }
 
   /** Gives a decided block's buffers back to the worker that filled them. */

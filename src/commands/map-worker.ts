@@ -2,7 +2,8 @@
 // cut on line (record) boundaries, so the CPU-heavy half (parsing, phone normalization, hashing, a dry-run's ledger
 // lookups) runs on every core while the main thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
+import { BlockEncoder, buffersOf, encodeMapped, fillFromIndex, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
+import { LedgerIndex } from '../ledger/ledger-index.js';
 import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
@@ -12,13 +13,14 @@ import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
 import { NotWellFormed, readCsv, readCsvWellFormed } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import type { MapJob, MapJobResult, MapRecycle, MapWorkerInit } from './map-pool.js';
+import type { MapJob, MapJobResult, MapRecycle, MapShareIndex, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
 const selector = init.select === undefined ? null : compileSelector(init.select);
 const lookup = init.ledgerPath === undefined ? undefined : LedgerLookup.open(init.ledgerPath);
 const port = parentPort!;
+let index: LedgerIndex | undefined;
 
 async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
   yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -30,7 +32,11 @@ async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
-port.on('message', async (msg: MapJob | MapRecycle) => {
+port.on('message', async (msg: MapJob | MapRecycle | MapShareIndex) => {
+  if ('index' in msg) {
+    index = LedgerIndex.fromShared(msg.index);
+    return;
+  }
   if ('recycle' in msg) {
     if (spares.length < 4) spares.push(msg.recycle);
     return;
@@ -53,10 +59,12 @@ function reply(r: MapJobResult): void {
   port.postMessage(r, transfer);
 }
 
-// With a read-only ledger, every key of the block is looked up here, beside parsing: a superset of what the
-// decider would query (it skips keys already in its run memory), so its decisions are the same.
+// With a read-only ledger, every key of the block is looked up here, beside parsing (in the shared index, else in
+// SQLite): a superset of what the decider would query (it skips keys already in its run memory), so its decisions
+// are the same.
 function lookUp(block: MappedBlock): MappedBlock {
-  if (lookup) fillLedger(block, lookup);
+  if (index) fillFromIndex(block, index);
+  else if (lookup) fillLedger(block, lookup);
   return block;
 }
 

@@ -5,6 +5,8 @@
 import type { EventStatus, KnownKey } from '../ledger/ledger.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
 import { payloadHashOfJson } from '../mapping/keys.js';
+import type { LedgerIndex } from '../ledger/ledger-index.js';
+import { hashStartsWith, type IndexedKey } from '../ledger/ledger-index.js';
 import { fingerprint } from './fingerprint.js';
 
 /** Int32 words per record. */
@@ -16,7 +18,7 @@ export const STRS = 7;
 export const I_KIND = 0; // a Kind
 export const I_LINE = 1;
 export const I_KEY = 2; // 3 words: key fingerprint (0 0 0: no key)
-export const I_PAY = 5; // 2 words: a 64-bit fingerprint of the lead JSON, filled in by the decider
+export const I_PAY = 5; // 2 words: a 64-bit fingerprint of the lead JSON (the in-run content check)
 export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
@@ -149,6 +151,10 @@ export class BlockEncoder {
     if (m.kind === 'event') {
       ints[o + I_KIND] = m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent;
       const leadJson = m.leadJson ?? JSON.stringify(m.lead);
+      // The in-run content check compares this (sha256, payloadHash, is for the ledger and taken only where needed).
+      fingerprint(leadJson, scratch, 0);
+      ints[o + I_PAY] = scratch[1]!;
+      ints[o + I_PAY + 1] = scratch[2]!;
       const natural = m.naturalKey ? utf8Safe(m.naturalKey) : '';
       if (natural) fingerprint(natural, ints, o + I_NAT);
       this.put(s + S_NAT, natural);
@@ -238,6 +244,31 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
       ints[o + I_LEDGER] = L_PERSON_DELIVERED;
       ints[o + I_RUN] = block.deliveredBy.push(by) - 1;
     }
+  }
+}
+
+const scratch = new Int32Array(3);
+const probe: IndexedKey = { code: 0, runId: 0 };
+
+/**
+ * Fills the ledger codes of a block's events from a LedgerIndex: the same codes as fillLedger, except that a
+ * person the ledger delivered gets I_RUN = -1 (the decider asks the ledger which event did, when it says so).
+ */
+export function fillFromIndex(block: MappedBlock, index: LedgerIndex): void {
+  const { n, ints } = block;
+  for (let r = 0; r < n; r++) {
+    const o = r * INTS;
+    if (ints[o + I_KIND]! > Kind.ContentEvent) continue;
+    index.key(ints, o + I_KEY, probe);
+    let code = probe.code;
+    ints[o + I_RUN] = probe.runId;
+    if (code !== 0) {
+      if (probe.hash && !hashStartsWith(hashOf(block, r * STRS), probe.hash)) code |= L_HASH_DIFFERS;
+    } else if (ints[o + I_NAT] !== 0 && index.hasPerson(ints, o + I_NAT)) {
+      code = L_PERSON_DELIVERED;
+      ints[o + I_RUN] = -1;
+    }
+    ints[o + I_LEDGER] = code;
   }
 }
 

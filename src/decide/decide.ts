@@ -1,14 +1,14 @@
 // Decide, for each mapped record, what a push does with it: against what this run has seen and what the ledger holds.
 import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerIndex } from '../ledger/ledger-index.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
 import {
   BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_PAY, I_RUN, Kind, L_HASH_DIFFERS,
-  L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
+  fillFromIndex, L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
   str, type MappedBlock,
 } from './block.js';
 import type { Decision } from './types.js';
-import { fingerprint } from './fingerprint.js';
 import { RunMemory } from './run-memory.js';
 
 /** Options of the decide stage. */
@@ -22,7 +22,8 @@ export interface DecideOptions {
 /** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
 export class Decider {
   private readonly memory: RunMemory;
-  private readonly scratch = new Int32Array(3);
+  /** The read-only ledger's index: blocks that come without ledger codes are filled from it, not from SQLite. */
+  index: LedgerIndex | undefined;
 
   constructor(private readonly opts: DecideOptions) {
     this.memory = new RunMemory(opts.memoryCapacity);
@@ -51,7 +52,8 @@ export class Decider {
     // The ledger is asked once per block, when its first records are decided.
     for (let r = 0; r < block.n && from === 0; r++) {
       if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
-        fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
+        if (this.index) fillFromIndex(block, this.index);
+        else fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
         break;
       }
     }
@@ -78,11 +80,6 @@ export class Decider {
     const o = r * INTS;
     const memory = this.memory;
     const e = new BlockEvent(block, r, source, line);
-    // The in-run content check compares a fingerprint of the lead (sha256, payloadHash, is for the ledger). It is
-    // taken here rather than in the map workers: this thread has time to spare while they parse.
-    fingerprint(e.leadJson, this.scratch, 0);
-    ints[o + I_PAY] = this.scratch[1]!;
-    ints[o + I_PAY + 1] = this.scratch[2]!;
 
     const seen = memory.getKey(ints, o);
     if (seen) {
@@ -113,9 +110,10 @@ export class Decider {
     if (ints[o + I_NAT] !== 0) {
       const other = memory.getNatural(ints, o);
       if (other !== undefined) return plain(e, 'known_lead', `same person as ${other}`);
-      if (code & L_PERSON_DELIVERED) {
-        return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${block.deliveredBy[ints[o + I_RUN]!]}`);
-      }
+      // -1: an index found the person (fillFromIndex); the ledger names the event, and confirms the match.
+      const at = ints[o + I_RUN]!;
+      const by = code & L_PERSON_DELIVERED ? (at >= 0 ? block.deliveredBy[at] : this.opts.ledger?.deliveredBy(e.naturalKey!)) : undefined;
+      if (by !== undefined) return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${by}`);
       memory.addAbsentNatural(ints, o, line, src, ord); // getNatural just missed it
     }
     return plain(e, 'new', 'not in the ledger');

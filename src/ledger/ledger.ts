@@ -141,6 +141,11 @@ export class Ledger {
     return this.lookup.lookupDelivered(naturalKeys);
   }
 
+  /** The key of an event that delivered (or may have delivered) this person, as lookupDelivered finds it. */
+  deliveredBy(naturalKey: string): string | undefined {
+    return this.lookupDelivered([naturalKey]).get(naturalKey);
+  }
+
   /** The normalized lead stored for a key (for conflict diffs and replay). */
   getLeadJson(key: string): string | undefined {
     const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as { lead_json: string | null } | undefined;

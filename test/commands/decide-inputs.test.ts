@@ -55,7 +55,7 @@ function seedLedger(path: string, input: string): void {
   for (const [key, e] of events) {
     i++;
     if (i % 3 === 0) {
-      claim(key, e, i % 300 === 0 ? 'another-hash' : e.payloadHash); // some conflicts with the ledger
+      claim(key, e, i % 300 === 0 ? '0123456789abcdef'.repeat(2) : e.payloadHash); // some conflicts with the ledger
       const k = i % 33;
       if (k !== 9) settled.push({ key, status: k === 0 ? 'failed' : k === 6 ? 'in_doubt' : 'sent', failure: k === 0 ? (i % 2 ? 'retryable' : 'permanent') : undefined });
     } else if (i % 97 === 1) claim(`old_${key}`, e); // the person delivered by another event
@@ -93,16 +93,20 @@ function assertSameDecisions(parallel: Decision[], sequential: Decision[], what 
   for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `${what}decision ${i} (line ${sequential[i]!.line})`);
 }
 
-test('map workers with ledger lookups and a spilling run memory decide exactly as the sequential path', async () => {
+test('a read-only ledger, indexed or looked up in SQLite, by workers or in-thread: the same decisions', async () => {
   const { input, ledgerFile } = seededInput();
   const ledger = openLedger(ledgerFile, { readonly: true })!;
   try {
-    const sequential = await decide({ inputs: [input], ledger, workers: 0 });
-    const parallel = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 });
+    // The reference: read in this thread, every block looked up in SQLite by the decider.
+    const sequential = await decide({ inputs: [input], ledger, workers: 0, indexMaxRows: 0 });
     const kinds = new Set(sequential.map((d) => d.kind));
     for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid'] as const) assert.ok(kinds.has(k), `the input exercises ${k}`);
     assert.ok(sequential.some((d) => d.retry), 'the input exercises a retry');
-    assertSameDecisions(parallel, sequential);
+    assert.ok(sequential.some((d) => d.kind === 'conflict' && d.reason.startsWith('ledger holds this key')), 'the input exercises a conflict with the ledger');
+    assert.ok(sequential.some((d) => d.kind === 'known_lead' && d.reason.includes('by event old_')), 'the input exercises a person the ledger delivered');
+    assertSameDecisions(await decide({ inputs: [input], ledger, workers: 0 }), sequential, 'in-thread, indexed: ');
+    assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }), sequential, 'workers, indexed: ');
+    assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, indexMaxRows: 0 }), sequential, 'workers, SQLite: ');
   } finally {
     ledger.close();
   }
