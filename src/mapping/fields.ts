@@ -109,6 +109,12 @@ export function shapeOf(record: Record<string, unknown>): string {
 export interface Shape {
   top: string[];
   wrappers: Array<string[] | null>;
+  /**
+   * The wrappers sameShape must look at: those whose path's every step is a key of the level above in this shape.
+   * Once the top-level keys (and those of the wrappers checked before) are equal, any other wrapper is absent in
+   * both records. WRAPPERS lists parents before their children.
+   */
+  check: number[];
 }
 
 function wrapperAt(record: Record<string, unknown>, w: FieldPath): Record<string, unknown> | null {
@@ -118,7 +124,18 @@ function wrapperAt(record: Record<string, unknown>, w: FieldPath): Record<string
 
 /** The shape of a record as key lists (what shapeOf joins into a string). */
 export function shapeKeys(record: Record<string, unknown>): Shape {
-  return { top: Object.keys(record), wrappers: WRAPPERS.map((w) => { const v = wrapperAt(record, w); return v && Object.keys(v); }) };
+  const top = Object.keys(record);
+  const wrappers = WRAPPERS.map((w) => {
+    const v = wrapperAt(record, w);
+    return v && Object.keys(v);
+  });
+  const check: number[] = [];
+  WRAPPERS.forEach((w, i) => {
+    // The level above: the record, or the wrapper that is this path minus its last step.
+    const parent = w.length === 1 ? top : wrappers[WRAPPERS.findIndex((p) => p.length === w.length - 1 && p.every((k, j) => k === w[j]))];
+    if (parent?.includes(w[w.length - 1]!)) check.push(i);
+  });
+  return { top, wrappers, check };
 }
 
 function sameKeys(obj: Record<string, unknown>, keys: string[]): boolean {
@@ -132,7 +149,7 @@ function sameKeys(obj: Record<string, unknown>, keys: string[]): boolean {
 /** True when shapeOf(record) would equal the shapeOf of the record `shape` was taken from. */
 export function sameShape(record: Record<string, unknown>, shape: Shape): boolean {
   if (!sameKeys(record, shape.top)) return false;
-  for (let i = 0; i < WRAPPERS.length; i++) {
+  for (const i of shape.check) {
     const want = shape.wrappers[i]!;
     const v = wrapperAt(record, WRAPPERS[i]!);
     if (want === null ? v !== null : v === null || !sameKeys(v, want)) return false;

@@ -42,22 +42,21 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
   const sinceMs = opts.since?.getTime();
   const untilMs = opts.until?.getTime();
   const timeFilter = sinceMs !== undefined || untilMs !== undefined;
-  const plans = new Map<string, FieldPlan>();
-
   // Records of one export nearly always share one shape: the last one is checked key by key, without building
   // the shape's string (which profiles showed costing more than the mapping it saves).
-  let last: { shape: Shape; plan: FieldPlan } | undefined;
-  const planFor = (fields: Record<string, unknown>): FieldPlan => {
+  let last: { shape: Shape; plan: CompiledPlan } | undefined;
+  const planFor = (fields: Record<string, unknown>): CompiledPlan => {
     if (last && sameShape(fields, last.shape)) return last.plan;
     const plan = planBy(fields);
     last = { shape: shapeKeys(fields), plan };
     return plan;
   };
-  const planBy = (fields: Record<string, unknown>): FieldPlan => {
+  const plans = new Map<string, CompiledPlan>();
+  const planBy = (fields: Record<string, unknown>): CompiledPlan => {
     const shape = shapeOf(fields);
     let plan = plans.get(shape);
     if (!plan) {
-      plan = planFields(fields, explicit);
+      plan = compilePlan(planFields(fields, explicit));
       // Shapes are few in real exports; a pathological input must not grow this without bound.
       if (plans.size > 1000) plans.clear();
       plans.set(shape, plan);
@@ -67,22 +66,21 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
 
   return (rec) => {
     const { source, line, fields } = rec;
-    const plan = planFor(fields);
-    const text = (f: FieldName): string | undefined => textAt(fields, plan[f]);
+    const { plan, read } = planFor(fields);
 
     let key: string | undefined;
     if (!keyFields && plan.id) {
-      key = text('id');
+      key = at(read.id, fields);
       if (!key) {
         return { kind: 'invalid', source, line, field: plan.id.join('.'), reason: `no event id in '${plan.id.join('.')}'` };
       }
     }
 
-    const type = text('type');
+    const type = at(read.type, fields);
     if (typeSet && (!type || !typeSet.has(type))) {
       return { kind: 'filtered', source, line, key, reason: type ? `type ${type} not accepted` : 'no event type' };
     }
-    const timeRaw = text('time');
+    const timeRaw = at(read.time, fields);
     // Without --since/--until a canonical UTC time needs no Date at all (see isoTime).
     const canonicalTime = timeRaw !== undefined && !timeFilter && timeRaw.length === 24 && ISO_UTC.test(timeRaw) && inRange(timeRaw);
     const timeMs = timeRaw === undefined || canonicalTime ? undefined : parseTime(timeRaw);
@@ -96,13 +94,13 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
     }
 
     const lead: Lead = {};
-    const emailRaw = text('email');
+    const emailRaw = at(read.email, fields);
     if (emailRaw !== undefined) {
       const e = normalizeEmail(emailRaw);
       if (!e.ok) return { kind: 'invalid', source, line, key, field: plan.email!.join('.'), reason: `email: ${e.reason}` };
       lead.email = e.value;
     }
-    const phoneRaw = text('phone');
+    const phoneRaw = at(read.phone, fields);
     if (phoneRaw !== undefined) {
       const p = normalizePhone(phoneRaw, country);
       if (!p.ok) return { kind: 'invalid', source, line, key, field: plan.phone!.join('.'), reason: `phone: ${p.reason}` };
@@ -111,15 +109,15 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
     if (!lead.email && !lead.phone) {
       return { kind: 'invalid', source, line, key, reason: 'no email and no phone: nothing identifies the person' };
     }
-    const first = text('firstName');
-    const last = text('lastName');
+    const first = at(read.firstName, fields);
+    const last = at(read.lastName, fields);
     if (first) lead.firstName = normalizeName(first);
     if (last) lead.lastName = normalizeName(last);
-    const name = text('name');
+    const name = at(read.name, fields);
     if (name) lead.name = normalizeName(name);
     else if (lead.firstName || lead.lastName) lead.name = [lead.firstName, lead.lastName].filter(Boolean).join(' ');
     for (const f of LEAD_TEXT_FIELDS) {
-      const v = text(f);
+      const v = at(read[f], fields);
       if (v) lead[f] = normalizeName(v);
     }
     if (custom.length) {
@@ -155,10 +153,44 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
   };
 }
 
-/** The trimmed text of a scalar field; undefined when absent, empty or not a scalar. */
-function textAt(fields: Record<string, unknown>, p: FieldPath | null): string | undefined {
-  if (!p) return undefined;
-  const v = p.length === 1 ? fields[p[0]!] : getPath(fields, p);
+/** A field plan with a reader per field: the path walked by a function made for its length, once per shape. */
+interface CompiledPlan {
+  plan: FieldPlan;
+  read: Record<FieldName, Reader | null>;
+}
+
+/** The trimmed text of a scalar field of a record; undefined when absent, empty or not a scalar. */
+type Reader = (fields: Record<string, unknown>) => string | undefined;
+
+function compilePlan(plan: FieldPlan): CompiledPlan {
+  const read = {} as Record<FieldName, Reader | null>;
+  for (const f of FIELD_NAMES) read[f] = readerOf(plan[f]);
+  return { plan, read };
+}
+
+// What getPath does, unrolled for the usual one and two steps.
+function readerOf(p: FieldPath | null): Reader | null {
+  if (!p) return null;
+  if (p.length === 1) {
+    const a = p[0]!;
+    return (fields) => scalarText(fields[a]);
+  }
+  if (p.length === 2) {
+    const a = p[0]!;
+    const b = p[1]!;
+    return (fields) => {
+      const o = fields[a];
+      return o !== null && typeof o === 'object' ? scalarText((o as Record<string, unknown>)[b]) : undefined;
+    };
+  }
+  return (fields) => scalarText(getPath(fields, p));
+}
+
+function at(r: Reader | null, fields: Record<string, unknown>): string | undefined {
+  return r === null ? undefined : r(fields);
+}
+
+function scalarText(v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
   const s = typeof v === 'string' ? v.trim() : typeof v === 'object' ? undefined : String(v);
   return s ? s : undefined;

@@ -10,9 +10,8 @@ export type Normalized = { ok: true; value: string } | { ok: false; reason: stri
 
 /** Trims, strips a mailto: prefix, lower-cases and validates an email address. */
 export function normalizeEmail(raw: string): Normalized {
-  let v = raw.trim();
-  if (v.toLowerCase().startsWith('mailto:')) v = v.slice(7);
-  v = v.toLowerCase();
+  let v = raw.trim().toLowerCase();
+  if (v.startsWith('mailto:')) v = v.slice(7);
   if (!EMAIL_RE.test(v)) return { ok: false, reason: `'${raw.trim()}' is not a valid email address` };
   return { ok: true, value: v };
 }
@@ -50,9 +49,13 @@ function invalidPhone(v: string, defaultCountry?: string): Normalized {
   return { ok: false, reason: `'${v}' is not a valid phone number${hint}` };
 }
 
+// Already normalized: words of non-space characters with one plain space between them (a test costs less than
+// the replace it saves, and most names pass it).
+const NORMAL_NAME = /^\S+(?: \S+)*$/;
+
 /** Collapses runs of whitespace and trims. */
 export function normalizeName(raw: string): string {
-  return raw.replace(/\s+/g, ' ').trim();
+  return NORMAL_NAME.test(raw) ? raw : raw.replace(/\s+/g, ' ').trim();
 }
 
 /** Splits a full name into first name and the rest. */

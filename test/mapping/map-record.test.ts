@@ -4,6 +4,7 @@ import { createMapper, parseTime, parseTimeBound } from '../../src/mapping/map-r
 import { parseConfig } from '../../src/mapping/config.js';
 import { UsageError } from '../../src/errors.js';
 import type { LeadEvent, Mapped } from '../../src/mapping/types.js';
+import { seededRandom } from '../../src/sandbox/faults.js';
 
 const rec = (fields: Record<string, unknown>, line = 1) => ({ kind: 'record' as const, source: 'in.jsonl', line, fields });
 const ev = (m: Mapped): LeadEvent => {
@@ -115,4 +116,31 @@ test('the payload hash text of a lead is exactly its canonical JSON, whatever fi
     { email: 'a@b.io', extra: 'not a lead key' },
   ];
   for (const lead of leads) assert.equal(canonicalLeadJson(lead as never), canonicalJson(lead), JSON.stringify(lead));
+});
+
+test('records of changing shapes map as a fresh mapper maps each one (the remembered shape never misleads)', () => {
+  const rnd = seededRandom(5);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const person = () => ({ email: `P${Math.floor(rnd() * 9)}@Example.com`, nome: 'Ana  Lima', telefone: '+55 11 91234-5678' });
+  // Wrappers that come and go, change type, or move: each must be seen by sameShape when it matters.
+  const shapes: Array<() => Record<string, unknown>> = [
+    () => ({ event_id: 'e', type: 't', data: person() }),
+    () => ({ event_id: 'e', type: 't', data: { lead: person() } }),
+    () => ({ event_id: 'e', type: 't', data: { lead: 'not an object', ...person() } }),
+    () => ({ event_id: 'e', type: 't', data: { object: person(), lead: null } }),
+    () => ({ event_id: 'e', type: 't', data: { object: [person()], lead: person() } }),
+    () => ({ event_id: 'e', type: 't', data: 'a string', payload: person() }),
+    () => ({ event_id: 'e', type: 't', data: [person()], payload: person() }),
+    () => ({ event_id: 'e', type: 't', payload: person(), data: person() }),
+    () => ({ type: 't', event_id: 'e', data: person() }),
+    () => ({ event_id: 'e', type: 't', data: { contact: person(), attributes: { email: 'x@y.io' } } }),
+    () => ({ event_id: 'e', type: 't', data: { contact: person(), attributes: 'none' } }),
+    () => ({ event_id: 'e', ...person(), data: { email: 'other@y.io' } }),
+  ];
+  const remembering = createMapper({ config: {} });
+  for (let i = 0; i < 3000; i++) {
+    const fields = pick(shapes)();
+    const rec = { kind: 'record' as const, source: 's', line: i + 1, fields };
+    assert.deepEqual(remembering(rec), createMapper({ config: {} })(rec), `record ${i}: ${JSON.stringify(fields)}`);
+  }
 });
