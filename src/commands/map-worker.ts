@@ -7,7 +7,7 @@ import { LedgerIndex } from '../ledger/ledger-index.js';
 import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
-import { readJsonl } from '../sources/read-jsonl.js';
+import { FastJsonl, mapJsonlBlock } from '../mapping/fast-jsonl.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
@@ -17,18 +17,15 @@ import type { MapJob, MapJobResult, MapRecycle, MapShareIndex, MapWorkerInit } f
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
+const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : undefined;
 const selector = init.select === undefined ? null : compileSelector(init.select);
 const lookup = init.ledgerPath === undefined ? undefined : LedgerLookup.open(init.ledgerPath);
 const port = parentPort!;
 let index: LedgerIndex | undefined;
 
-async function* one(bytes: Uint8Array): AsyncGenerator<Buffer> {
-  yield Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
 // Records carry source '' and block-relative lines: the main thread, which knows both, fills them in.
-// readJsonl only awaits already-settled promises here, so each block finishes before the next message is taken
-// and replies leave in the order the jobs came.
+// JSONL blocks are mapped synchronously, and the CSV readers only await already-settled promises here, so each
+// block finishes before the next message is taken and replies leave in the order the jobs came.
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
@@ -43,13 +40,11 @@ port.on('message', async (msg: MapJob | MapRecycle | MapShareIndex) => {
   }
   const job = msg;
   if (job.csv) return csvJob(job, job.csv);
-  const ctx = { source: '', selector, progress: { line: 0 }, midInput: !job.first, batchSize: 64 };
   const enc = new BlockEncoder(job.bytes.length >>> 7, spares.pop());
-  for await (const batch of readJsonl(one(job.bytes), ctx)) {
-    for (const item of batch) enc.add(toMapped(item));
-  }
-  reply({ seq: job.seq, lines: ctx.progress.line, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
+  const lines = mapJsonlBlock(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.first, enc, mapper, fast, selector);
+  reply({ seq: job.seq, lines, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
 });
+
 
 // A block travels as three transferred buffers (numbers, string offsets, UTF-8 bytes): nothing is cloned.
 function reply(r: MapJobResult): void {

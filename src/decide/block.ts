@@ -7,7 +7,7 @@ import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
 import { payloadHashOfJson } from '../mapping/keys.js';
 import type { LedgerIndex } from '../ledger/ledger-index.js';
 import { hashStartsWith, type IndexedKey } from '../ledger/ledger-index.js';
-import { fingerprint } from './fingerprint.js';
+import { fingerprintBytes } from './fingerprint.js';
 
 /** Int32 words per record. */
 export const INTS = 12;
@@ -131,6 +131,32 @@ export class BlockEncoder {
   }
 
   add(m: Mapped): void {
+    const r = this.begin(m.line);
+    const s = r * STRS;
+    const key = m.key === undefined ? '' : utf8Safe(m.key);
+    this.put(s + S_KEY, key);
+    if (m.kind === 'event') {
+      this.put(s + S_NAT, m.naturalKey ? utf8Safe(m.naturalKey) : '');
+      this.put(s + S_LEAD, m.leadJson ?? JSON.stringify(m.lead));
+      this.put(s + S_HASH, m.payloadHash);
+      this.put(s + S_TYPE, m.type ?? '');
+      this.put(s + S_TIME, m.occurredAt ?? '');
+      this.seal(r, m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent);
+    } else {
+      this.put(s + S_NAT, '');
+      this.put(s + S_REASON, m.reason);
+      this.put(s + S_HASH, '');
+      this.put(s + S_TYPE, '');
+      this.put(s + S_FIELD, m.kind === 'invalid' ? (m.field ?? '') : '');
+      this.seal(r, m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered);
+    }
+  }
+
+  /**
+   * Starts the next record (its strings follow, in order, through put, putBytes or open/append; then seal):
+   * returns its index.
+   */
+  begin(line: number): number {
     const r = this.n++;
     if (r * INTS >= this.ints.length) {
       const ints = new Int32Array(this.ints.length * 2);
@@ -140,48 +166,73 @@ export class BlockEncoder {
       offs.set(this.offs);
       this.offs = offs;
     }
-    const ints = this.ints;
     const o = r * INTS;
-    ints[o + I_LINE] = m.line;
-    ints[o + I_LEDGER] = NOT_LOOKED_UP;
-    const key = m.key === undefined ? '' : utf8Safe(m.key);
-    if (key) fingerprint(key, ints, o + I_KEY);
-    const s = r * STRS;
-    this.put(s + S_KEY, key);
-    if (m.kind === 'event') {
-      ints[o + I_KIND] = m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent;
-      const leadJson = m.leadJson ?? JSON.stringify(m.lead);
-      // The in-run content check compares this (sha256, payloadHash, is for the ledger and taken only where needed).
-      fingerprint(leadJson, scratch, 0);
-      ints[o + I_PAY] = scratch[1]!;
-      ints[o + I_PAY + 1] = scratch[2]!;
-      const natural = m.naturalKey ? utf8Safe(m.naturalKey) : '';
-      if (natural) fingerprint(natural, ints, o + I_NAT);
-      this.put(s + S_NAT, natural);
-      this.put(s + S_LEAD, leadJson);
-      this.put(s + S_HASH, m.payloadHash);
-      this.put(s + S_TYPE, m.type ?? '');
-      this.put(s + S_TIME, m.occurredAt ?? '');
-    } else {
-      ints[o + I_KIND] = m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered;
-      this.put(s + S_NAT, '');
-      this.put(s + S_REASON, m.reason);
-      this.put(s + S_HASH, '');
-      this.put(s + S_TYPE, '');
-      this.put(s + S_FIELD, m.kind === 'invalid' ? (m.field ?? '') : '');
-    }
-    this.offs[s + STRS] = this.at;
+    this.ints[o + I_LINE] = line;
+    this.ints[o + I_LEDGER] = NOT_LOOKED_UP;
+    return r;
   }
 
-  private put(i: number, v: string): void {
+  /** String i (record r's field f is r * STRS + f) is v. */
+  put(i: number, v: string): void {
     this.offs[i] = this.at;
     if (v.length === 0) return;
-    if (this.at + v.length * 3 > this.bytes.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.at + v.length * 3));
-      this.bytes.copy(grown, 0, 0, this.at);
-      this.bytes = grown;
-    }
+    this.room(v.length * 3);
     this.at += this.bytes.write(v, this.at);
+  }
+
+  /** String i is the UTF-8 bytes src[start..end). */
+  putBytes(i: number, src: Uint8Array, start: number, end: number): void {
+    this.offs[i] = this.at;
+    this.append(src, start, end);
+  }
+
+  /** String i starts here: append() and appendAscii() add to it until the next string starts. */
+  open(i: number): void {
+    this.offs[i] = this.at;
+  }
+
+  /** Adds UTF-8 bytes to the open string. */
+  append(src: Uint8Array, start: number, end: number): void {
+    this.room(end - start);
+    // Field values are a few dozen bytes: a loop costs less than a subarray and a native copy.
+    const bytes = this.bytes;
+    let at = this.at;
+    for (let i = start; i < end; i++) bytes[at++] = src[i]!;
+    this.at = at;
+  }
+
+  /** Adds ASCII text to the open string. */
+  appendAscii(text: string): void {
+    this.room(text.length);
+    const bytes = this.bytes;
+    let at = this.at;
+    for (let i = 0; i < text.length; i++) bytes[at++] = text.charCodeAt(i);
+    this.at = at;
+  }
+
+  /**
+   * Ends record r: its kind, and fingerprints taken of the UTF-8 bytes just written (the event key, the person,
+   * and, for the in-run content check, the lead; sha256, payloadHash, is for the ledger and taken only where needed).
+   */
+  seal(r: number, kind: Kind): void {
+    const { ints, offs, bytes } = this;
+    const o = r * INTS;
+    const s = r * STRS;
+    offs[s + STRS] = this.at;
+    ints[o + I_KIND] = kind;
+    if (offs[s + S_KEY + 1]! > offs[s + S_KEY]!) fingerprintBytes(bytes, offs[s + S_KEY]!, offs[s + S_KEY + 1]!, ints, o + I_KEY);
+    if (kind > Kind.ContentEvent) return;
+    if (offs[s + S_NAT + 1]! > offs[s + S_NAT]!) fingerprintBytes(bytes, offs[s + S_NAT]!, offs[s + S_NAT + 1]!, ints, o + I_NAT);
+    fingerprintBytes(bytes, offs[s + S_LEAD]!, offs[s + S_LEAD + 1]!, scratch, 0);
+    ints[o + I_PAY] = scratch[1]!;
+    ints[o + I_PAY + 1] = scratch[2]!;
+  }
+
+  private room(n: number): void {
+    if (this.at + n <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.at + n));
+    this.bytes.copy(grown, 0, 0, this.at);
+    this.bytes = grown;
   }
 
   /** The block (views over the encoder's buffers, which go with it); the encoder must not be used after. */

@@ -26,7 +26,7 @@ const LEAD_TEXT_FIELDS = ['company', 'source'] as const;
  * keyed by their own id carry an empty payloadHash: the block encoder's readers take it from leadJson only where
  * they need it (a key the ledger holds, an event being sent), which most records of an audit are not.
  */
-export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec: RawRecord) => Mapped {
+export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapper {
   const cfg = opts.config;
   const explicit: Partial<Record<FieldName, FieldPath>> = {};
   for (const f of FIELD_NAMES) {
@@ -44,11 +44,12 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
   const timeFilter = sinceMs !== undefined || untilMs !== undefined;
   // Records of one export nearly always share one shape: the last one is checked key by key, without building
   // the shape's string (which profiles showed costing more than the mapping it saves).
-  let last: { shape: Shape; plan: CompiledPlan } | undefined;
+  let last: { shape: Shape; plan: CompiledPlan; id: number } | undefined;
+  let planIds = 0;
   const planFor = (fields: Record<string, unknown>): CompiledPlan => {
     if (last && sameShape(fields, last.shape)) return last.plan;
     const plan = planBy(fields);
-    last = { shape: shapeKeys(fields), plan };
+    last = { shape: shapeKeys(fields), plan, id: ++planIds };
     return plan;
   };
   const plans = new Map<string, CompiledPlan>();
@@ -64,7 +65,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
     return plan;
   };
 
-  return (rec) => {
+  const map = (rec: RawRecord): Mapped => {
     const { source, line, fields } = rec;
     const { plan, read } = planFor(fields);
 
@@ -151,6 +152,19 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): (rec
     else if (timeMs !== undefined) event.occurredAt = isoTime(timeRaw!, timeMs);
     return event;
   };
+  const current = () => (last ? { id: last.id, plan: last.plan.plan } : undefined);
+  // The fast JSONL path (fast-jsonl.ts) maps lines itself only where every option leaves the lead to the plan.
+  const plain = !keyFields && !custom.length && !typeSet && !timeFilter;
+  return Object.assign(map, { current, plain });
+}
+
+/** Maps raw records; also tells which plan it used last (see fast-jsonl.ts). */
+export interface Mapper {
+  (rec: RawRecord): Mapped;
+  /** The plan of the shape the last record had, with an id that changes whenever that shape changes. */
+  current(): { id: number; plan: FieldPlan } | undefined;
+  /** No option makes a lead depend on more than the plan: no content key fields, custom fields or filters. */
+  readonly plain: boolean;
 }
 
 /** A field plan with a reader per field: the path walked by a function made for its length, once per shape. */
@@ -229,7 +243,11 @@ const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2
 
 /** Parses ISO 8601, epoch seconds or milliseconds, and dd/mm/yyyy [hh:mm[:ss]] (as Brazilian exports write dates). */
 export function parseTime(raw: string): number | undefined {
-  if (raw.length === 24 && raw.charCodeAt(23) === 0x5a && ISO_UTC.test(raw)) return Date.parse(raw);
+  // A month 13 or an hour 24 has the canonical form and is still no date: NaN must not reach toISOString.
+  if (raw.length === 24 && raw.charCodeAt(23) === 0x5a && ISO_UTC.test(raw)) {
+    const t = Date.parse(raw);
+    return Number.isNaN(t) ? undefined : t;
+  }
   if (/^\d{9,13}$/.test(raw)) {
     const n = Number(raw);
     return raw.length >= 12 ? n : n * 1000;

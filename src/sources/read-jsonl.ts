@@ -22,35 +22,10 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
 
   const handle = (buf: Buffer, start: number, end: number): void => {
     line++;
-    // A UTF-8 BOM can only be at the very start; checked here so a tiny first stdin chunk cannot split it.
-    if (line === 1 && !ctx.midInput && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
-    if (end > start && buf[end - 1] === CR) end--;
-    if (end === start) return;
-    const b0 = buf[start] as number;
-    if (b0 === 0x20 || b0 === 0x09) {
-      let k = start;
-      while (k < end && (buf[k] === 0x20 || buf[k] === 0x09)) k++;
-      if (k === end) return; // whitespace-only line counts as blank
-    }
-    const text = buf.toString('utf8', start, end);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      const e = describeJsonError(err, text);
-      batch.push({ kind: 'reject', source, line, reason: `invalid JSON: ${e.message} at column ${e.offset + 1}` });
-      return;
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      batch.push({ kind: 'reject', source, line, reason: `not a JSON object (found ${kindOf(value)})` });
-      return;
-    }
-    if (selector === null) {
-      batch.push({ kind: 'record', source, line, fields: value as Record<string, unknown> });
-      return;
-    }
-    const s = selector.apply(value as Record<string, unknown>);
-    batch.push(s.ok ? { kind: 'record', source, line, fields: s.value } : { kind: 'reject', source, line, reason: s.reason });
+    start = lineStart(buf, start, end, line === 1 && !ctx.midInput);
+    end = lineEnd(buf, start, end);
+    if (end < 0) return;
+    batch.push(lineItem(buf, start, end, line, source, selector));
   };
 
   try {
@@ -94,4 +69,42 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
   }
   progress.line = line;
   if (batch.length > 0) yield batch;
+}
+
+/** Where a line's text starts: after a UTF-8 BOM when it is the input's first line. */
+export function lineStart(buf: Uint8Array, start: number, end: number, first: boolean): number {
+  // A BOM can only be at the very start; checked per line so a tiny first stdin chunk cannot split it.
+  if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) return start + 3;
+  return start;
+}
+
+/** Where a line's text ends (before a CR), or -1 for a blank line (empty or only spaces and tabs): not a record. */
+export function lineEnd(buf: Uint8Array, start: number, end: number): number {
+  if (end > start && buf[end - 1] === CR) end--;
+  if (end === start) return -1;
+  const b0 = buf[start] as number;
+  if (b0 === 0x20 || b0 === 0x09) {
+    let k = start;
+    while (k < end && (buf[k] === 0x20 || buf[k] === 0x09)) k++;
+    if (k === end) return -1;
+  }
+  return end;
+}
+
+/** The record (or the reason it is not one) of a non-blank line's text. */
+export function lineItem(buf: Buffer, start: number, end: number, line: number, source: string, selector: ReaderContext['selector']): RawItem {
+  const text = buf.toString('utf8', start, end);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const e = describeJsonError(err, text);
+    return { kind: 'reject', source, line, reason: `invalid JSON: ${e.message} at column ${e.offset + 1}` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { kind: 'reject', source, line, reason: `not a JSON object (found ${kindOf(value)})` };
+  }
+  if (selector === null) return { kind: 'record', source, line, fields: value as Record<string, unknown> };
+  const s = selector.apply(value as Record<string, unknown>);
+  return s.ok ? { kind: 'record', source, line, fields: s.value } : { kind: 'reject', source, line, reason: s.reason };
 }

@@ -102,6 +102,8 @@ test('time parsing: ISO, epoch seconds and ms, dd/mm/yyyy, relative bounds', () 
   assert.equal(parseTime('1759320000000'), 1759320000000);
   assert.equal(parseTime('31/12/2025'), Date.UTC(2025, 11, 31));
   assert.equal(parseTime('not a date'), undefined);
+  // Canonical in form, but no date: it must not reach toISOString (which throws on NaN).
+  assert.equal(parseTime('2026-13-01T00:00:00.000Z'), undefined);
   assert.equal(parseTimeBound('7d', 10 * 86_400_000)!.getTime(), 3 * 86_400_000);
 });
 
@@ -143,4 +145,10 @@ test('records of changing shapes map as a fresh mapper maps each one (the rememb
     const rec = { kind: 'record' as const, source: 's', line: i + 1, fields };
     assert.deepEqual(remembering(rec), createMapper({ config: {} })(rec), `record ${i}: ${JSON.stringify(fields)}`);
   }
+});
+
+test('a time of the canonical form that is no date leaves the event without a time instead of failing it', () => {
+  const map = createMapper({ config: {} });
+  const e = ev(map(rec({ event_id: 'e1', created_at: '2026-13-01T00:00:00.000Z', data: { email: 'a@b.co' } })));
+  assert.equal(e.occurredAt, undefined);
 });

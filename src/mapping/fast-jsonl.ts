@@ -1,0 +1,573 @@
+// The fast path of JSONL mapping, for the map workers: a line of a shape already seen is checked byte by byte
+// against a template of that shape and mapped straight into the block, without JSON.parse, a mapped object or
+// a string per field. Exports repeat one shape for millions of lines; parsing each into objects, mapping them and
+// encoding the result took ~3 µs a line (measured), most of it allocation and garbage collection.
+//
+// What makes it exact: a template is learned from a line that the general path (JSON.parse, createMapper) has
+// just mapped, and is bound to the mapper's plan for that shape. A later line takes the fast path only when
+//  - it is valid JSON with exactly the template's structure: the same keys, byte for byte and in order, at every
+//    level, and the same kind of value (string, number, literal, array, object) under each key, so JSON.parse
+//    would give an object of the same shape and the mapper would use the same plan;
+//  - every mapped value is a string without escapes, in ASCII or two-byte UTF-8 (so its bytes are exactly the
+//    UTF-8 of the string JSON.parse would give), already trimmed and normalized as the mapper would leave it;
+//  - the email is ASCII and valid, the phone is one fastE164 decides, and the time is canonical ISO UTC.
+// Anything else (an escape, a number where a string was, a stray byte, an invalid email) goes the general way,
+// which maps or rejects it with its reason. A test compares both paths on many lines (fast-jsonl.test.ts).
+import type { BlockEncoder } from '../decide/block.js';
+import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from '../decide/block.js';
+import type { FieldName, FieldPlan } from './fields.js';
+import type { Mapper } from './map-record.js';
+import { fastE164 } from './phone-fast.js';
+import { lineEnd, lineItem, lineStart } from '../sources/read-jsonl.js';
+import type { Selector } from '../sources/select-path.js';
+
+// Template operations, in document order.
+const OBJ = 1; // an object opens (its members follow, then END)
+const KEY_FIRST = 2; // the first member's key (argument: index into keys)
+const KEY_NEXT = 3; // a later member's key, after a comma
+const STR = 4; // a string value (argument: its index among the template's strings)
+const NUM = 5;
+const TRUE = 6;
+const FALSE = 7;
+const NULL = 8;
+const ARR = 9; // an array: validated, not templated
+const END = 10; // the object closes
+
+const LF = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MAX_DEPTH = 64;
+// Templates kept per plan: lines of one shape may differ in the kinds of a few values (null or a string).
+const MAX_TEMPLATES = 8;
+
+// The lead fields the fast path fills, in canonical JSON order (keys.ts LEAD_KEYS, without custom, firstName and
+// lastName, which it leaves to the general path), and the envelope fields.
+const LEAD_FIELDS = ['company', 'email', 'name', 'phone', 'source'] as const;
+const FIELDS: FieldName[] = ['id', 'type', 'time', 'email', 'phone', 'name', 'company', 'source'];
+const F_ID = 0;
+const F_TYPE = 1;
+const F_TIME = 2;
+const F_EMAIL = 3;
+const F_PHONE = 4;
+const AS_IS = [0, 1, 5, 6, 7]; // id, type, name, company, source
+const LEAD_FIELD_INDEX = LEAD_FIELDS.map((f) => FIELDS.indexOf(f));
+// What goes before a lead field's value: opening the object, or closing the value before it.
+const LEAD_OPEN = LEAD_FIELDS.map((f) => `{"${f}":"`);
+const LEAD_NEXT = LEAD_FIELDS.map((f) => `","${f}":"`);
+
+interface Template {
+  ops: Int32Array;
+  keys: Uint8Array[];
+  /** The string index of each of FIELDS' values, -1 where the plan has no such field. */
+  slots: Int32Array;
+  /** Strings in the template. */
+  strings: number;
+}
+
+/**
+ * Maps a block of whole JSONL lines (the last may lack its newline) into the encoder, numbered from 1, exactly as
+ * readJsonl and the mapper would: lines of a shape the fast path knows go straight into the block, the others are
+ * parsed and mapped (and teach the fast path their shape). Returns the number of lines.
+ */
+export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, mapper: Mapper, fast: FastJsonl | undefined, selector: Selector | null): number {
+  if (first) fast?.startInput();
+  let line = 0;
+  for (let start = 0; start < buf.length; ) {
+    let end = buf.indexOf(LF, start);
+    const next = end < 0 ? buf.length : end + 1;
+    if (end < 0) end = buf.length;
+    line++;
+    const from = lineStart(buf, start, end, first && line === 1);
+    const to = lineEnd(buf, from, end);
+    start = next;
+    if (to < 0) continue;
+    if (fast?.tryLine(buf, from, to, line, enc)) continue;
+    const item = lineItem(buf, from, to, line, '', selector);
+    if (item.kind === 'reject') {
+      enc.add({ kind: 'invalid', source: '', line, reason: item.reason });
+      continue;
+    }
+    enc.add(mapper(item));
+    fast?.learn(buf, from, to);
+  }
+  return line;
+}
+
+/** Per-worker fast path: learns templates from lines the general path mapped, and maps matching lines itself. */
+export class FastJsonl {
+  private templates: Template[] = [];
+  private planId = -1;
+  // Where each string value of the current line starts and ends (2 per string), filled by match().
+  private spans = new Int32Array(64);
+  /** Lines mapped by the fast path (in this input; tests read it). */
+  hits = 0;
+  private learned = 0;
+  private off = false;
+  private readonly lower = Buffer.allocUnsafe(256);
+
+  constructor(private readonly mapper: Mapper) {}
+
+  /** Whether these options leave mapping to the plan alone, so the fast path may be used. */
+  static allowed(mapper: Mapper, select: string | undefined): boolean {
+    return mapper.plain && select === undefined;
+  }
+
+  /**
+   * Maps line buf[start..end) (a non-blank JSONL line) into the encoder if it fits a template; false when it must
+   * go the general way.
+   */
+  tryLine(buf: Buffer, start: number, end: number, line: number, enc: BlockEncoder): boolean {
+    const cur = this.mapper.current();
+    if (this.off || !cur || cur.id !== this.planId) return false;
+    for (const t of this.templates) {
+      if (this.spans.length < t.strings * 2) this.spans = new Int32Array(t.strings * 2);
+      if (match(t, buf, start, end, this.spans)) {
+        if (!this.emit(t, buf, line, enc)) return false;
+        this.hits++;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A new input starts: the fast path is tried again even if the last input's shapes kept it off. */
+  startInput(): void {
+    this.learned = 0;
+    this.hits = 0;
+    this.off = false;
+  }
+
+  /** After the general path mapped line buf[start..end): learns its template if it has none. */
+  learn(buf: Buffer, start: number, end: number): void {
+    if (this.off) return;
+    const cur = this.mapper.current();
+    if (!cur) return;
+    if (cur.id !== this.planId) {
+      this.templates = [];
+      this.planId = cur.id;
+    }
+    if (this.templates.length >= MAX_TEMPLATES) return;
+    for (const t of this.templates) if (match(t, buf, start, end, this.spans)) return; // a value the fast path refuses
+    // Templates hold for the mapper's current shape only: lines that keep changing shape would make this learn
+    // (about a third of a general line's cost) on nearly every line and use little, so past a few thousand
+    // learnings with fewer than half as many lines to show for them, the rest of the input goes the general way.
+    if (++this.learned >= 2000 && this.hits * 2 < this.learned) {
+      this.off = true;
+      return;
+    }
+    const t = learnTemplate(buf, start, end, cur.plan);
+    if (t) this.templates.push(t);
+  }
+
+  // The event of a matched line, written as the general path would write it; false (nothing written) when a
+  // value needs the general path's normalization or its verdict.
+  private emit(t: Template, b: Buffer, line: number, enc: BlockEncoder): boolean {
+    const sp = this.spans;
+    const slots = t.slots;
+    // Values kept as they are must be trimmed, non-empty plain text (see plainText); the time, email and phone
+    // are checked more strictly below. Indexes into spans are 2 * the string's index, negative where the plan
+    // has no such field.
+    for (const f of AS_IS) {
+      const i = slots[f]! * 2;
+      if (i >= 0 && !plainText(b, sp[i]!, sp[i + 1]!)) return false;
+    }
+    const ti = slots[F_TIME]! * 2;
+    if (ti >= 0 && (sp[ti + 1]! - sp[ti]! !== 24 || !canonicalTime(b, sp[ti]!))) return false;
+    const ei = slots[F_EMAIL]! * 2;
+    let emailLen = 0;
+    if (ei >= 0) {
+      emailLen = lowerEmail(b, sp[ei]!, sp[ei + 1]!, this.lower);
+      if (emailLen < 0) return false;
+    }
+    const pi = slots[F_PHONE]! * 2;
+    let phone: string | null | undefined;
+    if (pi >= 0) {
+      phone = fastE164(latin1(b, sp[pi]!, sp[pi + 1]!));
+      if (typeof phone !== 'string') return false;
+    }
+    if (ei < 0 && pi < 0) return false; // no email and no phone: the general path says why it is invalid
+
+    const r = enc.begin(line);
+    const s = r * STRS;
+    const ii = slots[F_ID]! * 2;
+    enc.putBytes(s + S_KEY, b, sp[ii]!, sp[ii + 1]!);
+    enc.open(s + S_NAT);
+    if (ei >= 0) enc.append(this.lower, 0, emailLen);
+    else enc.appendAscii(phone!);
+    enc.open(s + S_LEAD);
+    let first = true;
+    for (let k = 0; k < LEAD_FIELDS.length; k++) {
+      const f = LEAD_FIELD_INDEX[k]!;
+      const i = slots[f]! * 2;
+      if (i < 0) continue;
+      enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
+      first = false;
+      if (f === F_EMAIL) enc.append(this.lower, 0, emailLen);
+      else if (f === F_PHONE) enc.appendAscii(phone!);
+      else enc.append(b, sp[i]!, sp[i + 1]!);
+    }
+    enc.appendAscii('"}');
+    enc.open(s + S_HASH);
+    const yi = slots[F_TYPE]! * 2;
+    if (yi >= 0) enc.putBytes(s + S_TYPE, b, sp[yi]!, sp[yi + 1]!);
+    else enc.open(s + S_TYPE);
+    if (ti >= 0) enc.putBytes(s + S_TIME, b, sp[ti]!, sp[ti + 1]!);
+    else enc.open(s + S_TIME);
+    enc.seal(r, Kind.IdEvent);
+    return true;
+  }
+}
+
+// ---- matching a line against a template ----
+
+/** True when buf[start..end) is one JSON object of the template's structure; fills spans for its strings. */
+function match(t: Template, b: Uint8Array, start: number, end: number, spans: Int32Array): boolean {
+  const { ops, keys } = t;
+  let p = ws(b, start, end);
+  let str = 0;
+  for (let pc = 0; pc < ops.length; ) {
+    const op = ops[pc++]!;
+    switch (op) {
+      case OBJ:
+        if (b[p] !== 0x7b) return false;
+        p = ws(b, p + 1, end);
+        break;
+      case KEY_FIRST:
+      case KEY_NEXT: {
+        if (op === KEY_NEXT) {
+          if (b[p] !== 0x2c) return false;
+          p = ws(b, p + 1, end);
+        }
+        const k = keys[ops[pc++]!]!;
+        if (b[p] !== QUOTE || p + k.length + 2 > end) return false;
+        p++;
+        for (let i = 0; i < k.length; i++) if (b[p + i] !== k[i]) return false;
+        p += k.length;
+        if (b[p] !== QUOTE) return false;
+        p = ws(b, p + 1, end);
+        if (b[p] !== 0x3a) return false;
+        p = ws(b, p + 1, end);
+        break;
+      }
+      case STR: {
+        pc++;
+        if (b[p] !== QUOTE) return false;
+        spans[str * 2] = p + 1;
+        const q = skipString(b, p, end);
+        if (q < 0) return false;
+        spans[str * 2 + 1] = q - 1;
+        str++;
+        p = ws(b, q, end);
+        break;
+      }
+      case END:
+        if (b[p] !== 0x7d) return false;
+        p = ws(b, p + 1, end);
+        break;
+      default: {
+        const q = skipKind(op, b, p, end);
+        if (q < 0) return false;
+        p = ws(b, q, end);
+      }
+    }
+  }
+  return p === end;
+}
+
+// ---- learning a template ----
+
+function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPlan): Template | undefined {
+  const ops: number[] = [];
+  const keys: Uint8Array[] = [];
+  const stringAt = new Map<string, number>(); // path (keys joined by \0) → string index
+  let strings = 0;
+  const path: string[] = [];
+
+  // Returns the position after the object at p, or -1 when the line is not what a template can describe.
+  const object = (p: number, depth: number): number => {
+    if (b[p] !== 0x7b || depth > MAX_DEPTH) return -1;
+    ops.push(OBJ);
+    p = ws(b, p + 1, end);
+    const seen = new Set<string>();
+    if (b[p] === 0x7d) {
+      ops.push(END);
+      return p + 1;
+    }
+    for (let first = true; ; first = false) {
+      if (!first) {
+        if (b[p] !== 0x2c) return -1;
+        p = ws(b, p + 1, end);
+      }
+      if (b[p] !== QUOTE) return -1;
+      const q = skipString(b, p, end);
+      if (q < 0) return -1;
+      const kb = b.subarray(p + 1, q - 1);
+      // Keys compared byte for byte must mean one string each: no escapes, ASCII or two-byte UTF-8.
+      if (!simpleUtf8(kb, 0, kb.length)) return -1;
+      const key = Buffer.from(kb).toString('utf8');
+      if (seen.has(key)) return -1; // JSON.parse keeps the last of duplicate keys
+      seen.add(key);
+      ops.push(first ? KEY_FIRST : KEY_NEXT, keys.push(Uint8Array.from(kb)) - 1);
+      p = ws(b, q, end);
+      if (b[p] !== 0x3a) return -1;
+      p = ws(b, p + 1, end);
+      path.push(key);
+      const c = b[p];
+      if (c === QUOTE) {
+        const v = skipString(b, p, end);
+        if (v < 0) return -1;
+        stringAt.set(path.join('\0'), strings);
+        ops.push(STR, strings++);
+        p = v;
+      } else if (c === 0x7b) {
+        p = object(p, depth + 1);
+        if (p < 0) return -1;
+      } else {
+        const kind = kindAt(c);
+        if (kind === 0) return -1;
+        const v = skipKind(kind, b, p, end);
+        if (v < 0) return -1;
+        ops.push(kind);
+        p = v;
+      }
+      path.pop();
+      p = ws(b, p, end);
+      if (b[p] === 0x7d) {
+        ops.push(END);
+        return p + 1;
+      }
+    }
+  };
+
+  const p = object(ws(b, start, end), 0);
+  if (p < 0 || ws(b, p, end) !== end) return undefined;
+  if (plan.firstName || plan.lastName || !plan.id) return undefined;
+  const slots = new Int32Array(FIELDS.length).fill(-1);
+  for (let f = 0; f < FIELDS.length; f++) {
+    const fp = plan[FIELDS[f]!];
+    if (!fp) continue;
+    const i = stringAt.get(fp.join('\0'));
+    if (i === undefined) return undefined; // the plan reads a value that is not a string here
+    slots[f] = i;
+  }
+  return { ops: Int32Array.from(ops), keys, slots, strings };
+}
+
+// ---- JSON tokens ----
+
+function ws(b: Uint8Array, p: number, end: number): number {
+  while (p < end) {
+    const c = b[p]!;
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) break;
+    p++;
+  }
+  return p;
+}
+
+/** The kind of value starting with byte c (not a string or object), 0 if none. */
+function kindAt(c: number | undefined): number {
+  if (c === 0x5b) return ARR;
+  if (c === 0x74) return TRUE;
+  if (c === 0x66) return FALSE;
+  if (c === 0x6e) return NULL;
+  if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) return NUM;
+  return 0;
+}
+
+function skipKind(kind: number, b: Uint8Array, p: number, end: number): number {
+  switch (kind) {
+    case NUM:
+      return skipNumber(b, p, end);
+    case TRUE:
+      return literal(b, p, end, 0x74, 0x72, 0x75, 0x65);
+    case FALSE:
+      return b[p] === 0x66 ? literal(b, p + 1, end, 0x61, 0x6c, 0x73, 0x65) : -1;
+    case NULL:
+      return literal(b, p, end, 0x6e, 0x75, 0x6c, 0x6c);
+    case ARR:
+      return skipValue(b, p, end, 0);
+    default:
+      return -1;
+  }
+}
+
+function literal(b: Uint8Array, p: number, end: number, c0: number, c1: number, c2: number, c3: number): number {
+  if (p + 4 > end || b[p] !== c0 || b[p + 1] !== c1 || b[p + 2] !== c2 || b[p + 3] !== c3) return -1;
+  return p + 4;
+}
+
+/** After the string whose opening quote is at p, or -1 when it is not valid JSON (raw control byte, bad escape). */
+function skipString(b: Uint8Array, p: number, end: number): number {
+  for (let i = p + 1; i < end; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) return i + 1;
+    if (c < 0x20) return -1;
+    if (c === BACKSLASH) {
+      const e = b[++i];
+      if (e === 0x75) {
+        if (i + 4 >= end) return -1;
+        for (let h = 1; h <= 4; h++) if (!isHex(b[i + h]!)) return -1;
+        i += 4;
+      } else if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
+        return -1;
+      }
+    }
+  }
+  return -1;
+}
+
+function isHex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+/** After the JSON number at p, or -1: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+function skipNumber(b: Uint8Array, p: number, end: number): number {
+  if (b[p] === 0x2d) p++;
+  if (b[p] === 0x30) p++;
+  else if (isDigit(b[p])) while (isDigit(b[p]) && p < end) p++;
+  else return -1;
+  if (b[p] === 0x2e) {
+    p++;
+    if (!isDigit(b[p])) return -1;
+    while (isDigit(b[p]) && p < end) p++;
+  }
+  if (b[p] === 0x65 || b[p] === 0x45) {
+    p++;
+    if (b[p] === 0x2b || b[p] === 0x2d) p++;
+    if (!isDigit(b[p])) return -1;
+    while (isDigit(b[p]) && p < end) p++;
+  }
+  return p > end ? -1 : p;
+}
+
+function isDigit(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}
+
+/** After any JSON value at p (inside an array), or -1. */
+function skipValue(b: Uint8Array, p: number, end: number, depth: number): number {
+  if (depth > MAX_DEPTH) return -1;
+  const c = b[p];
+  if (c === QUOTE) return skipString(b, p, end);
+  if (c === 0x7b || c === 0x5b) {
+    const close = c === 0x7b ? 0x7d : 0x5d;
+    p = ws(b, p + 1, end);
+    if (b[p] === close) return p + 1;
+    for (;;) {
+      if (c === 0x7b) {
+        if (b[p] !== QUOTE) return -1;
+        p = skipString(b, p, end);
+        if (p < 0) return -1;
+        p = ws(b, p, end);
+        if (b[p] !== 0x3a) return -1;
+        p = ws(b, p + 1, end);
+      }
+      p = skipValue(b, p, end, depth + 1);
+      if (p < 0) return -1;
+      p = ws(b, p, end);
+      if (b[p] === close) return p + 1;
+      if (b[p] !== 0x2c) return -1;
+      p = ws(b, p + 1, end);
+    }
+  }
+  const kind = kindAt(c);
+  return kind === 0 || kind === ARR ? -1 : skipKind(kind, b, p, end);
+}
+
+// ---- values ----
+
+/** ASCII, or two-byte UTF-8 sequences (U+0080..U+07FF): bytes that decode to one string and encode back to themselves. */
+function simpleUtf8(b: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i]!;
+    if (c < 0x80) continue;
+    if (c < 0xc2 || c > 0xdf) return false;
+    const d = b[++i];
+    if (i >= end || d === undefined || (d & 0xc0) !== 0x80) return false;
+  }
+  return true;
+}
+
+/**
+ * A value the mapper would keep as it is: no escapes, simple UTF-8, not empty, no leading or trailing space and
+ * no whitespace other than single spaces between words (trim and normalizeName leave it alone; U+00A0 counts as
+ * whitespace there, so it is refused).
+ */
+function plainText(b: Uint8Array, start: number, end: number): boolean {
+  if (end <= start || b[start] === 0x20 || b[end - 1] === 0x20) return false;
+  for (let i = start; i < end; i++) {
+    const c = b[i]!;
+    if (c === BACKSLASH) return false;
+    if (c === 0x20) {
+      if (b[i + 1] === 0x20) return false;
+      continue;
+    }
+    if (c < 0x80) continue;
+    if (c < 0xc2 || c > 0xdf) return false;
+    const d = b[++i];
+    if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (c === 0xc2 && d === 0xa0)) return false;
+  }
+  return true;
+}
+
+/** yyyy-mm-ddThh:mm:ss.sssZ with every field in range (what the mapper keeps as it is; see isoTime). */
+function canonicalTime(b: Uint8Array, start: number): boolean {
+  for (let i = 0; i < 24; i++) {
+    const c = b[start + i]!;
+    const want = TIME_SHAPE.charCodeAt(i);
+    if (want === 0x64 /* d */ ? c < 0x30 || c > 0x39 : c !== want) return false;
+  }
+  const y = digits(b, start, 4);
+  const m = digits(b, start + 5, 2);
+  const d = digits(b, start + 8, 2);
+  if (m < 1 || m > 12 || d < 1 || digits(b, start + 11, 2) > 23 || digits(b, start + 14, 2) > 59 || digits(b, start + 17, 2) > 59) return false;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
+}
+
+function digits(b: Uint8Array, at: number, len: number): number {
+  let v = 0;
+  for (let i = at; i < at + len; i++) v = v * 10 + b[i]! - 0x30;
+  return v;
+}
+
+const TIME_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+// Bytes EMAIL_RE (normalize.ts) refuses on either side of the @: ASCII whitespace, @ < > ( ) , ; : "
+const NOT_IN_EMAIL = new Uint8Array(128);
+for (const c of '\t\n\v\f\r @<>(),;:"') NOT_IN_EMAIL[c.charCodeAt(0)] = 1;
+
+/**
+ * The email at b[start..end) lower-cased into out, as normalizeEmail would return it; -1 when it is not plain
+ * ASCII, starts with mailto: or is invalid (the general path then says why).
+ */
+function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): number {
+  const n = end - start;
+  if (n > out.length) return -1;
+  let at = -1;
+  let lastDot = -1;
+  for (let i = 0; i < n; i++) {
+    let c = b[start + i]!;
+    if (c >= 0x80) return -1;
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    out[i] = c;
+    if (c === 0x40) {
+      if (at >= 0) return -1;
+      at = i;
+    } else if (NOT_IN_EMAIL[c]) return -1;
+    else if (c === 0x2e) lastDot = i;
+  }
+  // ^[^…]+@[^…]+\.[a-z]{2,}$ : something before the @, something between it and the last dot, and two or more
+  // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
+  if (at < 1 || lastDot < at + 2 || n - lastDot - 1 < 2) return -1;
+  for (let i = lastDot + 1; i < n; i++) if (out[i]! < 0x61 || out[i]! > 0x7a) return -1;
+  if (n >= 7 && out.toString('latin1', 0, 7) === 'mailto:') return -1;
+  return n;
+}
+
+// Bytes as Latin-1 characters: for ASCII the same string as UTF-8 gives; any other byte becomes a character
+// fastE164 refuses, so the general path decides those phones.
+function latin1(b: Buffer, start: number, end: number): string {
+  return b.toString('latin1', start, end);
+}
