@@ -43,30 +43,28 @@ const DECISION_SLICE = 512;
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
   const mapper = createMapper(o.map, { hashLater: true });
   // A read-only ledger is what a dry-run gets: nothing writes it during the run, so it can be read once into an
-  // index (ledger-index.ts) that the decider probes; one too large for that is looked up by the workers, ahead of
-  // the decisions. A writing run claims as it goes, so there lookups stay with the decider, in SQLite.
-  const maxRows = o.indexMaxRows ?? LedgerIndex.MAX_ROWS;
-  const indexLedger = !!o.ledger?.readonly && LedgerIndex.suits(o.ledger.db, maxRows);
-  const ledgerPath = o.ledger?.readonly && !indexLedger ? o.ledger.path : undefined;
+  // index (ledger-index.ts) that the workers probe; one the index cannot hold is looked up by the workers in
+  // SQLite, ahead of the decisions. A writing run claims as it goes, so there lookups stay with the decider.
+  const readonlyLedger = o.ledger?.readonly ? o.ledger : undefined;
   const decider = new Decider({ ledger: o.ledger, memoryCapacity: o.memoryCapacity });
   const want = o.workers ?? 'auto';
   let pool: MapPool | undefined;
-  // Built when the first input is read, once the workers are starting (they boot while this thread scans). Should
-  // the ledger hold something the index cannot represent, the decider looks blocks up in SQLite instead.
-  let indexTried = !indexLedger;
+  // Built when the first input is read, once the workers are starting (they boot while this thread scans).
+  let indexTried = !readonlyLedger;
   const useIndex = (): void => {
     if (indexTried) return;
     indexTried = true;
-    decider.index = LedgerIndex.build(o.ledger!.db, maxRows);
+    decider.index = LedgerIndex.build(readonlyLedger!.db, o.indexMaxRows);
   };
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
       if (!pool) {
-        pool = new MapPool(size, { map: o.map, select: o.read.select, ledgerPath });
+        pool = new MapPool(size, { map: o.map, select: o.read.select });
         useIndex();
-        if (decider.index) pool.share(decider.index.shared());
+        if (decider.index) pool.share({ index: decider.index.shared() });
+        else if (readonlyLedger) pool.share({ ledgerPath: readonlyLedger.path });
       }
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool);
       return readCsvParallel(opened, ctx, pool, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' });

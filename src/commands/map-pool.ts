@@ -9,8 +9,6 @@ import type { SharedLedgerIndex } from '../ledger/ledger-index.js';
 export interface MapWorkerInit {
   map: MapOptions;
   select?: string;
-  /** Dry-run only: the ledger file, opened read-only by each worker to look its blocks up. */
-  ledgerPath?: string;
 }
 
 /** One block of whole JSONL lines, or the next chunk of a CSV input streamed to one worker. */
@@ -48,10 +46,11 @@ export interface MapRecycle {
   recycle: BlockBuffers;
 }
 
-/** The read-only ledger's index, shared with every worker before its first job: blocks come back looked up. */
-export interface MapShareIndex {
-  index: SharedLedgerIndex;
-}
+/**
+ * A dry-run's read-only ledger, shared with every worker before its first job so that blocks come back looked up:
+ * its index, or the ledger file (which each worker then opens read-only) when it has none.
+ */
+export type MapShareLedger = { index: SharedLedgerIndex } | { ledgerPath: string };
 
 // Buffers kept for reuse on each side: enough for the blocks in flight, so steady state allocates nothing.
 const SPARES = 8;
@@ -143,9 +142,8 @@ export class MapPool {
     });
   }
 
-  /** Shares a ledger index with every worker (before the first job), which then fills blocks' ledger codes. */
-  share(index: SharedLedgerIndex): void {
-    const msg: MapShareIndex = { index };
+  /** Shares the dry-run's ledger with every worker (before the first job), which then fills blocks' ledger codes. */
+  share(msg: MapShareLedger): void {
     for (const w of this.workers) w.postMessage(msg);
   }
 

@@ -13,13 +13,13 @@ import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
 import { NotWellFormed, readCsv, readCsvWellFormed } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import type { MapJob, MapJobResult, MapRecycle, MapShareIndex, MapWorkerInit } from './map-pool.js';
+import type { MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
 const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : undefined;
 const selector = init.select === undefined ? null : compileSelector(init.select);
-const lookup = init.ledgerPath === undefined ? undefined : LedgerLookup.open(init.ledgerPath);
+let lookup: LedgerLookup | undefined;
 const port = parentPort!;
 let index: LedgerIndex | undefined;
 
@@ -29,9 +29,13 @@ let index: LedgerIndex | undefined;
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
-port.on('message', async (msg: MapJob | MapRecycle | MapShareIndex) => {
+port.on('message', async (msg: MapJob | MapRecycle | MapShareLedger) => {
   if ('index' in msg) {
     index = LedgerIndex.fromShared(msg.index);
+    return;
+  }
+  if ('ledgerPath' in msg) {
+    lookup = LedgerLookup.open(msg.ledgerPath);
     return;
   }
   if ('recycle' in msg) {

@@ -59,36 +59,32 @@ export class LedgerIndex {
     return { keys: this.keys.shared(), people: this.people.shared() };
   }
 
-  /** Whether this ledger can be indexed: no erased keys and at most MAX_ROWS events (cheap checks, no scan). */
-  static suits(db: Database.Database, maxRows = LedgerIndex.MAX_ROWS): boolean {
-    if (db.prepare('SELECT 1 FROM tombstones LIMIT 1').get()) return false;
-    return !db.prepare('SELECT 1 FROM events LIMIT 1 OFFSET ?').get(maxRows);
-  }
-
   /**
-   * Scans the ledger into an index; undefined when it does not suit (see suits) or holds something the index
-   * cannot represent (an unknown status, a run id past 2²⁴, a payload hash that is not hex): then SQLite answers.
+   * Scans the ledger into an index; undefined when it has erased keys, more than maxRows events, or something the
+   * index cannot represent (an unknown status, a run id past 2²⁴, a payload hash that is not hex): then SQLite
+   * answers.
    */
   static build(db: Database.Database, maxRows = LedgerIndex.MAX_ROWS): LedgerIndex | undefined {
-    if (!LedgerIndex.suits(db, maxRows)) return undefined;
+    if (db.prepare('SELECT 1 FROM tombstones LIMIT 1').get()) return undefined;
     const keys = new FpIndexBuilder(KEY_WIDTH, 4096);
     // Rows imported as plain keys (or sent before any hash was kept) need only their key: read as one column,
     // which better-sqlite3 returns several times faster than rows of five.
     const plain = "status = 'sent' AND failure IS NULL AND payload_hash IS NULL AND run_id IS NULL";
     const sent = STATUSES.indexOf('sent');
+    let ok = true; // false: a row the index cannot hold, or one row too many
     scan(db, (op) => `SELECT key FROM events WHERE key ${op} ? AND ${plain} ORDER BY key LIMIT ${PAGE}`, true, (key: string) => {
+      if (keys.size >= maxRows) return (ok = false);
       const o = keys.slot();
       const w = keys.array;
       fingerprint(key, w, o);
       w[o + K_CODE] = sent;
     });
-    let ok = true;
     const rest = (op: string) => `SELECT key, status, failure, payload_hash, run_id FROM events WHERE key ${op} ? AND NOT (${plain}) ORDER BY key LIMIT ${PAGE}`;
-    scan(db, rest, false, (r: [string, string, string | null, string | null, number | null]) => {
+    if (ok) scan(db, rest, false, (r: [string, string, string | null, string | null, number | null]) => {
       const status = STATUSES.indexOf(r[1] as (typeof STATUSES)[number]);
       const runId = r[4] ?? 0;
       const hash = r[3];
-      if (status <= 0 || runId < 0 || runId > MAX_RUN_ID || (hash !== null && !HEX16.test(hash))) {
+      if (keys.size >= maxRows || status <= 0 || runId < 0 || runId > MAX_RUN_ID || (hash !== null && !HEX16.test(hash))) {
         ok = false;
         return false;
       }
@@ -106,7 +102,7 @@ export class LedgerIndex {
       w[o + K_CODE] = code | (runId << CODE_BITS);
       return true;
     }, (r) => r[0]);
-    if (!ok || keys.size > maxRows) return undefined;
+    if (!ok) return undefined;
 
     // People that an event of the ledger delivered, or may have (a send in flight or in doubt).
     const people = new FpIndexBuilder(3, 4096);
