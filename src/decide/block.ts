@@ -81,8 +81,15 @@ export function buffersOf(block: MappedBlock): BlockBuffers {
 
 /** String i of a block (record r's field f is i = r * STRS + f). */
 export function str(block: MappedBlock, i: number): string {
-  return block.bytes.toString('utf8', block.offs[i], block.offs[i + 1]);
+  const start = block.offs[i]!;
+  const end = block.offs[i + 1]!;
+  if (end === start) return '';
+  return utf8Slice ? utf8Slice.call(block.bytes, start, end) : block.bytes.toString('utf8', start, end);
 }
+
+// Buffer's own decoder, without toString's argument checks, which cost more than decoding a short string
+// (measured: two thirds of the deciding thread's decoding time). Offsets come from the encoder, always in range.
+const utf8Slice = (Buffer.prototype as unknown as { utf8Slice?: (this: Buffer, start: number, end: number) => string }).utf8Slice;
 
 /** A block as posted by a worker: its bytes arrive as a plain Uint8Array and become a Buffer view again. */
 export function received(block: MappedBlock): MappedBlock {
