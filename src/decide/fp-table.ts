@@ -1,8 +1,8 @@
 // An insert-once hash table of fixed-size entries keyed by a 96-bit fingerprint (fingerprint.ts), whose memory does
 // not grow with the number of entries: slots live in one Uint32Array; when it is half full its entries are written,
-// in slot order, to a temporary file as a "run", and the table starts over. One fixed-size Bloom filter covers every
-// spilled entry, and each run keeps in memory only the file position of every group of slots, so a lookup that
-// passes the filter reads one small range per run, newest run first.
+// in slot order, to a temporary file as a "run", and the table starts over. One Bloom filter (growing with the
+// spilled entries, up to a fixed size) covers every spilled entry, and each run keeps in memory only the file
+// position of every group of slots, so a lookup that passes the filter reads one small range per run, newest first.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,10 +18,28 @@ interface Run {
   groups: Uint32Array;
   /** Longest distance, in slots, from an entry's home slot to where it sits: how far a lookup reads on. */
   reach: number;
+  /** Entries in the run. */
+  count: number;
 }
 
-/** Bits of the Bloom filter over spilled entries: 16 MB, ~0.3% false positives at ten million entries. */
-const BLOOM_LOG2_BITS = 27;
+// Reads `bytes` bytes at `position` into buf (a short read is retried from where it stopped).
+function readFully(fd: number, buf: Uint32Array, bytes: number, position: number): void {
+  const view = new Uint8Array(buf.buffer, buf.byteOffset, bytes);
+  for (let done = 0; done < bytes; ) {
+    const n = readSync(fd, view, done, bytes - done, position + done);
+    if (n === 0) throw new Error('spill file ended early');
+    done += n;
+  }
+}
+
+// The Bloom filter over spilled entries grows with them: a check or an add is a random access, which costs ~130 ns
+// in a 16 MB filter (a miss to memory) and ~25 ns in a 2 MB one (measured), and a million-event audit spills
+// about a million entries and checks as many. It starts at 2 MB and is rebuilt four times larger (from the spill
+// file, read in order) whenever it falls under 12 bits an entry, up to 16 MB: ~0.3% false positives at ten
+// million entries, where it stays.
+const BLOOM_FIRST_LOG2_BITS = 24;
+const BLOOM_MAX_LOG2_BITS = 27;
+const BLOOM_MIN_BITS_PER_ENTRY = 12;
 
 /** Fingerprint-keyed table; entries are `stride` 32-bit words whose first three are the fingerprint. */
 export class FpTable {
@@ -35,11 +53,21 @@ export class FpTable {
   private file: { fd: number; dir?: string; size: number } | undefined;
   private readBuf = new Uint32Array(1024);
   private bloom: BloomFilter | undefined;
+  private bloomLog2: number;
+  private spilled = 0;
   // The empty slot where the last get() ended its probe: add() right after a miss needs no second probe.
   private hole = -1;
 
-  /** capacity: entries held in memory before a spill (the table has twice as many slots). */
-  constructor(private readonly stride: number, capacity: number) {
+  /**
+   * capacity: entries held in memory before a spill (the table has twice as many slots); bloomLog2: the first
+   * Bloom filter's size (tests make it tiny, to see it grow).
+   */
+  constructor(
+    private readonly stride: number,
+    capacity: number,
+    bloomLog2 = BLOOM_FIRST_LOG2_BITS,
+  ) {
+    this.bloomLog2 = bloomLog2;
     const size = 2 ** Math.max(4, Math.ceil(Math.log2(Math.max(1, capacity) * 2)));
     this.slots = new Uint32Array(size * stride);
     this.mask = size - 1;
@@ -77,6 +105,11 @@ export class FpTable {
     this.hole = -1;
     slots.set(entry as ArrayLike<number>, i * stride);
     if (++this.count >= this.limit) this.spill();
+  }
+
+  /** Bits of the Bloom filter over spilled entries, as a power of two (tests). */
+  get bloomBits(): number {
+    return this.bloomLog2;
   }
 
   /** Number of spilled runs (tests). */
@@ -118,7 +151,7 @@ export class FpTable {
     // groups[g] for every group, then the entry count twice (the end of the last group, and a guard).
     const ngroups = Math.max(1, size >>> GROUP_SHIFT);
     const groups = new Uint32Array(ngroups + 2);
-    const bloom = (this.bloom ??= new BloomFilter(BLOOM_LOG2_BITS));
+    const bloom = (this.bloom ??= new BloomFilter(this.bloomLog2));
     // A group at a time, in a function of its own: called thousands of times it is optimized as a whole, where
     // one long loop run once per spill was not. acc holds the entries written and the longest reach so far.
     const acc = new Int32Array(2);
@@ -133,10 +166,29 @@ export class FpTable {
     const file = this.openFile();
     const bytes = new Uint8Array(out.buffer, 0, n * stride * 4);
     for (let done = 0; done < bytes.length; ) done += writeSync(file.fd, bytes, done, bytes.length - done, file.size + done);
-    this.runs.push({ at: file.size, groups, reach });
+    this.runs.push({ at: file.size, groups, reach, count: n });
     file.size += bytes.length;
     this.slots.fill(0);
     this.count = 0;
+    this.spilled += n;
+    if (this.spilled * BLOOM_MIN_BITS_PER_ENTRY > 2 ** this.bloomLog2 && this.bloomLog2 < BLOOM_MAX_LOG2_BITS) this.growBloom();
+  }
+
+  // A filter four times larger (at most the largest), fed every spilled entry again from the file.
+  private growBloom(): void {
+    this.bloomLog2 = Math.min(BLOOM_MAX_LOG2_BITS, this.bloomLog2 + 2);
+    const bloom = new BloomFilter(this.bloomLog2);
+    const { stride } = this;
+    const chunk = new Uint32Array(stride * 32768);
+    for (const run of this.runs) {
+      for (let done = 0; done < run.count; ) {
+        const n = Math.min(32768, run.count - done);
+        readFully(this.file!.fd, chunk, n * stride * 4, run.at + done * stride * 4);
+        for (let o = 0; o < n * stride; o += stride) bloom.add(chunk[o + 2]!, chunk[o + 1]!);
+        done += n;
+      }
+    }
+    this.bloom = bloom;
   }
 
   private openFile(): NonNullable<FpTable['file']> {

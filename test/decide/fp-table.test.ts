@@ -24,7 +24,8 @@ test('fingerprints differ for near-identical strings and never start with a 0 wo
 });
 
 test('a table finds every entry, in memory or in any spilled run, and nothing else', () => {
-  const t = new FpTable(4, 100); // 256 slots: spills every 128 entries
+  // 256 slots: spills every 128 entries; a 4096-bit Bloom filter to start with, which has to grow twice.
+  const t = new FpTable(4, 100, 12);
   const entry = new Uint32Array(4);
   const n = 5000;
   for (let i = 0; i < n; i++) {
@@ -35,6 +36,7 @@ test('a table finds every entry, in memory or in any spilled run, and nothing el
     t.add(entry);
   }
   assert.ok(t.spills >= 30, `${t.spills} spilled runs`);
+  assert.equal(t.bloomBits, 16, 'the Bloom filter grew with the spilled entries');
   for (let i = 0; i < n; i++) {
     const f = fp(`k${i}`);
     assert.equal(t.get(f[0]!, f[1]!, f[2]!), true, `k${i}`);
