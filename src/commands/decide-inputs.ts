@@ -39,7 +39,11 @@ export interface DecideInputsOptions {
 
 const DECISION_SLICE = 512;
 
-/** Yields the decisions for every record of the inputs, in input order, a batch at a time. */
+/**
+ * Yields the decisions for every record of the inputs, in input order, a batch at a time. A decision's event reads
+ * its block's buffers until the next batches are asked for: a consumer that keeps one longer calls
+ * `event.detach()` first.
+ */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
   const mapper = createMapper(o.map, { hashLater: true });
   // A read-only ledger is what a dry-run gets: nothing writes it during the run, so it can be read once into an
@@ -88,6 +92,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
         if (from > 0 && o.stop?.aborted) return;
         yield decider.decideBlock(b.block, b.source, b.lineBase, from, Math.min(b.block.n, from + DECISION_SLICE));
       }
+      decider.release(b.block);
       b.release?.();
     }
   } finally {

@@ -94,6 +94,8 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
         progress.read++;
         if (deliverer?.wants(d)) {
           progress.toSend++;
+          // The send outlives this batch of decisions: its event stops reading the block's buffers.
+          d.event?.detach?.();
           await deliverer.enqueue(d);
         } else writeRow(d);
       }

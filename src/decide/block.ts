@@ -65,6 +65,8 @@ export interface MappedBlock {
   offs: Int32Array;
   /** The events that delivered people, found in the ledger; indexed from I_RUN when L_PERSON_DELIVERED is set. */
   deliveredBy: string[];
+  /** Set once the block is decided and its buffers are given back (see BlockEvent). */
+  released?: boolean;
 }
 
 /** The three buffers under a block, handed back and forth between the deciding thread and a worker. */
@@ -331,30 +333,44 @@ export function fillFromIndex(block: MappedBlock, index: LedgerIndex): void {
 }
 
 /**
- * A lead event read back from a block. Its strings are decoded at once, so the block's buffers can go back to
- * the worker that filled them; the lead is parsed from its JSON only when something reads it.
+ * A lead event read back from a block. Its key and person are decoded at once; its lead, type, time and hash when
+ * first read, which an audit that only counts never does for most events. Until then it reads the block: the
+ * decider detaches what outlives the block (see Decider.release), and a consumer that keeps a decision past the
+ * next batch (a send queue) detaches its event first. Reading a field the block no longer holds is a bug, and
+ * throws rather than returning another record's bytes.
  */
 export class BlockEvent implements LeadEvent {
   readonly kind = 'event' as const;
   readonly key: string;
   readonly keyKind: KeyKind;
-  readonly leadJson: string;
-  #hash: string;
   declare naturalKey?: string;
-  declare type?: string;
-  declare occurredAt?: string;
+  #block: MappedBlock | undefined;
+  #s: number;
+  #leadJson: string | undefined;
+  #hash: string | undefined;
+  #type: string | undefined;
+  #time: string | undefined;
   #lead: Lead | undefined;
 
   constructor(block: MappedBlock, r: number, public source: string, public line: number) {
     const s = r * STRS;
-    const o = r * INTS;
+    this.#block = block;
+    this.#s = s;
     this.key = str(block, s + S_KEY);
-    this.keyKind = block.ints[o + I_KIND] === Kind.IdEvent ? 'id' : 'content';
-    this.#hash = str(block, s + S_HASH);
-    this.leadJson = str(block, s + S_LEAD);
-    if (block.ints[o + I_NAT] !== 0) this.naturalKey = str(block, s + S_NAT);
-    if (block.offs[s + S_TYPE + 1]! > block.offs[s + S_TYPE]!) this.type = str(block, s + S_TYPE);
-    if (block.offs[s + S_TIME + 1]! > block.offs[s + S_TIME]!) this.occurredAt = str(block, s + S_TIME);
+    this.keyKind = block.ints[r * INTS + I_KIND] === Kind.IdEvent ? 'id' : 'content';
+    if (block.ints[r * INTS + I_NAT] !== 0) this.naturalKey = str(block, s + S_NAT);
+  }
+
+  get leadJson(): string {
+    return (this.#leadJson ??= this.read(S_LEAD));
+  }
+
+  get type(): string | undefined {
+    return (this.#type ??= this.read(S_TYPE)) || undefined;
+  }
+
+  get occurredAt(): string | undefined {
+    return (this.#time ??= this.read(S_TIME)) || undefined;
   }
 
   get lead(): Lead {
@@ -362,6 +378,27 @@ export class BlockEvent implements LeadEvent {
   }
 
   get payloadHash(): string {
-    return (this.#hash ||= payloadHashOfJson(this.leadJson));
+    return (this.#hash ||= this.read(S_HASH) || payloadHashOfJson(this.leadJson));
+  }
+
+  /** Decodes every field now: the event no longer needs its block. */
+  detach(): void {
+    if (!this.#block) return;
+    void this.leadJson;
+    void this.type;
+    void this.occurredAt;
+    void this.payloadHash;
+    this.#block = undefined;
+  }
+
+  /** Decodes the lead JSON now (what the run memory reads of a recent event), if the event is from `block`. */
+  keepLead(block: MappedBlock): void {
+    if (this.#block === block) void this.leadJson;
+  }
+
+  private read(field: number): string {
+    const block = this.#block;
+    if (!block || block.released) throw new Error(`internal: field ${field} of event ${this.key} read after its block was released`);
+    return str(block, this.#s + field);
   }
 }

@@ -124,6 +124,15 @@ export class Decider {
     return { source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
   }
 
+  /**
+   * A block's decisions have all been consumed and its buffers may be given back: what the run memory keeps of its
+   * events is decoded now, and a late read of any other field of them throws instead of reading reused bytes.
+   */
+  release(block: MappedBlock): void {
+    this.memory.keepRecent(block);
+    block.released = true;
+  }
+
   /** Releases the run memory (its spill file, when it has one). */
   close(): void {
     this.memory.close();

@@ -2,7 +2,7 @@
 // (natural keys) that events of this run deliver. Both are FpTables of fingerprints, so a 10-million-event audit
 // holds a fixed amount in memory and spills the rest to a temporary file. The most recent keys and leads are also
 // kept (as the events themselves), to name an earlier event and the fields of a conflict.
-import { I_KEY, I_NAT, I_PAY, type BlockEvent } from './block.js';
+import { I_KEY, I_NAT, I_PAY, type BlockEvent, type MappedBlock } from './block.js';
 import { FpTable } from './fp-table.js';
 
 /** Entries of each table held in memory before it spills: 256k keys (16 MB of slots) and 256k people (12 MB). */
@@ -124,6 +124,11 @@ export class RunMemory {
   addNatural(ints: Int32Array, o: number, line: number, src: number, ord: number): void {
     if (ints[o + I_NAT] === 0) return;
     if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!)) this.addAbsentNatural(ints, o, line, src, ord);
+  }
+
+  /** The block's buffers are about to be given back: recent events from it decode what this memory reads of them. */
+  keepRecent(block: MappedBlock): void {
+    for (const e of this.ring) e?.keepLead(block);
   }
 
   /** Spilled runs so far (tests). */

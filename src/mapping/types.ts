@@ -39,6 +39,8 @@ export interface LeadEvent {
   lead: Lead;
   /** The lead as canonical JSON (what the payload hash is taken over), when the mapper made it. */
   leadJson?: string;
+  /** Events read back from a block (decide/block.ts): decodes what they still read from it, before it is reused. */
+  detach?(): void;
 }
 
 /** A record that cannot become a lead event. */
