@@ -1,8 +1,9 @@
 // An insert-once hash table of fixed-size entries keyed by a 96-bit fingerprint (fingerprint.ts), whose memory does
-// not grow with the number of entries: slots live in one Uint32Array; when it is half full its entries are written,
-// in slot order, to a temporary file as a "run", and the table starts over. One Bloom filter (growing with the
-// spilled entries, up to a fixed size) covers every spilled entry, and each run keeps in memory only the file
-// position of every group of slots, so a lookup that passes the filter reads one small range per run, newest first.
+// not grow with the number of entries: slots live in two Uint32Arrays (first words, the rest); when it is half full
+// its entries are written, in slot order, to a temporary file as a "run", and the table starts over. One Bloom filter
+// (growing with the spilled entries, up to a fixed size) covers every spilled entry, and each run keeps in memory
+// only the file position of every group of slots, so a lookup that passes the filter reads one small range per run,
+// newest first.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,9 @@ const BLOOM_MIN_BITS_PER_ENTRY = 12;
 export class FpTable {
   /** The entry found by the last successful get(). */
   readonly found: Uint32Array;
+  // Slot i holds an entry's first word in tags[i] (0: empty) and its other words in slots: a probe that misses,
+  // as most do, reads only the tags (4 bytes a slot, 2 MB at the default capacity) instead of whole entries.
+  private tags: Uint32Array;
   private slots: Uint32Array;
   private readonly mask: number;
   private readonly limit: number;
@@ -69,7 +73,8 @@ export class FpTable {
   ) {
     this.bloomLog2 = bloomLog2;
     const size = 2 ** Math.max(4, Math.ceil(Math.log2(Math.max(1, capacity) * 2)));
-    this.slots = new Uint32Array(size * stride);
+    this.tags = new Uint32Array(size);
+    this.slots = new Uint32Array(size * (stride - 1));
     this.mask = size - 1;
     this.limit = size >>> 1;
     this.found = new Uint32Array(stride);
@@ -77,15 +82,20 @@ export class FpTable {
 
   /** True (and the entry in `found`) when the fingerprint a, b, c was added, in memory or in a spilled run. */
   get(a: number, b: number, c: number): boolean {
-    const { slots, stride, mask } = this;
-    if (slots.length === 0) return false; // closed
+    const { tags, slots, mask } = this;
+    const rest = this.stride - 1;
+    if (tags.length === 0) return false; // closed
+    const tag = a >>> 0;
     let i = b & mask;
     for (; ; i = (i + 1) & mask) {
-      const o = i * stride;
-      const w = slots[o]!;
+      const w = tags[i]!;
       if (w === 0) break;
-      if (w === a >>> 0 && slots[o + 1] === b >>> 0 && slots[o + 2] === c >>> 0) {
-        for (let w = 0; w < stride; w++) this.found[w] = slots[o + w]!;
+      if (w !== tag) continue;
+      const o = i * rest;
+      if (slots[o] === b >>> 0 && slots[o + 1] === c >>> 0) {
+        const found = this.found;
+        found[0] = w;
+        for (let k = 0; k < rest; k++) found[k + 1] = slots[o + k]!;
         this.hole = -1;
         return true;
       }
@@ -99,11 +109,14 @@ export class FpTable {
 
   /** Adds an entry (its fingerprint first) that get() just reported absent. */
   add(entry: ArrayLike<number>): void {
-    const { slots, stride, mask } = this;
+    const { tags, slots, mask } = this;
+    const rest = this.stride - 1;
     let i = this.hole;
-    if (i < 0 || slots[i * stride] !== 0) for (i = entry[1]! & mask; slots[i * stride] !== 0; i = (i + 1) & mask);
+    if (i < 0 || tags[i] !== 0) for (i = entry[1]! & mask; tags[i] !== 0; i = (i + 1) & mask);
     this.hole = -1;
-    slots.set(entry as ArrayLike<number>, i * stride);
+    tags[i] = entry[0]!;
+    const o = i * rest;
+    for (let k = 0; k < rest; k++) slots[o + k] = entry[k + 1]!;
     if (++this.count >= this.limit) this.spill();
   }
 
@@ -145,7 +158,7 @@ export class FpTable {
   }
 
   private spill(): void {
-    const { slots, stride, mask } = this;
+    const { tags, slots, stride, mask } = this;
     const size = mask + 1;
     const out = new Uint32Array(this.count * stride);
     // groups[g] for every group, then the entry count twice (the end of the last group, and a guard).
@@ -157,7 +170,7 @@ export class FpTable {
     const acc = new Int32Array(2);
     for (let g = 0; g < ngroups; g++) {
       groups[g] = acc[0]!;
-      compactGroup(slots, stride, mask, g << GROUP_SHIFT, Math.min(size, (g + 1) << GROUP_SHIFT), out, bloom, acc);
+      compactGroup(tags, slots, stride, mask, g << GROUP_SHIFT, Math.min(size, (g + 1) << GROUP_SHIFT), out, bloom, acc);
     }
     const n = acc[0]!;
     const reach = acc[1]!;
@@ -168,7 +181,7 @@ export class FpTable {
     for (let done = 0; done < bytes.length; ) done += writeSync(file.fd, bytes, done, bytes.length - done, file.size + done);
     this.runs.push({ at: file.size, groups, reach, count: n });
     file.size += bytes.length;
-    this.slots.fill(0);
+    this.tags.fill(0);
     this.count = 0;
     this.spilled += n;
     if (this.spilled * BLOOM_MIN_BITS_PER_ENTRY > 2 ** this.bloomLog2 && this.bloomLog2 < BLOOM_MAX_LOG2_BITS) this.growBloom();
@@ -209,6 +222,7 @@ export class FpTable {
 
   /** Frees the slots and deletes the spill file. */
   close(): void {
+    this.tags = new Uint32Array(0);
     this.slots = new Uint32Array(0);
     if (this.file) {
       closeSync(this.file.fd);
@@ -218,19 +232,22 @@ export class FpTable {
   }
 }
 
-// Copies the occupied slots from..to of a table into out (at entry acc[0]), adds them to the Bloom filter, and
-// keeps in acc[1] the longest distance of an entry from its home slot.
-function compactGroup(slots: Uint32Array, stride: number, mask: number, from: number, to: number, out: Uint32Array, bloom: BloomFilter, acc: Int32Array): void {
+// Copies the occupied slots from..to of a table into out (whole entries, at entry acc[0]), adds them to the Bloom
+// filter, and keeps in acc[1] the longest distance of an entry from its home slot.
+function compactGroup(tags: Uint32Array, slots: Uint32Array, stride: number, mask: number, from: number, to: number, out: Uint32Array, bloom: BloomFilter, acc: Int32Array): void {
+  const rest = stride - 1;
   let n = acc[0]!;
   let reach = acc[1]!;
   for (let i = from; i < to; i++) {
-    const o = i * stride;
-    if (slots[o] === 0) continue;
-    const d = (i - (slots[o + 1]! & mask)) & mask;
+    const tag = tags[i]!;
+    if (tag === 0) continue;
+    const o = i * rest;
+    const d = (i - (slots[o]! & mask)) & mask;
     if (d > reach) reach = d;
-    bloom.add(slots[o + 2]!, slots[o + 1]!);
+    bloom.add(slots[o + 1]!, slots[o]!);
     const at = n * stride;
-    for (let w = 0; w < stride; w++) out[at + w] = slots[o + w]!;
+    out[at] = tag;
+    for (let w = 0; w < rest; w++) out[at + 1 + w] = slots[o + w]!;
     n++;
   }
   acc[0] = n;
