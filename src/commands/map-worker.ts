@@ -8,16 +8,17 @@ import { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
 import { FastJsonl, mapJsonlBlock } from '../mapping/fast-jsonl.js';
+import { FastCsv, mapCsvBlock } from '../mapping/fast-csv.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
-import { NotWellFormed, readCsv, readCsvWellFormed } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
 const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : undefined;
+const fastCsv = FastCsv.allowed(mapper, init.select) ? new FastCsv(mapper) : undefined;
 const selector = init.select === undefined ? null : compileSelector(init.select);
 let lookup: LedgerLookup | undefined;
 const port = parentPort!;
@@ -89,27 +90,14 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
 }
 
 // A CSV block of whole records: parsed on its own, behind a copy of the input's header so that its rows get the
-// same columns, with lines moved to where the block sits in the input. Blocks the cutter vouched for are read by
-// the fast reader; the last block (which may end inside a quote) and any block the fast reader refuses are read
-// by csv-parse, exactly as the in-thread reader would.
+// same columns, with lines moved to where the block sits in the input (see mapCsvBlock for who reads what).
 async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, split: { header: Uint8Array; last: boolean }): Promise<void> {
   const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset: csv.lineOffset, batchSize: 64 };
-  async function* chunks(): AsyncGenerator<Buffer> {
-    if (split.header.length > 0) yield Buffer.from(split.header.buffer, split.header.byteOffset, split.header.byteLength);
-    yield Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
-  }
-  const expected = job.bytes.length >>> 6;
+  const header = Buffer.from(split.header.buffer, split.header.byteOffset, split.header.byteLength);
+  const body = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   try {
-    let enc = new BlockEncoder(expected, spares.pop());
-    try {
-      const read = split.last ? readCsv : readCsvWellFormed;
-      for await (const batch of read(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
-    } catch (e) {
-      if (!(e instanceof NotWellFormed)) throw e;
-      enc = new BlockEncoder(expected);
-      Object.assign(ctx, { progress: { line: 0 }, unclosedQuote: undefined });
-      for await (const batch of readCsv(chunks(), ctx, csv.settings)) for (const item of batch) enc.add(toMapped(item));
-    }
+    const enc = new BlockEncoder(job.bytes.length >>> 6, spares.pop());
+    await mapCsvBlock(header, body, split.last, csv.settings, ctx, enc, toMapped, fastCsv);
     reply({ seq: job.seq, lines: 0, block: lookUp(enc.finish()), unclosedQuote: ctx.unclosedQuote === true, spare: job.bytes.buffer as ArrayBuffer });
   } catch (e) {
     reply({ seq: job.seq, lines: 0, block: encodeMapped([]), error: (e as Error).message });

@@ -176,9 +176,22 @@ export class BlockEncoder {
       this.offs = offs;
     }
     const o = r * INTS;
+    this.ints.fill(0, o, o + INTS); // a record rewound over (see rewind) leaves its words behind
     this.ints[o + I_LINE] = line;
     this.ints[o + I_LEDGER] = NOT_LOOKED_UP;
     return r;
+  }
+
+  /** Records so far. */
+  get size(): number {
+    return this.n;
+  }
+
+  /** Drops the records from index n on (a reader that failed midway reads them again). */
+  rewind(n: number): void {
+    if (n >= this.n) return;
+    this.at = this.offs[n * STRS]!;
+    this.n = n;
   }
 
   /** String i (record r's field f is r * STRS + f) is v. */

@@ -14,10 +14,9 @@
 // Anything else (an escape, a number where a string was, a stray byte, an invalid email) goes the general way,
 // which maps or rejects it with its reason. A test compares both paths on many lines (fast-jsonl.test.ts).
 import type { BlockEncoder } from '../decide/block.js';
-import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from '../decide/block.js';
-import type { FieldName, FieldPlan } from './fields.js';
+import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
+import type { FieldPlan } from './fields.js';
 import type { Mapper } from './map-record.js';
-import { fastE164 } from './phone-fast.js';
 import { lineEnd, lineItem, lineStart } from '../sources/read-jsonl.js';
 import type { Selector } from '../sources/select-path.js';
 
@@ -40,25 +39,11 @@ const MAX_DEPTH = 64;
 // Templates kept per plan: lines of one shape may differ in the kinds of a few values (null or a string).
 const MAX_TEMPLATES = 8;
 
-// The lead fields the fast path fills, in canonical JSON order (keys.ts LEAD_KEYS, without custom, firstName and
-// lastName, which it leaves to the general path), and the envelope fields.
-const LEAD_FIELDS = ['company', 'email', 'name', 'phone', 'source'] as const;
-const FIELDS: FieldName[] = ['id', 'type', 'time', 'email', 'phone', 'name', 'company', 'source'];
-const F_ID = 0;
-const F_TYPE = 1;
-const F_TIME = 2;
-const F_EMAIL = 3;
-const F_PHONE = 4;
-const AS_IS = [0, 1, 5, 6, 7]; // id, type, name, company, source
-const LEAD_FIELD_INDEX = LEAD_FIELDS.map((f) => FIELDS.indexOf(f));
-// What goes before a lead field's value: opening the object, or closing the value before it.
-const LEAD_OPEN = LEAD_FIELDS.map((f) => `{"${f}":"`);
-const LEAD_NEXT = LEAD_FIELDS.map((f) => `","${f}":"`);
 
 interface Template {
   ops: Int32Array;
   keys: Uint8Array[];
-  /** The string index of each of FIELDS' values, -1 where the plan has no such field. */
+  /** The string index of each of FAST_FIELDS' values, -1 where the plan has no such field. */
   slots: Int32Array;
   /** Strings in the template. */
   strings: number;
@@ -103,7 +88,8 @@ export class FastJsonl {
   hits = 0;
   private learned = 0;
   private off = false;
-  private readonly lower = Buffer.allocUnsafe(256);
+  private readonly writer = new LeadWriter();
+  private fieldSpans = new Int32Array(FAST_FIELDS.length * 2);
 
   constructor(private readonly mapper: Mapper) {}
 
@@ -122,7 +108,14 @@ export class FastJsonl {
     for (const t of this.templates) {
       if (this.spans.length < t.strings * 2) this.spans = new Int32Array(t.strings * 2);
       if (match(t, buf, start, end, this.spans)) {
-        if (!this.emit(t, buf, line, enc)) return false;
+        // Where each field's text is, from where the template's strings are.
+        const fs = this.fieldSpans;
+        for (let f = 0; f < FAST_FIELDS.length; f++) {
+          const i = t.slots[f]!;
+          fs[f * 2] = i < 0 ? -1 : this.spans[i * 2]!;
+          fs[f * 2 + 1] = i < 0 ? -1 : this.spans[i * 2 + 1]!;
+        }
+        if (!this.writer.write(buf, fs, line, enc)) return false;
         this.hits++;
         return true;
       }
@@ -159,63 +152,6 @@ export class FastJsonl {
     if (t) this.templates.push(t);
   }
 
-  // The event of a matched line, written as the general path would write it; false (nothing written) when a
-  // value needs the general path's normalization or its verdict.
-  private emit(t: Template, b: Buffer, line: number, enc: BlockEncoder): boolean {
-    const sp = this.spans;
-    const slots = t.slots;
-    // Values kept as they are must be trimmed, non-empty plain text (see plainText); the time, email and phone
-    // are checked more strictly below. Indexes into spans are 2 * the string's index, negative where the plan
-    // has no such field.
-    for (const f of AS_IS) {
-      const i = slots[f]! * 2;
-      if (i >= 0 && !plainText(b, sp[i]!, sp[i + 1]!)) return false;
-    }
-    const ti = slots[F_TIME]! * 2;
-    if (ti >= 0 && (sp[ti + 1]! - sp[ti]! !== 24 || !canonicalTime(b, sp[ti]!))) return false;
-    const ei = slots[F_EMAIL]! * 2;
-    let emailLen = 0;
-    if (ei >= 0) {
-      emailLen = lowerEmail(b, sp[ei]!, sp[ei + 1]!, this.lower);
-      if (emailLen < 0) return false;
-    }
-    const pi = slots[F_PHONE]! * 2;
-    let phone: string | null | undefined;
-    if (pi >= 0) {
-      phone = fastE164(latin1(b, sp[pi]!, sp[pi + 1]!));
-      if (typeof phone !== 'string') return false;
-    }
-    if (ei < 0 && pi < 0) return false; // no email and no phone: the general path says why it is invalid
-
-    const r = enc.begin(line);
-    const s = r * STRS;
-    const ii = slots[F_ID]! * 2;
-    enc.putBytes(s + S_KEY, b, sp[ii]!, sp[ii + 1]!);
-    enc.open(s + S_NAT);
-    if (ei >= 0) enc.append(this.lower, 0, emailLen);
-    else enc.appendAscii(phone!);
-    enc.open(s + S_LEAD);
-    let first = true;
-    for (let k = 0; k < LEAD_FIELDS.length; k++) {
-      const f = LEAD_FIELD_INDEX[k]!;
-      const i = slots[f]! * 2;
-      if (i < 0) continue;
-      enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
-      first = false;
-      if (f === F_EMAIL) enc.append(this.lower, 0, emailLen);
-      else if (f === F_PHONE) enc.appendAscii(phone!);
-      else enc.append(b, sp[i]!, sp[i + 1]!);
-    }
-    enc.appendAscii('"}');
-    enc.open(s + S_HASH);
-    const yi = slots[F_TYPE]! * 2;
-    if (yi >= 0) enc.putBytes(s + S_TYPE, b, sp[yi]!, sp[yi + 1]!);
-    else enc.open(s + S_TYPE);
-    if (ti >= 0) enc.putBytes(s + S_TIME, b, sp[ti]!, sp[ti + 1]!);
-    else enc.open(s + S_TIME);
-    enc.seal(r, Kind.IdEvent);
-    return true;
-  }
 }
 
 // ---- matching a line against a template ----
@@ -341,10 +277,10 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
 
   const p = object(ws(b, start, end), 0);
   if (p < 0 || ws(b, p, end) !== end) return undefined;
-  if (plan.firstName || plan.lastName || !plan.id) return undefined;
-  const slots = new Int32Array(FIELDS.length).fill(-1);
-  for (let f = 0; f < FIELDS.length; f++) {
-    const fp = plan[FIELDS[f]!];
+  if (!fastPlan(plan)) return undefined;
+  const slots = new Int32Array(FAST_FIELDS.length).fill(-1);
+  for (let f = 0; f < FAST_FIELDS.length; f++) {
+    const fp = plan[FAST_FIELDS[f]!];
     if (!fp) continue;
     const i = stringAt.get(fp.join('\0'));
     if (i === undefined) return undefined; // the plan reads a value that is not a string here
@@ -488,86 +424,3 @@ function simpleUtf8(b: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
-/**
- * A value the mapper would keep as it is: no escapes, simple UTF-8, not empty, no leading or trailing space and
- * no whitespace other than single spaces between words (trim and normalizeName leave it alone; U+00A0 counts as
- * whitespace there, so it is refused).
- */
-function plainText(b: Uint8Array, start: number, end: number): boolean {
-  if (end <= start || b[start] === 0x20 || b[end - 1] === 0x20) return false;
-  for (let i = start; i < end; i++) {
-    const c = b[i]!;
-    if (c === BACKSLASH) return false;
-    if (c === 0x20) {
-      if (b[i + 1] === 0x20) return false;
-      continue;
-    }
-    if (c < 0x80) continue;
-    if (c < 0xc2 || c > 0xdf) return false;
-    const d = b[++i];
-    if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (c === 0xc2 && d === 0xa0)) return false;
-  }
-  return true;
-}
-
-/** yyyy-mm-ddThh:mm:ss.sssZ with every field in range (what the mapper keeps as it is; see isoTime). */
-function canonicalTime(b: Uint8Array, start: number): boolean {
-  for (let i = 0; i < 24; i++) {
-    const c = b[start + i]!;
-    const want = TIME_SHAPE.charCodeAt(i);
-    if (want === 0x64 /* d */ ? c < 0x30 || c > 0x39 : c !== want) return false;
-  }
-  const y = digits(b, start, 4);
-  const m = digits(b, start + 5, 2);
-  const d = digits(b, start + 8, 2);
-  if (m < 1 || m > 12 || d < 1 || digits(b, start + 11, 2) > 23 || digits(b, start + 14, 2) > 59 || digits(b, start + 17, 2) > 59) return false;
-  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
-}
-
-function digits(b: Uint8Array, at: number, len: number): number {
-  let v = 0;
-  for (let i = at; i < at + len; i++) v = v * 10 + b[i]! - 0x30;
-  return v;
-}
-
-const TIME_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
-const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-// Bytes EMAIL_RE (normalize.ts) refuses on either side of the @: ASCII whitespace, @ < > ( ) , ; : "
-const NOT_IN_EMAIL = new Uint8Array(128);
-for (const c of '\t\n\v\f\r @<>(),;:"') NOT_IN_EMAIL[c.charCodeAt(0)] = 1;
-
-/**
- * The email at b[start..end) lower-cased into out, as normalizeEmail would return it; -1 when it is not plain
- * ASCII, starts with mailto: or is invalid (the general path then says why).
- */
-function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): number {
-  const n = end - start;
-  if (n > out.length) return -1;
-  let at = -1;
-  let lastDot = -1;
-  for (let i = 0; i < n; i++) {
-    let c = b[start + i]!;
-    if (c >= 0x80) return -1;
-    if (c >= 0x41 && c <= 0x5a) c += 0x20;
-    out[i] = c;
-    if (c === 0x40) {
-      if (at >= 0) return -1;
-      at = i;
-    } else if (NOT_IN_EMAIL[c]) return -1;
-    else if (c === 0x2e) lastDot = i;
-  }
-  // ^[^…]+@[^…]+\.[a-z]{2,}$ : something before the @, something between it and the last dot, and two or more
-  // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
-  if (at < 1 || lastDot < at + 2 || n - lastDot - 1 < 2) return -1;
-  for (let i = lastDot + 1; i < n; i++) if (out[i]! < 0x61 || out[i]! > 0x7a) return -1;
-  if (n >= 7 && out.toString('latin1', 0, 7) === 'mailto:') return -1;
-  return n;
-}
-
-// Bytes as Latin-1 characters: for ASCII the same string as UTF-8 gives; any other byte becomes a character
-// fastE164 refuses, so the general path decides those phones.
-function latin1(b: Buffer, start: number, end: number): string {
-  return b.toString('latin1', start, end);
-}

@@ -58,11 +58,12 @@ export async function* readCsv(chunks: AsyncIterable<Buffer>, ctx: ReaderContext
 }
 
 /** Parsed rows to records and rejects: the header, blank rows, column counts, line numbers, --select. */
-class CsvRows {
+export class CsvRows {
   readonly batch: RawItem[] = [];
   /** Last line consumed by a row (blank rows included), as the parser counts it. */
   lastLine = 0;
-  private headers: string[] | null = null;
+  /** The header row's names, once it has been read. */
+  headers: string[] | null = null;
   private safeHeaders = true; // false when a header is "__proto__": then rows are built the slow, safe way
   private readonly offset: number;
 
@@ -70,6 +71,7 @@ class CsvRows {
     this.offset = ctx.lineOffset ?? 0;
   }
 
+  /** One parsed row (its cells); a record or reject goes to `batch`. */
   add(cells: string[]): void {
     const { source, selector } = this.ctx;
     const startLine = this.lastLine + 1;
@@ -102,7 +104,7 @@ export async function* readCsvWellFormed(chunks: AsyncIterable<Buffer>, ctx: Rea
   const bytes: Buffer[] = [];
   for await (const b of chunks) bytes.push(b);
   // As decodeText reads one chunk: BOM stripped, CRLF to LF.
-  const text = iconv.decode(Buffer.concat(bytes), settings.encoding, { stripBOM: true }).replaceAll('\r\n', '\n');
+  const text = decodeCsv(Buffer.concat(bytes), settings.encoding);
   const rows = new CsvRows(ctx);
   const batchSize = ctx.batchSize ?? BATCH_SIZE;
   const cells: string[][] = [];
@@ -113,6 +115,18 @@ export async function* readCsvWellFormed(chunks: AsyncIterable<Buffer>, ctx: Rea
     cells.length = 0;
     if (rows.batch.length > 0) yield rows.batch.splice(0);
   }
+}
+
+/** The rows of well-formed CSV text (see readCsvWellFormed), as cells. */
+export function wellFormedRows(text: string, delimiter: string): string[][] {
+  const cells: string[][] = [];
+  for (let i = 0; i < text.length; ) i = splitWellFormed(text, i, delimiter, cells, Number.POSITIVE_INFINITY);
+  return cells;
+}
+
+/** Decodes CSV bytes as readCsvWellFormed does: BOM stripped, CRLF to LF. */
+export function decodeCsv(bytes: Buffer, encoding: string): string {
+  return iconv.decode(bytes, encoding, { stripBOM: true }).replaceAll('\r\n', '\n');
 }
 
 /** Thrown by readCsvWellFormed when the text is not what it reads. */

@@ -1,0 +1,167 @@
+// The fast path of CSV mapping, for the map workers: rows without a quote, in UTF-8, are split on the delimiter byte
+// and their mapped columns written straight into the block (fast-emit.ts), without decoding the row, an object per
+// record or the mapper. Every record of a CSV input has the same columns, so the mapper's plan for the first
+// record holds for all: the fast path reads the columns that plan names, and only while the mapper still has it.
+// A row it declines (an odd value, a wrong column count, a blank row) is read the general way, one row at a time;
+// from the first row with a quote on, the rest of the block goes to the general reader, which handles quoting.
+import type { BlockEncoder } from '../decide/block.js';
+import { CsvRows, decodeCsv, NotWellFormed, readCsv, readCsvWellFormed, wellFormedRows, type CsvSettings } from '../sources/read-csv.js';
+import type { ReaderContext } from '../sources/reader-context.js';
+import type { RawItem } from '../sources/types.js';
+import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
+import type { Mapper } from './map-record.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+const UTF8 = /^utf-?8$/i;
+
+/**
+ * Maps a CSV block of whole records (`body`) read behind `header` (the input's bytes up to the end of its header
+ * row) into the encoder, numbered from ctx.lineOffset, exactly as the in-thread reader and the mapper would: rows
+ * without quotes by the fast path where it may, the rest by the well-formed reader (csv-parse for the input's last
+ * block, which may end inside a quote, and for a block the well-formed reader refuses).
+ */
+export async function mapCsvBlock(
+  header: Buffer,
+  body: Buffer,
+  last: boolean,
+  settings: CsvSettings,
+  ctx: ReaderContext,
+  enc: BlockEncoder,
+  toMapped: (item: RawItem) => ReturnType<Mapper>,
+  fast: FastCsv | undefined,
+): Promise<void> {
+  const lineOffset = ctx.lineOffset ?? 0;
+  if (fast && header.length > 0) {
+    const done = fast.mapBlock(header, body, settings, ctx, enc, toMapped);
+    body = body.subarray(done.at);
+    ctx.lineOffset = lineOffset + done.lines;
+  }
+  if (body.length === 0) return;
+  const fastRecords = enc.size;
+  async function* chunks(): AsyncGenerator<Buffer> {
+    if (header.length > 0) yield header;
+    yield body;
+  }
+  try {
+    const read = last ? readCsv : readCsvWellFormed;
+    for await (const batch of read(chunks(), ctx, settings)) for (const item of batch) enc.add(toMapped(item));
+  } catch (e) {
+    if (!(e instanceof NotWellFormed)) throw e;
+    enc.rewind(fastRecords);
+    Object.assign(ctx, { progress: { line: 0 }, unclosedQuote: undefined });
+    for await (const batch of readCsv(chunks(), ctx, settings)) for (const item of batch) enc.add(toMapped(item));
+  }
+}
+
+/** Per-worker fast path for CSV blocks. */
+export class FastCsv {
+  private readonly writer = new LeadWriter();
+  private spans = new Int32Array(FAST_FIELDS.length * 2);
+  // The column of each of FAST_FIELDS (-1: none) under the plan with id planId, for these headers.
+  private columns: Int32Array | undefined;
+  private planId = -1;
+  private headers: string[] | null = null;
+  /** Rows mapped by the fast path (tests read it). */
+  hits = 0;
+
+  constructor(private readonly mapper: Mapper) {}
+
+  /** Whether these options let the fast path map rows (the settings of each input are checked in mapBlock). */
+  static allowed(mapper: Mapper, select: string | undefined): boolean {
+    return mapper.plain && select === undefined;
+  }
+
+  /**
+   * Maps `header` (the input's bytes up to the end of its header row) and `body` (whole records after it) into the
+   * encoder, as readCsvWellFormed and the mapper would; lines are those of ctx. Stops at the first row with a quote,
+   * or a CR that does not end a line, and returns where: the caller reads the rest, `lines` lines further on.
+   */
+  mapBlock(header: Buffer, body: Buffer, settings: CsvSettings, ctx: ReaderContext, enc: BlockEncoder, toMapped: (item: RawItem) => ReturnType<Mapper>): { at: number; lines: number } {
+    const delimiter = settings.delimiter;
+    if (!UTF8.test(settings.encoding) || delimiter.length !== 1 || delimiter.charCodeAt(0) >= 0x80 || delimiter === '"') return { at: 0, lines: 0 };
+    const rows = new CsvRows(ctx);
+    for (const cells of wellFormedRows(decodeCsv(header, settings.encoding), delimiter)) rows.add(cells);
+    const headerLines = rows.lastLine;
+    const offset = ctx.lineOffset ?? 0;
+    const d = delimiter.charCodeAt(0);
+    // The next quote and CR, found once (searching from every row would read the rest of the block each time).
+    const after = (c: number, from: number): number => {
+      const i = body.indexOf(c, from);
+      return i < 0 ? body.length : i;
+    };
+    const quote = after(QUOTE, 0);
+    let cr = after(CR, 0);
+    let p = 0;
+    for (; p < body.length; ) {
+      let end = body.indexOf(LF, p);
+      const next = end < 0 ? body.length : end + 1;
+      if (end < 0) end = body.length;
+      if (quote < end) break;
+      if (cr < end) {
+        if (cr !== end - 1 || end === body.length) break; // a CR inside the row, or one that ends the input
+        end--; // CRLF
+        cr = after(CR, next);
+      }
+      const line = rows.lastLine + 1;
+      if (rows.headers !== null && this.tryRow(body, p, end, d, rows.headers, line + offset, enc)) {
+        rows.lastLine = line;
+      } else {
+        rows.add(body.toString('utf8', p, end).split(delimiter));
+        for (const item of rows.batch.splice(0)) enc.add(toMapped(item));
+        if (rows.headers !== null) this.learn(rows.headers);
+      }
+      p = next;
+    }
+    return { at: p, lines: rows.lastLine - headerLines };
+  }
+
+  // The row at b[start..end) into the encoder, if its columns are what the plan reads and its values need nothing
+  // the general path does.
+  private tryRow(b: Buffer, start: number, end: number, d: number, headers: string[], line: number, enc: BlockEncoder): boolean {
+    const cur = this.mapper.current();
+    const columns = this.columns;
+    if (!columns || !cur || cur.id !== this.planId || headers !== this.headers) return false;
+    const spans = this.spans;
+    spans.fill(-1);
+    let col = 0;
+    let from = start;
+    for (let i = start; ; i++) {
+      if (i === end || b[i] === d) {
+        for (let f = 0; f < FAST_FIELDS.length; f++) {
+          if (columns[f] === col) {
+            spans[f * 2] = from;
+            spans[f * 2 + 1] = i;
+          }
+        }
+        col++;
+        from = i + 1;
+        if (i === end) break;
+      }
+    }
+    if (col !== headers.length) return false;
+    if (!this.writer.write(b, spans, line, enc)) return false;
+    this.hits++;
+    return true;
+  }
+
+  // After the general path mapped a row: the columns of the mapper's plan, if the fast path can serve it.
+  private learn(headers: string[]): void {
+    const cur = this.mapper.current();
+    if (!cur || (cur.id === this.planId && headers === this.headers)) return;
+    this.planId = cur.id;
+    this.headers = headers;
+    this.columns = undefined;
+    if (!fastPlan(cur.plan)) return;
+    const columns = new Int32Array(FAST_FIELDS.length).fill(-1);
+    for (let f = 0; f < FAST_FIELDS.length; f++) {
+      const path = cur.plan[FAST_FIELDS[f]!];
+      if (!path) continue;
+      const c = path.length === 1 ? headers.lastIndexOf(path[0]!) : -1;
+      if (c < 0) return; // the plan reads something that is not a column
+      columns[f] = c;
+    }
+    this.columns = columns;
+  }
+}

@@ -1,0 +1,164 @@
+// Writes a lead event into a block from the byte ranges of its fields, exactly as the general path (the mapper and
+// the block encoder) would write it, for the fast JSONL and CSV paths (fast-jsonl.ts, fast-csv.ts), or declines.
+// The ranges are raw text: no escapes or quotes (the callers make sure), so a value's bytes are the UTF-8 of the
+// string the general path would read, provided they are ASCII or two-byte UTF-8 (checked here).
+import type { BlockEncoder } from '../decide/block.js';
+import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from '../decide/block.js';
+import type { FieldName, FieldPlan } from './fields.js';
+import { fastE164 } from './phone-fast.js';
+
+/** The fields the fast paths read, in the order of FieldSpans. */
+export const FAST_FIELDS: FieldName[] = ['id', 'type', 'time', 'email', 'phone', 'name', 'company', 'source'];
+const F_ID = 0;
+const F_TYPE = 1;
+const F_TIME = 2;
+const F_EMAIL = 3;
+const F_PHONE = 4;
+const AS_IS = [0, 1, 5, 6, 7]; // id, type, name, company, source: kept as they are (after trim and spacing)
+
+// The lead fields, in canonical JSON order (keys.ts LEAD_KEYS, without custom, firstName and lastName, which the
+// fast paths leave to the general path), and what goes before each value.
+const BACKSLASH = 0x5c;
+const LEAD_FIELDS = ['company', 'email', 'name', 'phone', 'source'] as const;
+const LEAD_FIELD_INDEX = LEAD_FIELDS.map((f) => FAST_FIELDS.indexOf(f));
+const LEAD_OPEN = LEAD_FIELDS.map((f) => `{"${f}":"`);
+const LEAD_NEXT = LEAD_FIELDS.map((f) => `","${f}":"`);
+
+/** Whether a plan can be served by the fast paths: an event id, and no first or last name (their join is the general path's). */
+export function fastPlan(plan: FieldPlan): boolean {
+  return !!plan.id && !plan.firstName && !plan.lastName;
+}
+
+/**
+ * Writes the event of one record into the encoder; false (nothing written) when a value needs the general path's
+ * normalization or its verdict. spans: for each of FAST_FIELDS, where its text starts and ends in b (2 numbers),
+ * start -1 where the plan has no such field. An empty text is an absent field, as the mapper reads it.
+ */
+export class LeadWriter {
+  private readonly lower = Buffer.allocUnsafe(256);
+
+  write(b: Buffer, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
+    const has = (f: number): boolean => spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!;
+    if (!has(F_ID)) return false; // no event id: the general path says why the record is invalid
+    for (const f of AS_IS) if (has(f) && !plainText(b, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
+    const time = has(F_TIME);
+    if (time && (spans[F_TIME * 2 + 1]! - spans[F_TIME * 2]! !== 24 || !canonicalTime(b, spans[F_TIME * 2]!))) return false;
+    const email = has(F_EMAIL);
+    let emailLen = 0;
+    if (email) {
+      emailLen = lowerEmail(b, spans[F_EMAIL * 2]!, spans[F_EMAIL * 2 + 1]!, this.lower);
+      if (emailLen < 0) return false;
+    }
+    let phone: string | null | undefined;
+    if (has(F_PHONE)) {
+      phone = fastE164(b.toString('latin1', spans[F_PHONE * 2]!, spans[F_PHONE * 2 + 1]!));
+      if (typeof phone !== 'string') return false;
+    }
+    if (!email && phone === undefined) return false; // no email and no phone: the general path says why it is invalid
+
+    const r = enc.begin(line);
+    const s = r * STRS;
+    enc.putBytes(s + S_KEY, b, spans[F_ID * 2]!, spans[F_ID * 2 + 1]!);
+    enc.open(s + S_NAT);
+    if (email) enc.append(this.lower, 0, emailLen);
+    else enc.appendAscii(phone!);
+    enc.open(s + S_LEAD);
+    let first = true;
+    for (let k = 0; k < LEAD_FIELDS.length; k++) {
+      const f = LEAD_FIELD_INDEX[k]!;
+      if (!has(f)) continue;
+      enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
+      first = false;
+      if (f === F_EMAIL) enc.append(this.lower, 0, emailLen);
+      else if (f === F_PHONE) enc.appendAscii(phone!);
+      else enc.append(b, spans[f * 2]!, spans[f * 2 + 1]!);
+    }
+    enc.appendAscii('"}');
+    enc.open(s + S_HASH);
+    if (has(F_TYPE)) enc.putBytes(s + S_TYPE, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
+    else enc.open(s + S_TYPE);
+    if (time) enc.putBytes(s + S_TIME, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);
+    else enc.open(s + S_TIME);
+    enc.seal(r, Kind.IdEvent);
+    return true;
+  }
+}
+
+/**
+ * A value the mapper would keep as it is: no escapes, simple UTF-8, not empty, no leading or trailing space and
+ * no whitespace other than single spaces between words (trim and normalizeName leave it alone; U+00A0 counts as
+ * whitespace there, so it is refused).
+ */
+function plainText(b: Uint8Array, start: number, end: number): boolean {
+  if (end <= start || b[start] === 0x20 || b[end - 1] === 0x20) return false;
+  for (let i = start; i < end; i++) {
+    const c = b[i]!;
+    if (c === BACKSLASH || c < 0x20) return false; // an escape, or a control byte (a tab is whitespace)
+    if (c === 0x20) {
+      if (b[i + 1] === 0x20) return false;
+      continue;
+    }
+    if (c < 0x80) continue;
+    if (c < 0xc2 || c > 0xdf) return false;
+    const d = b[++i];
+    if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (c === 0xc2 && d === 0xa0)) return false;
+  }
+  return true;
+}
+
+/** yyyy-mm-ddThh:mm:ss.sssZ with every field in range (what the mapper keeps as it is; see isoTime). */
+function canonicalTime(b: Uint8Array, start: number): boolean {
+  for (let i = 0; i < 24; i++) {
+    const c = b[start + i]!;
+    const want = TIME_SHAPE.charCodeAt(i);
+    if (want === 0x64 /* d */ ? c < 0x30 || c > 0x39 : c !== want) return false;
+  }
+  const y = digits(b, start, 4);
+  const m = digits(b, start + 5, 2);
+  const d = digits(b, start + 8, 2);
+  if (m < 1 || m > 12 || d < 1 || digits(b, start + 11, 2) > 23 || digits(b, start + 14, 2) > 59 || digits(b, start + 17, 2) > 59) return false;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
+}
+
+function digits(b: Uint8Array, at: number, len: number): number {
+  let v = 0;
+  for (let i = at; i < at + len; i++) v = v * 10 + b[i]! - 0x30;
+  return v;
+}
+
+const TIME_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+// Bytes EMAIL_RE (normalize.ts) refuses on either side of the @: ASCII whitespace, @ < > ( ) , ; : "
+const NOT_IN_EMAIL = new Uint8Array(128);
+for (const c of '\t\n\v\f\r @<>(),;:"') NOT_IN_EMAIL[c.charCodeAt(0)] = 1;
+
+/**
+ * The email at b[start..end) lower-cased into out, as normalizeEmail would return it; -1 when it is not plain
+ * ASCII, starts with mailto: or is invalid (the general path then says why).
+ */
+function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): number {
+  const n = end - start;
+  if (n > out.length) return -1;
+  let at = -1;
+  let lastDot = -1;
+  for (let i = 0; i < n; i++) {
+    let c = b[start + i]!;
+    if (c >= 0x80) return -1;
+    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    out[i] = c;
+    if (c === 0x40) {
+      if (at >= 0) return -1;
+      at = i;
+    } else if (NOT_IN_EMAIL[c]) return -1;
+    else if (c === 0x2e) lastDot = i;
+  }
+  // ^[^…]+@[^…]+\.[a-z]{2,}$ : something before the @, something between it and the last dot, and two or more
+  // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
+  if (at < 1 || lastDot < at + 2 || n - lastDot - 1 < 2) return -1;
+  for (let i = lastDot + 1; i < n; i++) if (out[i]! < 0x61 || out[i]! > 0x7a) return -1;
+  if (n >= 7 && out.toString('latin1', 0, 7) === 'mailto:') return -1;
+  return n;
+}
+
