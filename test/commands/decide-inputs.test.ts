@@ -2,6 +2,7 @@
 // sequential one: same decisions, same order, same lines, same reasons.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
 import type { LeadEvent } from '../../src/mapping/types.js';
 import { tmpDir } from '../helpers/tmp.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
 
 // Deterministic input of several MB (so it spans many 1 MB chunks): retries, people reappearing under new ids,
 // bad lines, blank lines, CRLF, a BOM, and one line longer than a read chunk.
@@ -224,5 +227,29 @@ test('CSV that leaves the well-formed grammar midway is streamed from the last s
     if (input === stray) assert.equal(csvReadStats.streamed - before.streamed, 1, 'the rest is streamed');
     else assert.match(sequential[sequential.length - 1]!.reason, /unterminated quoted field/);
     assertSameDecisions(parallel, sequential);
+  }
+});
+
+test('generated exports, mapped by the fast paths in the workers (JSONL and CSV), decide exactly as in-thread', async () => {
+  const dir = tmpDir();
+  const gen = (...args: string[]) => execFileSync(process.execPath, [join(ROOT, 'bench', 'gen-events.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  // The ledger holds some of the events, with their payload hashes (a few altered: conflicts) and people.
+  const jsonl = gen('40000', '--same-email', '0.1');
+  const ledgerFile = join(dir, 'ledger.db');
+  seedLedger(ledgerFile, '\ufeff' + jsonl);
+  // Broken lines among them, without changing the generated events.
+  const withBad = jsonl.split('\n').map((l, i) => (i % 500 === 7 ? '{"event_id": "evt_bad", "data": {\n' + l : l)).join('\n');
+  const ledger = openLedger(ledgerFile, { readonly: true })!;
+  try {
+    for (const [name, text] of [['events.jsonl', withBad], ['events.csv', gen('40000', '--csv', '--same-email', '0.1')]] as const) {
+      const input = join(dir, name);
+      writeFileSync(input, text);
+      const sequential = await decide({ inputs: [input], ledger, workers: 0 });
+      const kinds = new Set(sequential.map((d) => d.kind));
+      for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead'] as const) assert.ok(kinds.has(k), `${name} exercises ${k}`);
+      assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }), sequential, `${name}: `);
+    }
+  } finally {
+    ledger.close();
   }
 });
