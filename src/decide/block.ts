@@ -346,7 +346,7 @@ export function fillFromIndex(block: MappedBlock, index: LedgerIndex): void {
 }
 
 /**
- * A lead event read back from a block. Its key and person are decoded at once; its lead, type, time and hash when
+ * A lead event read back from a block. Its key is decoded at once; its person, lead, type, time and hash when
  * first read, which an audit that only counts never does for most events. Until then it reads the block: the
  * decider detaches what outlives the block (see Decider.release), and a consumer that keeps a decision past the
  * next batch (a send queue) detaches its event first. Reading a field the block no longer holds is a bug, and
@@ -356,8 +356,8 @@ export class BlockEvent implements LeadEvent {
   readonly kind = 'event' as const;
   readonly key: string;
   readonly keyKind: KeyKind;
-  declare naturalKey?: string;
   #block: MappedBlock | undefined;
+  #natural: string | undefined;
   #s: number;
   #leadJson: string | undefined;
   #hash: string | undefined;
@@ -371,7 +371,10 @@ export class BlockEvent implements LeadEvent {
     this.#s = s;
     this.key = str(block, s + S_KEY);
     this.keyKind = block.ints[r * INTS + I_KIND] === Kind.IdEvent ? 'id' : 'content';
-    if (block.ints[r * INTS + I_NAT] !== 0) this.naturalKey = str(block, s + S_NAT);
+  }
+
+  get naturalKey(): string | undefined {
+    return (this.#natural ??= this.read(S_NAT)) || undefined;
   }
 
   get leadJson(): string {
@@ -397,6 +400,7 @@ export class BlockEvent implements LeadEvent {
   /** Decodes every field now: the event no longer needs its block. */
   detach(): void {
     if (!this.#block) return;
+    void this.naturalKey;
     void this.leadJson;
     void this.type;
     void this.occurredAt;

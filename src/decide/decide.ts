@@ -121,7 +121,7 @@ export class Decider {
 
   private conflict(e: BlockEvent, earlier: string | undefined, what: string): Decision {
     const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
-    return { source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
+    return { source: e.source, line: e.line, key: e.key, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
   }
 
   /**
@@ -139,9 +139,10 @@ export class Decider {
   }
 }
 
-// The common outcomes are built as literals with the same properties in the same order (one hidden class).
+// The common outcomes are built as literals with the same properties in the same order (one hidden class). The
+// person is the event's (decoded only if someone reads it).
 function plain(e: BlockEvent, kind: Decision['kind'], reason: string): Decision {
-  return { source: e.source, line: e.line, key: e.key, naturalKey: e.naturalKey, event: e, kind, reason };
+  return { source: e.source, line: e.line, key: e.key, event: e, kind, reason };
 }
 
 function ledgerReason(status: string, failure: string | null, runId: number | null): string {

@@ -11,6 +11,7 @@ export interface Decision {
   source: string;
   line: number;
   key?: string;
+  /** The person (normalized email, else E.164 phone), where the decision was not made from an event (replay). */
   naturalKey?: string;
   reason: string;
   /** Present for new, known_lead, duplicate and conflict decisions. */

@@ -74,7 +74,7 @@ async function decide(o: Partial<DecideInputsOptions> & { inputs: string[] }): P
   for await (const batch of decideInputs({ read: {}, map: { config: {} }, ...o })) {
     for (const d of batch) {
       const e = d.event;
-      out.push(e ? { ...d, event: { ...e, payloadHash: e.payloadHash, lead: e.lead, leadJson: e.leadJson, type: e.type, occurredAt: e.occurredAt } } : d);
+      out.push(e ? { ...d, event: { ...e, naturalKey: e.naturalKey, payloadHash: e.payloadHash, lead: e.lead, leadJson: e.leadJson, type: e.type, occurredAt: e.occurredAt } } : d);
     }
   }
   return out;
