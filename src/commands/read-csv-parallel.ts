@@ -26,7 +26,7 @@ const ASCII_COMPATIBLE = /^(utf-?8|windows-125\d|cp125\d|latin-?1|iso-?8859-\d+|
 interface Pending {
   result: Promise<MapJobResult>;
   /** A split block: its bytes (kept until it is decided, in case it must be read again) and the LFs before it. */
-  split?: { raw: Buffer[]; lines: number; last: boolean };
+  split?: { raw: Buffer[]; lines: number; last: boolean; first: boolean };
 }
 
 /** Yields the mapped records of one CSV input in input order, as the in-thread reader would. */
@@ -70,7 +70,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     }
     const first = header === undefined;
     const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(heldLines), split: { header: header ?? new Uint8Array(0), last } };
-    queue.push({ result: submit(raw, first, csv), split: { raw, lines: heldLines, last } });
+    queue.push({ result: submit(raw, first, csv), split: { raw, lines: heldLines, last, first } });
     if (first) header = Uint8Array.prototype.slice.call(Buffer.concat(raw), 0, cuts!.headerEnd);
     heldBytes -= end;
     heldFrom += end;
@@ -79,12 +79,11 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
 
   // One worker parses everything from here: `bytes` are whole records (from the input's start, or from a cut,
   // then behind a copy of the header).
-  const startStream = (bytes: Buffer[], lines: number): void => {
+  const startStream = (bytes: Buffer[], lines: number, atStart = header === undefined): void => {
     csvReadStats.streamed++;
     const id = streams++;
     stream = { id, worker: id % pool.size };
-    const atStart = header === undefined;
-    queue.push({ result: submit(atStart ? bytes : [header!, ...bytes], atStart, { stream: id, settings, end: false, lineOffset: lineOffset(lines) }, stream.worker) });
+    queue.push({ result: submit(atStart ? bytes : [header!, ...bytes], atStart, { stream: id, settings, end: false, lineOffset: atStart ? 0 : lineOffset(lines) }, stream.worker) });
     if (ended) endStream();
   };
   const endStream = (): void => {
@@ -100,7 +99,8 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
       const rest = held;
       held = [];
       heldBytes = 0;
-      startStream([...p.split.raw, ...later, ...rest], p.split.lines);
+      // The input's first block holds the header itself: read from the input's start, not behind a copy of it.
+      startStream([...p.split.raw, ...later, ...rest], p.split.lines, p.split.first);
       return undefined;
     }
     const block = received(r.block);

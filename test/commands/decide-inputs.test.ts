@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { decideInputs, type DecideInputsOptions } from '../../src/commands/decide-inputs.js';
+import { CsvCuts } from '../../src/commands/csv-cuts.js';
 import { csvReadStats } from '../../src/commands/read-csv-parallel.js';
 import type { Decision } from '../../src/decide/types.js';
 import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
@@ -251,5 +252,48 @@ test('generated exports, mapped by the fast paths in the workers (JSONL and CSV)
     }
   } finally {
     ledger.close();
+  }
+});
+
+// Makes the cutter cut once inside a quoted field: after the first LF in a quoted "line one…" value in a chunk at or
+// past `from` bytes. Returns a restore function and whether it cut.
+function wrongCut(from: number): { restore: () => void; made: () => boolean } {
+  const feed = CsvCuts.prototype.feed;
+  let made = false;
+  CsvCuts.prototype.feed = function (this: CsvCuts, chunk: Uint8Array): void {
+    const self = this as unknown as { fed: number };
+    const start = self.fed;
+    feed.call(this, chunk);
+    if (made || this.headerEnd < 0 || start < from || this.lastCut <= start) return;
+    const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+    const q = text.indexOf('"line one');
+    const nl = q < 0 ? -1 : text.indexOf('\n', q);
+    if (nl < 0 || start + nl + 1 >= this.lastCut) return;
+    let lfs = 0;
+    for (let i = nl + 1; i < this.lastCut - start; i++) if (text.charCodeAt(i) === 10) lfs++;
+    this.lastCut = start + nl + 1;
+    this.lastCutLines -= lfs;
+    made = true;
+  };
+  return { restore: () => (CsvCuts.prototype.feed = feed), made: () => made };
+}
+
+test('a block cut inside a quoted field (were the cutter ever wrong) is read again as a stream: same decisions', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'cut.csv');
+  writeFileSync(input, regularCsv(60_000, ',', '\n'));
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  // In a later block, and in the input's first block (which holds the header itself).
+  for (const from of [2 << 20, 0]) {
+    const cut = wrongCut(from);
+    try {
+      const before = { ...csvReadStats };
+      const parallel = await decide({ inputs: [input], workers: 2 });
+      assert.ok(cut.made(), `a wrong cut was made past byte ${from}`);
+      assert.equal(csvReadStats.streamed - before.streamed, 1, 'the input is read again as a stream from that block');
+      assertSameDecisions(parallel, sequential, `cut past byte ${from}: `);
+    } finally {
+      cut.restore();
+    }
   }
 });
