@@ -5,6 +5,7 @@
 import type { BlockEncoder } from '../decide/block.js';
 import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from '../decide/block.js';
 import type { FieldName, FieldPlan } from './fields.js';
+import { timeInRange } from './map-record.js';
 import { fastE164 } from './phone-fast.js';
 
 /** The fields the fast paths read, in the order of FieldSpans. */
@@ -113,12 +114,8 @@ function canonicalTime(b: Uint8Array, start: number): boolean {
     const want = TIME_SHAPE.charCodeAt(i);
     if (want === 0x64 /* d */ ? c < 0x30 || c > 0x39 : c !== want) return false;
   }
-  const y = digits(b, start, 4);
-  const m = digits(b, start + 5, 2);
-  const d = digits(b, start + 8, 2);
-  if (m < 1 || m > 12 || d < 1 || digits(b, start + 11, 2) > 23 || digits(b, start + 14, 2) > 59 || digits(b, start + 17, 2) > 59) return false;
-  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
+  const s = start;
+  return timeInRange(digits(b, s, 4), digits(b, s + 5, 2), digits(b, s + 8, 2), digits(b, s + 11, 2), digits(b, s + 14, 2), digits(b, s + 17, 2));
 }
 
 function digits(b: Uint8Array, at: number, len: number): number {
@@ -128,7 +125,6 @@ function digits(b: Uint8Array, at: number, len: number): number {
 }
 
 const TIME_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
-const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 // Bytes EMAIL_RE (normalize.ts) refuses on either side of the @: ASCII whitespace, @ < > ( ) , ; : "
 const NOT_IN_EMAIL = new Uint8Array(128);

@@ -231,10 +231,12 @@ const num = (s: string, at: number, len: number): number => {
 
 // V8's Date.parse rolls "02-30" over into March: the raw text is only kept when every field is in range.
 function inRange(iso: string): boolean {
-  const y = num(iso, 0, 4);
-  const m = num(iso, 5, 2);
-  const d = num(iso, 8, 2);
-  if (m < 1 || m > 12 || d < 1 || num(iso, 11, 2) > 23 || num(iso, 14, 2) > 59 || num(iso, 17, 2) > 59) return false;
+  return timeInRange(num(iso, 0, 4), num(iso, 5, 2), num(iso, 8, 2), num(iso, 11, 2), num(iso, 14, 2), num(iso, 17, 2));
+}
+
+/** Whether these fields of a UTC time are all in range (a canonical time that is kept as it is; see isoTime). */
+export function timeInRange(y: number, m: number, d: number, hh: number, mm: number, ss: number): boolean {
+  if (m < 1 || m > 12 || d < 1 || hh > 23 || mm > 59 || ss > 59) return false;
   const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
   return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
 }
