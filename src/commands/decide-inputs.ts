@@ -6,9 +6,8 @@ import { encodeMapped } from '../decide/block.js';
 import { Decider } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { LedgerIndex } from '../ledger/ledger-index.js';
-import { createMapper, type MapOptions } from '../mapping/map-record.js';
-import type { Mapped } from '../mapping/types.js';
+import { LedgerIndex } from '../decide/ledger-index.js';
+import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
@@ -78,12 +77,12 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   };
   async function* mapInThread(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {
     for await (const batch of readFormat(opened, info, ctx)) {
-      yield { block: encodeMapped(batch.map((item) => (item.kind === 'reject' ? toInvalid(item) : mapper(item)))), source: ctx.source, lineBase: 0 };
+      yield { block: encodeMapped(batch.map((item) => mapItem(mapper, item))), source: ctx.source, lineBase: 0 };
     }
   }
 
   try {
-    const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([toInvalid(r)]), source: r.source, lineBase: 0 });
+    const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([mapItem(mapper, r)]), source: r.source, lineBase: 0 });
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
       // A block's decisions go out a slice at a time: the consumer drops each before the next is made, so they
@@ -99,8 +98,4 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     decider.close();
     await pool?.close();
   }
-}
-
-function toInvalid(item: RawReject): Mapped {
-  return { kind: 'invalid', source: item.source, line: item.line, reason: item.reason };
 }

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import type { CsvSettings } from '../sources/read-csv.js';
-import type { SharedLedgerIndex } from '../ledger/ledger-index.js';
+import type { SharedLedgerIndex } from '../decide/ledger-index.js';
 
 /** What every worker is started with. */
 export interface MapWorkerInit {

@@ -2,13 +2,13 @@
 // cut on line (record) boundaries, so the CPU-heavy half (parsing, phone normalization, hashing, a dry-run's ledger
 // lookups) runs on every core while the main thread reads bytes and decides in input order.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BlockEncoder, buffersOf, encodeMapped, fillFromIndex, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
-import { LedgerIndex } from '../ledger/ledger-index.js';
+import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
+import { LedgerIndex } from '../decide/ledger-index.js';
 import { LedgerLookup } from '../ledger/lookup.js';
-import { createMapper } from '../mapping/map-record.js';
+import { createMapper, mapItem } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
-import { FastJsonl, mapJsonlBlock } from '../mapping/fast-jsonl.js';
-import { FastCsv, mapCsvBlock } from '../mapping/fast-csv.js';
+import { FastJsonl, mapJsonlBlock } from './fast-jsonl.js';
+import { FastCsv, mapCsvBlock } from './fast-csv.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import { CsvStream } from './csv-stream.js';
@@ -63,13 +63,13 @@ function reply(r: MapJobResult): void {
 // SQLite): a superset of what the decider would query (it skips keys already in its run memory), so its decisions
 // are the same.
 function lookUp(block: MappedBlock): MappedBlock {
-  if (index) fillFromIndex(block, index);
+  if (index) index.fill(block);
   else if (lookup) fillLedger(block, lookup);
   return block;
 }
 
 function toMapped(item: RawItem): Mapped {
-  return item.kind === 'reject' ? { kind: 'invalid', source: '', line: item.line, reason: item.reason } : mapper(item);
+  return mapItem(mapper, item);
 }
 
 const csvStreams = new Map<number, CsvStream>();

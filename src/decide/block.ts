@@ -5,8 +5,6 @@
 import type { EventStatus, KnownKey } from '../ledger/ledger.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
 import { payloadHashOfJson } from '../mapping/keys.js';
-import type { LedgerIndex } from '../ledger/ledger-index.js';
-import { hashStartsWith, type IndexedKey } from '../ledger/ledger-index.js';
 import { fingerprintBytes } from './fingerprint.js';
 
 /** Int32 words per record. */
@@ -24,7 +22,7 @@ export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
 
 // String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt. Invalid and filtered
-// records: key, '', reason, '', '', field.
+// records: key, '', reason, '', '', ''.
 export const S_KEY = 0;
 export const S_NAT = 1;
 export const S_LEAD = 2;
@@ -32,7 +30,6 @@ export const S_REASON = 2;
 export const S_HASH = 3;
 export const S_TYPE = 4;
 export const S_TIME = 5;
-export const S_FIELD = 5;
 
 export const enum Kind {
   IdEvent = 0,
@@ -156,7 +153,7 @@ export class BlockEncoder {
       this.put(s + S_REASON, m.reason);
       this.put(s + S_HASH, '');
       this.put(s + S_TYPE, '');
-      this.put(s + S_FIELD, m.kind === 'invalid' ? (m.field ?? '') : '');
+      this.put(s + S_TIME, '');
       this.seal(r, m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered);
     }
   }
@@ -265,7 +262,7 @@ export class BlockEncoder {
 }
 
 /** The payload hash of record s / STRS: as mapped, or taken now from its lead (see createMapper's hashLater). */
-function hashOf(block: MappedBlock, s: number): string {
+export function payloadHashAt(block: MappedBlock, s: number): string {
   return str(block, s + S_HASH) || payloadHashOfJson(str(block, s + S_LEAD));
 }
 
@@ -300,7 +297,7 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
       if (k.failure === 'retryable') code |= L_RETRYABLE;
       if (k.failure === 'permanent') code |= L_PERMANENT;
       if (k.tombstone) code |= L_TOMBSTONE;
-      if (k.payloadHash !== null && k.payloadHash !== hashOf(block, s)) code |= L_HASH_DIFFERS;
+      if (k.payloadHash !== null && k.payloadHash !== payloadHashAt(block, s)) code |= L_HASH_DIFFERS;
       ints[o + I_LEDGER] = code;
       ints[o + I_RUN] = k.runId ?? 0;
     } else if (ints[o + I_NAT] !== 0) naturals.add(str(block, s + S_NAT));
@@ -321,29 +318,6 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
 }
 
 const scratch = new Int32Array(3);
-const probe: IndexedKey = { code: 0, runId: 0 };
-
-/**
- * Fills the ledger codes of a block's events from a LedgerIndex: the same codes as fillLedger, except that a
- * person the ledger delivered gets I_RUN = -1 (the decider asks the ledger which event did, when it says so).
- */
-export function fillFromIndex(block: MappedBlock, index: LedgerIndex): void {
-  const { n, ints } = block;
-  for (let r = 0; r < n; r++) {
-    const o = r * INTS;
-    if (ints[o + I_KIND]! > Kind.ContentEvent) continue;
-    index.key(ints, o + I_KEY, probe);
-    let code = probe.code;
-    ints[o + I_RUN] = probe.runId;
-    if (code !== 0) {
-      if (probe.hash && !hashStartsWith(hashOf(block, r * STRS), probe.hash)) code |= L_HASH_DIFFERS;
-    } else if (ints[o + I_NAT] !== 0 && index.hasPerson(ints, o + I_NAT)) {
-      code = L_PERSON_DELIVERED;
-      ints[o + I_RUN] = -1;
-    }
-    ints[o + I_LEDGER] = code;
-  }
-}
 
 /**
  * A lead event read back from a block. Its key is decoded at once; its person, lead, type, time and hash when
@@ -408,9 +382,14 @@ export class BlockEvent implements LeadEvent {
     this.#block = undefined;
   }
 
-  /** Decodes the lead JSON now (what the run memory reads of a recent event), if the event is from `block`. */
+  /**
+   * Decodes the lead JSON now (what the run memory reads of a recent event), if the event is from `block`, and lets
+   * the block go: a block read in-thread is not recycled, and recent events must not keep thousands of them alive.
+   */
   keepLead(block: MappedBlock): void {
-    if (this.#block === block) void this.leadJson;
+    if (this.#block !== block) return;
+    void this.leadJson;
+    this.#block = undefined;
   }
 
   private read(field: number): string {

@@ -1,11 +1,11 @@
 // Decide, for each mapped record, what a push does with it: against what this run has seen and what the ledger holds.
 import type { Ledger } from '../ledger/ledger.js';
-import type { LedgerIndex } from '../ledger/ledger-index.js';
+import type { LedgerIndex } from './ledger-index.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
 import {
   BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_PAY, I_RUN, Kind, L_HASH_DIFFERS,
-  fillFromIndex, L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
+  L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
   str, type MappedBlock,
 } from './block.js';
 import type { Decision } from './types.js';
@@ -52,7 +52,7 @@ export class Decider {
     // The ledger is asked once per block, when its first records are decided.
     for (let r = 0; r < block.n && from === 0; r++) {
       if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
-        if (this.index) fillFromIndex(block, this.index);
+        if (this.index) this.index.fill(block);
         else fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
         break;
       }
@@ -110,7 +110,7 @@ export class Decider {
     if (ints[o + I_NAT] !== 0) {
       const other = memory.getNatural(ints, o);
       if (other !== undefined) return plain(e, 'known_lead', `same person as ${other}`);
-      // -1: an index found the person (fillFromIndex); the ledger names the event, and confirms the match.
+      // -1: an index found the person (LedgerIndex.fill); the ledger names the event, and confirms the match.
       const at = ints[o + I_RUN]!;
       const by = code & L_PERSON_DELIVERED ? (at >= 0 ? block.deliveredBy[at] : this.opts.ledger?.deliveredBy(e.naturalKey!)) : undefined;
       if (by !== undefined) return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${by}`);

@@ -109,9 +109,4 @@ export class FpIndex {
   get words(): Int32Array {
     return this.entries;
   }
-
-  /** Bytes held. */
-  get bytes(): number {
-    return this.entries.byteLength + this.dir.byteLength;
-  }
 }

@@ -1,5 +1,5 @@
 // RawRecord → LeadEvent | invalid | filtered: find the fields, normalize them, derive the keys, apply filters.
-import type { RawRecord } from '../sources/types.js';
+import type { RawItem, RawRecord } from '../sources/types.js';
 import type { Config } from './config.js';
 import { FIELD_NAMES, getPath, planFields, sameShape, shapeKeys, shapeOf, type FieldName, type FieldPath, type FieldPlan, type Shape } from './fields.js';
 import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
@@ -153,12 +153,18 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     return event;
   };
   const current = () => (last ? { id: last.id, plan: last.plan.plan } : undefined);
-  // The fast JSONL path (fast-jsonl.ts) maps lines itself only where every option leaves the lead to the plan.
+  // The fast paths (commands/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
+  // lead to the plan.
   const plain = !keyFields && !custom.length && !typeSet && !timeFilter;
   return Object.assign(map, { current, plain });
 }
 
-/** Maps raw records; also tells which plan it used last (see fast-jsonl.ts). */
+/** A reader's item mapped: a record by `map`, a reject as an invalid record with the reader's reason. */
+export function mapItem(map: (rec: RawRecord) => Mapped, item: RawItem): Mapped {
+  return item.kind === 'reject' ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason } : map(item);
+}
+
+/** Maps raw records; also tells which plan it used last (see commands/fast-jsonl.ts). */
 export interface Mapper {
   (rec: RawRecord): Mapped;
   /** The plan of the shape the last record had, with an id that changes whenever that shape changes. */

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { encodeMapped } from '../../src/decide/block.js';
 import { Decider } from '../../src/decide/decide.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
@@ -72,4 +73,25 @@ test('a retryable failure in the ledger is decided new, as a retry', () => {
   assert.equal(d!.kind, 'new');
   assert.equal(d!.retry, true);
   l.close();
+});
+
+test('block events read their block until it is released: then only what was detached or kept still answers', () => {
+  line = 0;
+  const d = new Decider({});
+  const first = encodeMapped([
+    m('e1', { email: 'ana@x.io', name: 'Ana' }, { type: 'lead.created' }),
+    m('e1', { email: 'ana@x.io', name: 'Ana' }), // a retry: decided, but not among the run memory's recent events
+    m('e2', { email: 'bia@x.io' }),
+  ]);
+  const [kept, retry, sent] = d.decideBlock(first, 'in.jsonl', 0).map((x) => x.event!);
+  sent!.detach!(); // what push does before queueing a send
+  d.release(first);
+  assert.equal(sent!.leadJson, '{"email":"bia@x.io"}');
+  assert.equal(sent!.naturalKey, 'bia@x.io');
+  assert.throws(() => retry!.leadJson, /read after its block was released/);
+  assert.throws(() => kept!.type, /read after its block was released/);
+  // The run memory kept the first event's lead: a later conflict still names the field that differs.
+  const later = d.decideBlock(encodeMapped([m('e1', { email: 'ana@x.io', name: 'Ana Lima' })]), 'in.jsonl', 0);
+  assert.equal(later[0]!.kind, 'conflict');
+  assert.deepEqual(later[0]!.fields, ['name']);
 });

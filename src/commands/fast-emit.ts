@@ -4,9 +4,9 @@
 // string the general path would read, provided they are ASCII or two-byte UTF-8 (checked here).
 import type { BlockEncoder } from '../decide/block.js';
 import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from '../decide/block.js';
-import type { FieldName, FieldPlan } from './fields.js';
-import { timeInRange } from './map-record.js';
-import { fastE164 } from './phone-fast.js';
+import type { FieldName, FieldPlan } from '../mapping/fields.js';
+import { timeInRange } from '../mapping/map-record.js';
+import { fastE164 } from '../mapping/phone-fast.js';
 
 /** The fields the fast paths read, in the order of FieldSpans. */
 export const FAST_FIELDS: FieldName[] = ['id', 'type', 'time', 'email', 'phone', 'name', 'company', 'source'];

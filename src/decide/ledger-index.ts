@@ -9,9 +9,9 @@
 // probability of about n·m/2⁹⁶ (10⁻¹⁷ for a million keys against a million rows); the payload hashes are compared
 // on their first 64 bits. Both only shape what a dry-run reports; no send ever relies on them.
 import type Database from 'better-sqlite3';
-import { fingerprint } from '../decide/fingerprint.js';
-import { FpIndex, FpIndexBuilder, type SharedFpIndex } from '../decide/fp-index.js';
-import { L_PERMANENT, L_RETRYABLE, STATUSES } from '../decide/block.js';
+import { fingerprint } from './fingerprint.js';
+import { FpIndex, FpIndexBuilder, type SharedFpIndex } from './fp-index.js';
+import { INTS, I_KEY, I_KIND, I_LEDGER, I_NAT, I_RUN, Kind, L_HASH_DIFFERS, L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, payloadHashAt, STATUSES, STRS, type MappedBlock } from './block.js';
 
 // Words of a key entry: fingerprint (3), ledger code with the run id above it, payload hash (first 64 bits).
 const K_CODE = 3;
@@ -43,6 +43,8 @@ export interface SharedLedgerIndex {
 export class LedgerIndex {
   /** Rows past which a ledger is looked up in SQLite instead (keys take ~30 bytes a row here). */
   static readonly MAX_ROWS = 1_000_000;
+
+  private readonly probe: IndexedKey = { code: 0, runId: 0 };
 
   private constructor(
     private readonly keys: FpIndex,
@@ -135,6 +137,29 @@ export class LedgerIndex {
   }
 
   /**
+   * Fills the ledger codes of a block's events: the same codes as fillLedger (block.ts) gets from SQLite, except
+   * that a person the ledger delivered gets I_RUN = -1 (the decider asks the ledger which event did, when it says so).
+   */
+  fill(block: MappedBlock): void {
+    const { n, ints } = block;
+    const probe = this.probe;
+    for (let r = 0; r < n; r++) {
+      const o = r * INTS;
+      if (ints[o + I_KIND]! > Kind.ContentEvent) continue;
+      this.key(ints, o + I_KEY, probe);
+      let code = probe.code;
+      ints[o + I_RUN] = probe.runId;
+      if (code !== 0) {
+        if (probe.hash && !hashStartsWith(payloadHashAt(block, r * STRS), probe.hash)) code |= L_HASH_DIFFERS;
+      } else if (ints[o + I_NAT] !== 0 && this.hasPerson(ints, o + I_NAT)) {
+        code = L_PERSON_DELIVERED;
+        ints[o + I_RUN] = -1;
+      }
+      ints[o + I_LEDGER] = code;
+    }
+  }
+
+  /**
    * Whether the ledger delivered (or may have delivered) the person whose fingerprint is at ints[o..o+2]. Which
    * event did is asked of SQLite when a decision names it (Ledger.deliveredBy), which also confirms the match.
    */
@@ -142,10 +167,6 @@ export class LedgerIndex {
     return this.people.find(ints[o]!, ints[o + 1]!, ints[o + 2]!) >= 0;
   }
 
-  /** Bytes held by the index. */
-  get bytes(): number {
-    return this.keys.bytes + this.people.bytes;
-  }
 }
 
 /** Whether a payload hash (hex) starts with the 64 bits an IndexedKey holds. */

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BlockEncoder, type MappedBlock } from '../../src/decide/block.js';
-import { FastJsonl, mapJsonlBlock } from '../../src/mapping/fast-jsonl.js';
+import { FastJsonl, mapJsonlBlock } from '../../src/commands/fast-jsonl.js';
 import { createMapper, type MapOptions } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
 import { seededRandom } from '../../src/sandbox/faults.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { L_PERMANENT, L_RETRYABLE, STATUSES } from '../../src/decide/block.js';
 import { fingerprint } from '../../src/decide/fingerprint.js';
-import { hashStartsWith, LedgerIndex, type IndexedKey } from '../../src/ledger/ledger-index.js';
+import { hashStartsWith, LedgerIndex, type IndexedKey } from '../../src/decide/ledger-index.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { LedgerLookup } from '../../src/ledger/lookup.js';
 import { seededRandom } from '../../src/sandbox/faults.js';

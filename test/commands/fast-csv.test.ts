@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BlockEncoder, type MappedBlock } from '../../src/decide/block.js';
-import { FastCsv, mapCsvBlock } from '../../src/mapping/fast-csv.js';
-import { createMapper } from '../../src/mapping/map-record.js';
+import { FastCsv, mapCsvBlock } from '../../src/commands/fast-csv.js';
+import { createMapper, mapItem } from '../../src/mapping/map-record.js';
 import type { Mapped } from '../../src/mapping/types.js';
 import type { ReaderContext } from '../../src/sources/reader-context.js';
 import type { RawItem } from '../../src/sources/types.js';
@@ -15,7 +15,7 @@ const HEADER = 'event_id,type,created_at,email,name,phone,source,notes\n';
 
 async function encode(header: Buffer, body: Buffer, fast: boolean, last = false, delimiter = ','): Promise<{ block: MappedBlock; hits: number }> {
   const mapper = createMapper({ config: {} }, { hashLater: true });
-  const toMapped = (item: RawItem): Mapped => (item.kind === 'reject' ? { kind: 'invalid', source: '', line: item.line, reason: item.reason } : mapper(item));
+  const toMapped = (item: RawItem): Mapped => mapItem(mapper, item);
   const ctx: ReaderContext = { source: '', selector: null, progress: { line: 0 }, lineOffset: 1000, batchSize: 64 };
   const enc = new BlockEncoder(16);
   const f = fast ? new FastCsv(mapper) : undefined;

@@ -9,7 +9,7 @@ import { CsvRows, decodeCsv, NotWellFormed, readCsv, readCsvWellFormed, wellForm
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { RawItem } from '../sources/types.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
-import type { Mapper } from './map-record.js';
+import type { Mapper } from '../mapping/map-record.js';
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -15,8 +15,8 @@
 // which maps or rejects it with its reason. A test compares both paths on many lines (fast-jsonl.test.ts).
 import type { BlockEncoder } from '../decide/block.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
-import type { FieldPlan } from './fields.js';
-import type { Mapper } from './map-record.js';
+import type { FieldPlan } from '../mapping/fields.js';
+import { mapItem, type Mapper } from '../mapping/map-record.js';
 import { lineEnd, lineItem, lineStart } from '../sources/read-jsonl.js';
 import type { Selector } from '../sources/select-path.js';
 
@@ -68,12 +68,8 @@ export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, ma
     if (to < 0) continue;
     if (fast?.tryLine(buf, from, to, line, enc)) continue;
     const item = lineItem(buf, from, to, line, '', selector);
-    if (item.kind === 'reject') {
-      enc.add({ kind: 'invalid', source: '', line, reason: item.reason });
-      continue;
-    }
-    enc.add(mapper(item));
-    fast?.learn(buf, from, to);
+    enc.add(mapItem(mapper, item));
+    if (item.kind === 'record') fast?.learn(buf, from, to);
   }
   return line;
 }
