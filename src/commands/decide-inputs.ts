@@ -3,7 +3,7 @@
 // input order; JSON arrays and small inputs are read and mapped here. Both paths yield the same decisions.
 import { availableParallelism } from 'node:os';
 import { encodeMapped } from '../decide/block.js';
-import { Decider } from '../decide/decide.js';
+import { Decider, type DecisionTally } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { LedgerIndex } from '../decide/ledger-index.js';
@@ -34,14 +34,19 @@ export interface DecideInputsOptions {
   memoryCapacity?: number;
   /** Rows past which a read-only ledger is looked up in SQLite instead of indexed (tests: 0 forces lookups). */
   indexMaxRows?: number;
+  /**
+   * Only counts are wanted (a dry-run without report rows): decisions go to the tally, made whole only where it
+   * wants them, and every batch yielded is empty (one per block, for progress and stopping).
+   */
+  tally?: DecisionTally;
 }
 
 const DECISION_SLICE = 512;
 
 /**
- * Yields the decisions for every record of the inputs, in input order, a batch at a time. A decision's event reads
- * its block's buffers until the next batches are asked for: a consumer that keeps one longer calls
- * `event.detach()` first.
+ * Yields the decisions for every record of the inputs, in input order, a batch at a time (or, with a tally, counts
+ * them). A decision's event reads its block's buffers until the next batches are asked for: a consumer that keeps
+ * one longer calls `event.detach()` first.
  */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
   const mapper = createMapper(o.map, { hashLater: true });
@@ -85,14 +90,19 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([mapItem(mapper, r)]), source: r.source, lineBase: 0 });
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
+      if (o.tally) {
+        decider.countBlock(b.block, b.source, b.lineBase, o.tally);
+        decider.release(b.block, b.release);
+        yield [];
+        continue;
+      }
       // A block's decisions go out a slice at a time: the consumer drops each before the next is made, so they
       // die young instead of a whole block's worth surviving into the old generation.
       for (let from = 0; from < b.block.n; from += DECISION_SLICE) {
         if (from > 0 && o.stop?.aborted) return;
         yield decider.decideBlock(b.block, b.source, b.lineBase, from, Math.min(b.block.n, from + DECISION_SLICE));
       }
-      decider.release(b.block);
-      b.release?.();
+      decider.release(b.block, b.release);
     }
   } finally {
     decider.close();

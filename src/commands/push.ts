@@ -88,7 +88,10 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
 
     const read = { format: opts.format, encoding: opts.encoding, delimiter: opts.delimiter, select: opts.select, stdin: ctx.stdin };
     const map = { config, defaultCountry: opts.defaultCountry, types: opts.types, since: opts.since, until: opts.until };
-    for await (const decisions of decideInputs({ inputs: opts.inputs, read, map, ledger, stop: ctx.stop })) {
+    // A dry-run that writes no report rows wants only counts and examples: the decider counts, making few objects.
+    const tally = opts.dryRun && !reportFile ? collector : undefined;
+    for await (const decisions of decideInputs({ inputs: opts.inputs, read, map, ledger, stop: ctx.stop, tally })) {
+      if (tally) progress.read = collector.counts.read;
       for (const d of decisions) {
         collector.add(d);
         progress.read++;

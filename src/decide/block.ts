@@ -321,9 +321,8 @@ const scratch = new Int32Array(3);
 
 /**
  * A lead event read back from a block. Its key is decoded at once; its person, lead, type, time and hash when
- * first read, which an audit that only counts never does for most events. Until then it reads the block: the
- * decider detaches what outlives the block (see Decider.release), and a consumer that keeps a decision past the
- * next batch (a send queue) detaches its event first. Reading a field the block no longer holds is a bug, and
+ * first read. Until then it reads the block: a consumer that keeps a decision past the next batch (a send queue)
+ * detaches its event first (see Decider.release). Reading a field the block no longer holds is a bug, and
  * throws rather than returning another record's bytes.
  */
 export class BlockEvent implements LeadEvent {
@@ -379,16 +378,6 @@ export class BlockEvent implements LeadEvent {
     void this.type;
     void this.occurredAt;
     void this.payloadHash;
-    this.#block = undefined;
-  }
-
-  /**
-   * Decodes the lead JSON now (what the run memory reads of a recent event), if the event is from `block`, and lets
-   * the block go: a block read in-thread is not recycled, and recent events must not keep thousands of them alive.
-   */
-  keepLead(block: MappedBlock): void {
-    if (this.#block !== block) return;
-    void this.leadJson;
     this.#block = undefined;
   }
 

@@ -4,12 +4,12 @@ import type { LedgerIndex } from './ledger-index.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
 import {
-  BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_PAY, I_RUN, Kind, L_HASH_DIFFERS,
-  L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_REASON,
-  str, type MappedBlock,
+  BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_RUN, Kind, L_HASH_DIFFERS,
+  L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_NAT,
+  S_REASON, str, type MappedBlock,
 } from './block.js';
-import type { Decision } from './types.js';
-import { RunMemory } from './run-memory.js';
+import { DECISION_KINDS, type Decision, type DecisionKind } from './types.js';
+import { RECENT, RunMemory } from './run-memory.js';
 
 /** Options of the decide stage. */
 export interface DecideOptions {
@@ -19,11 +19,51 @@ export interface DecideOptions {
   memoryCapacity?: number;
 }
 
+/**
+ * Where decisions go when only their counts are wanted (a dry-run that writes no report rows): counted by kind,
+ * and made whole only while the tally wants them (for examples).
+ */
+export interface DecisionTally {
+  /** By kind, in DECISION_KINDS order: true while decisions of that kind are wanted whole (given to add). */
+  readonly wanted: boolean[];
+  /** A decision made whole. */
+  add(d: Decision): void;
+  /** Decisions of a source counted, by kind in DECISION_KINDS order (those given to add are not among them). */
+  addCounts(source: string, counts: Int32Array): void;
+}
+
+// What happens to an event, before it is put in words (Decider.explain).
+const enum Outcome {
+  New,
+  Retry,
+  DuplicateInInput,
+  ConflictInInput,
+  DuplicateErased,
+  ConflictWithLedger,
+  DuplicateInLedger,
+  KnownInRun,
+  KnownInLedger,
+}
+
+const kindIndex = (k: DecisionKind): number => DECISION_KINDS.indexOf(k);
+// The decision kind of each Outcome, as an index into DECISION_KINDS.
+const OUTCOME_KIND = Int32Array.from(
+  (['new', 'new', 'duplicate_in_input', 'conflict', 'duplicate', 'conflict', 'duplicate', 'known_lead', 'known_lead'] as const).map(kindIndex),
+);
+const INVALID = kindIndex('invalid');
+const FILTERED = kindIndex('filtered');
+
 /** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
 export class Decider {
   private readonly memory: RunMemory;
   /** The read-only ledger's index: blocks that come without ledger codes are filled from it, not from SQLite. */
   index: LedgerIndex | undefined;
+  // The event that delivered the person, when classify() says KnownInLedger.
+  private by: string | undefined;
+  private readonly counts = new Int32Array(DECISION_KINDS.length);
+  // Decided blocks whose events are still recent (the run memory names them), with the ordinal after their last
+  // event and what gives their buffers back.
+  private readonly kept: Array<{ block: MappedBlock; end: number; giveBack?: () => void }> = [];
 
   constructor(private readonly opts: DecideOptions) {
     this.memory = new RunMemory(opts.memoryCapacity);
@@ -47,46 +87,73 @@ export class Decider {
    * ledger codes are not filled in (by the map workers of a dry-run) are looked up here first.
    */
   decideBlock(block: MappedBlock, source: string, lineBase: number, from = 0, to = block.n): Decision[] {
-    const { ints } = block;
-    const memory = this.memory;
-    // The ledger is asked once per block, when its first records are decided.
-    for (let r = 0; r < block.n && from === 0; r++) {
-      if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
-        if (this.index) this.index.fill(block);
-        else fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
-        break;
-      }
-    }
-    const src = memory.sourceId(source);
+    if (from === 0) this.lookUp(block);
+    const ints = block.ints;
+    const src = this.memory.sourceId(source);
     const out = new Array<Decision>(to - from);
     for (let r = from; r < to; r++) {
-      const o = r * INTS;
-      const s = r * STRS;
-      const kind = ints[o + I_KIND]!;
-      const line = ints[o + I_LINE]! + lineBase;
-      if (kind === Kind.Invalid) {
-        out[r - from] = { kind: 'invalid', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
-      } else if (kind === Kind.Filtered) {
-        out[r - from] = { kind: 'filtered', source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
-      } else {
-        out[r - from] = this.decideEvent(block, r, source, src, line);
-      }
+      const kind = ints[r * INTS + I_KIND]!;
+      const line = ints[r * INTS + I_LINE]! + lineBase;
+      out[r - from] = kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, src, line) : notAnEvent(block, r, source, line);
     }
     return out;
   }
 
+  /**
+   * Counts the decisions of a whole block into the tally, the same decisions decideBlock would make, without
+   * making them: only those of a kind the tally wants become objects (an audit of a million events makes a handful).
+   */
+  countBlock(block: MappedBlock, source: string, lineBase: number, tally: DecisionTally): void {
+    this.lookUp(block);
+    const { ints, n } = block;
+    const src = this.memory.sourceId(source);
+    const counts = this.counts.fill(0);
+    const wanted = tally.wanted;
+    for (let r = 0; r < n; r++) {
+      const kind = ints[r * INTS + I_KIND]!;
+      const line = ints[r * INTS + I_LINE]! + lineBase;
+      if (kind <= Kind.ContentEvent) {
+        const out = this.classify(block, r, src, line);
+        const k = OUTCOME_KIND[out]!;
+        if (wanted[k]) tally.add(this.explain(block, r, source, line, out));
+        else counts[k]!++;
+      } else {
+        const k = kind === Kind.Invalid ? INVALID : FILTERED;
+        if (wanted[k]) tally.add(notAnEvent(block, r, source, line));
+        else counts[k]!++;
+      }
+    }
+    tally.addCounts(source, counts);
+  }
+
+  // The ledger is asked once per block, before its first records are decided (unless the map workers filled it in).
+  private lookUp(block: MappedBlock): void {
+    const { ints, n } = block;
+    const memory = this.memory;
+    for (let r = 0; r < n; r++) {
+      if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
+        if (this.index) this.index.fill(block);
+        else fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
+        return;
+      }
+    }
+  }
+
   private decideEvent(block: MappedBlock, r: number, source: string, src: number, line: number): Decision {
+    return this.explain(block, r, source, line, this.classify(block, r, src, line));
+  }
+
+  /**
+   * What happens to event r of the block, as an Outcome, with this run's memory updated: the whole decision but
+   * its objects and words, which explain() makes, right after, when someone reads them.
+   */
+  private classify(block: MappedBlock, r: number, src: number, line: number): Outcome {
     const ints = block.ints;
     const o = r * INTS;
     const memory = this.memory;
-    const e = new BlockEvent(block, r, source, line);
 
-    const seen = memory.getKey(ints, o);
-    if (seen) {
-      if (seen.samePayload) return plain(e, 'duplicate_in_input', `same event as ${seen.where}`);
-      return this.conflict(e, seen.earlier?.leadJson, `same key as ${seen.where}`);
-    }
-    const ord = memory.addKey(ints, o, line, src, e);
+    if (memory.hasKey(ints, o)) return memory.foundSamePayload(ints, o) ? Outcome.DuplicateInInput : Outcome.ConflictInInput;
+    const ord = memory.addKey(block, r, o, line, src);
 
     const code = ints[o + I_LEDGER]!;
     const status = STATUSES[code & L_STATUS];
@@ -94,29 +161,57 @@ export class Decider {
       if (code & L_TOMBSTONE) {
         // The ledger forgot who this was; the input still says it, so this run's later events of the person are known.
         memory.addNatural(ints, o, line, src, ord);
-        return plain(e, 'duplicate', 'already delivered (person erased from the ledger)');
+        return Outcome.DuplicateErased;
       }
-      if (code & L_HASH_DIFFERS) return this.conflict(e, this.opts.ledger?.getLeadJson(e.key), 'ledger holds this key');
+      if (code & L_HASH_DIFFERS) return Outcome.ConflictWithLedger;
       if (status === 'failed' && code & L_RETRYABLE) {
         memory.addNatural(ints, o, line, src, ord);
-        return { ...plain(e, 'new', 'retry: an earlier send failed and may be retried'), retry: true };
+        return Outcome.Retry;
       }
       // A delivered (or maybe delivered) event delivered its person too: later events of that person are known leads.
       if (status !== 'failed') memory.addNatural(ints, o, line, src, ord);
-      const failure = code & L_RETRYABLE ? 'retryable' : code & L_PERMANENT ? 'permanent' : null;
-      return plain(e, 'duplicate', ledgerReason(status, failure, ints[o + I_RUN] || null));
+      return Outcome.DuplicateInLedger;
     }
 
     if (ints[o + I_NAT] !== 0) {
-      const other = memory.getNatural(ints, o);
-      if (other !== undefined) return plain(e, 'known_lead', `same person as ${other}`);
+      if (memory.hasNatural(ints, o)) return Outcome.KnownInRun;
       // -1: an index found the person (LedgerIndex.fill); the ledger names the event, and confirms the match.
       const at = ints[o + I_RUN]!;
-      const by = code & L_PERSON_DELIVERED ? (at >= 0 ? block.deliveredBy[at] : this.opts.ledger?.deliveredBy(e.naturalKey!)) : undefined;
-      if (by !== undefined) return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${by}`);
-      memory.addAbsentNatural(ints, o, line, src, ord); // getNatural just missed it
+      this.by = code & L_PERSON_DELIVERED ? (at >= 0 ? block.deliveredBy[at] : this.opts.ledger?.deliveredBy(str(block, r * STRS + S_NAT))) : undefined;
+      if (this.by !== undefined) return Outcome.KnownInLedger;
+      memory.addAbsentNatural(ints, o, line, src, ord); // hasNatural just missed it
     }
-    return plain(e, 'new', 'not in the ledger');
+    return Outcome.New;
+  }
+
+  /** The decision for event r, which classify() has just given `out`. */
+  private explain(block: MappedBlock, r: number, source: string, line: number, out: Outcome): Decision {
+    const e = new BlockEvent(block, r, source, line);
+    const memory = this.memory;
+    const o = r * INTS;
+    const code = block.ints[o + I_LEDGER]!;
+    switch (out) {
+      case Outcome.New:
+        return plain(e, 'new', 'not in the ledger');
+      case Outcome.DuplicateInInput:
+        return plain(e, 'duplicate_in_input', `same event as ${memory.foundKeyWhere()}`);
+      case Outcome.ConflictInInput:
+        return this.conflict(e, memory.foundKeyLead(), `same key as ${memory.foundKeyWhere()}`);
+      case Outcome.DuplicateErased:
+        return plain(e, 'duplicate', 'already delivered (person erased from the ledger)');
+      case Outcome.ConflictWithLedger:
+        return this.conflict(e, this.opts.ledger?.getLeadJson(e.key), 'ledger holds this key');
+      case Outcome.Retry:
+        return { ...plain(e, 'new', 'retry: an earlier send failed and may be retried'), retry: true };
+      case Outcome.DuplicateInLedger: {
+        const failure = code & L_RETRYABLE ? 'retryable' : code & L_PERMANENT ? 'permanent' : null;
+        return plain(e, 'duplicate', ledgerReason(STATUSES[code & L_STATUS]!, failure, block.ints[o + I_RUN] || null));
+      }
+      case Outcome.KnownInRun:
+        return plain(e, 'known_lead', `same person as ${memory.foundNaturalBy()}`);
+      case Outcome.KnownInLedger:
+        return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${this.by}`);
+    }
   }
 
   private conflict(e: BlockEvent, earlier: string | undefined, what: string): Decision {
@@ -125,18 +220,33 @@ export class Decider {
   }
 
   /**
-   * A block's decisions have all been consumed and its buffers may be given back: what the run memory keeps of its
-   * events is decoded now, and a late read of any other field of them throws instead of reading reused bytes.
+   * A block's decisions have all been consumed. Its buffers are given back (giveBack) once its events are no longer
+   * among the run memory's recent ones, which it names from their blocks; from then on, reading a field of one of
+   * its events that was not detached throws instead of reading reused bytes.
    */
-  release(block: MappedBlock): void {
-    this.memory.keepRecent(block);
-    block.released = true;
+  release(block: MappedBlock, giveBack?: () => void): void {
+    const now = this.memory.ordinal;
+    this.kept.push({ block, end: now, giveBack });
+    while (this.kept.length > 0 && now - this.kept[0]!.end >= RECENT) giveUp(this.kept.shift()!);
   }
 
   /** Releases the run memory (its spill file, when it has one). */
   close(): void {
+    for (const k of this.kept.splice(0)) giveUp(k);
     this.memory.close();
   }
+}
+
+function giveUp(k: { block: MappedBlock; giveBack?: () => void }): void {
+  k.block.released = true;
+  k.giveBack?.();
+}
+
+// An invalid or filtered record's decision.
+function notAnEvent(block: MappedBlock, r: number, source: string, line: number): Decision {
+  const s = r * STRS;
+  const kind = block.ints[r * INTS + I_KIND] === Kind.Invalid ? 'invalid' : 'filtered';
+  return { kind, source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
 }
 
 // The common outcomes are built as literals with the same properties in the same order (one hidden class). The

@@ -1,17 +1,20 @@
 // What this run has already seen: event keys (with a fingerprint of their lead and where they were) and the people
 // (natural keys) that events of this run deliver. Both are FpTables of fingerprints, so a 10-million-event audit
-// holds a fixed amount in memory and spills the rest to a temporary file. The most recent keys and leads are also
-// kept (as the events themselves), to name an earlier event and the fields of a conflict.
-import { I_KEY, I_NAT, I_PAY, type BlockEvent, type MappedBlock } from './block.js';
+// holds a fixed amount in memory and spills the rest to a temporary file. The most recent events are also known by
+// where they sit in their blocks (which the decider keeps until they are no longer recent), to name an earlier
+// event and the fields of a conflict.
+import { I_KEY, I_NAT, I_PAY, STRS, S_KEY, S_LEAD, str, type MappedBlock } from './block.js';
 import { FpTable } from './fp-table.js';
 
 /** Entries of each table held in memory before it spills: 256k keys (16 MB of slots) and 256k people (12 MB). */
 export const DEFAULT_MEMORY_CAPACITY = 256 * 1024;
 
-// Recent events kept whole, to name an earlier event and the fields of a conflict: retries come soon after the
-// first delivery. Each is a few hundred bytes that survive garbage collections; 16k of them cost ~45 MB of peak
-// RSS on a 1M audit (measured), 2k cost nothing visible. Older repeats are named by file and line instead.
-const RECENT = 2048;
+/**
+ * Recent events, named by their key and their lead read back from their block, to name an earlier event and the
+ * fields of a conflict: retries come soon after the first delivery. Older repeats are named by file and line
+ * instead. The decider keeps a block until its events are no longer recent (Decider.release).
+ */
+export const RECENT = 2048;
 
 // Words of a key entry: fingerprint (3), payload fingerprint (2), line, source index, ordinal.
 const K_PAY = 3;
@@ -23,15 +26,6 @@ const N_LINE = 3;
 const N_SRC = 4;
 const N_ORD = 5;
 
-/** An event key seen earlier in this run. */
-export interface SeenKey {
-  /** The payload fingerprint equals the record's. */
-  samePayload: boolean;
-  where: string;
-  /** The earlier event, while it is recent enough to be kept (for naming the fields of a conflict). */
-  earlier?: BlockEvent;
-}
-
 /** In-run memory of keys and people, fed records of MappedBlocks. */
 export class RunMemory {
   private readonly keys: FpTable;
@@ -40,9 +34,11 @@ export class RunMemory {
   private readonly natEntry = new Uint32Array(6);
   private readonly sources: string[] = [];
   private readonly sourceIndex = new Map<string, number>();
-  // Recent events by ordinal (slot = ordinal % RECENT, valid while ringOrd holds the ordinal).
+  // Recent events by ordinal (slot = ordinal % RECENT, valid while ringOrd holds the ordinal): their block and
+  // record index.
   private readonly ringOrd = new Int32Array(RECENT).fill(-1);
-  private readonly ring = new Array<BlockEvent | undefined>(RECENT);
+  private readonly ringBlock = new Array<MappedBlock | undefined>(RECENT);
+  private readonly ringRow = new Int32Array(RECENT);
   private ord = 0;
 
   /** capacity: entries of each kind held in memory before spilling (tests make it tiny). */
@@ -66,21 +62,28 @@ export class RunMemory {
     return this.keys.get(ints[o + I_KEY]!, ints[o + I_KEY + 1]!, ints[o + I_KEY + 2]!);
   }
 
-  /** The earlier sighting of the key of record `o`, if any. */
-  getKey(ints: Int32Array, o: number): SeenKey | undefined {
-    if (!this.hasKey(ints, o)) return undefined;
+  /** After hasKey found it: whether the earlier event's payload fingerprint equals that of record `o`. */
+  foundSamePayload(ints: Int32Array, o: number): boolean {
     const f = this.keys.found;
-    const ord = f[K_ORD]! | 0;
-    const slot = ord % RECENT;
-    return {
-      samePayload: f[K_PAY] === ints[o + I_PAY]! >>> 0 && f[K_PAY + 1] === ints[o + I_PAY + 1]! >>> 0,
-      where: `${this.sources[f[K_SRC]!]} line ${f[K_LINE]}`,
-      earlier: this.ringOrd[slot] === ord ? this.ring[slot] : undefined,
-    };
+    return f[K_PAY] === ints[o + I_PAY]! >>> 0 && f[K_PAY + 1] === ints[o + I_PAY + 1]! >>> 0;
   }
 
-  /** Remembers the key of record `o` (absent: getKey just missed it); returns the event's ordinal. */
-  addKey(ints: Int32Array, o: number, line: number, src: number, event: BlockEvent): number {
+  /** After hasKey found it: where the earlier event was. */
+  foundKeyWhere(): string {
+    const f = this.keys.found;
+    return `${this.sources[f[K_SRC]!]} line ${f[K_LINE]}`;
+  }
+
+  /** After hasKey found it: the earlier event's lead JSON, while it is recent (for the fields of a conflict). */
+  foundKeyLead(): string | undefined {
+    const ord = this.keys.found[K_ORD]! | 0;
+    const block = this.recent(ord);
+    return block && str(block, this.ringRow[ord % RECENT]! * STRS + S_LEAD);
+  }
+
+  /** Remembers the key of record r of block (absent: hasKey just missed it); returns the event's ordinal. */
+  addKey(block: MappedBlock, r: number, o: number, line: number, src: number): number {
+    const ints = block.ints;
     const ord = this.ord++ & 0x7fffffff;
     const e = this.keyEntry;
     e[0] = ints[o + I_KEY]!;
@@ -94,21 +97,38 @@ export class RunMemory {
     this.keys.add(e);
     const slot = ord % RECENT;
     this.ringOrd[slot] = ord;
-    this.ring[slot] = event;
+    this.ringBlock[slot] = block;
+    this.ringRow[slot] = r;
     return ord;
   }
 
-  /** "event <key>" for the event that brought the person of record `o`, if this run has one. */
-  getNatural(ints: Int32Array, o: number): string | undefined {
-    if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!)) return undefined;
+  /** Ordinals given so far (the next event's). */
+  get ordinal(): number {
+    return this.ord;
+  }
+
+  // The block of event `ord` while it is recent and its block is not given back.
+  private recent(ord: number): MappedBlock | undefined {
+    const slot = ord % RECENT;
+    const block = this.ringBlock[slot];
+    return this.ringOrd[slot] === ord && block && !block.released ? block : undefined;
+  }
+
+  /** True when an event of this run brought the person of record `o`. */
+  hasNatural(ints: Int32Array, o: number): boolean {
+    return this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!);
+  }
+
+  /** After hasNatural found it: "event <key>" for the event that brought the person, or where it was. */
+  foundNaturalBy(): string {
     const f = this.naturals.found;
     const ord = f[N_ORD]! | 0;
-    const slot = ord % RECENT;
-    if (this.ringOrd[slot] === ord) return `event ${this.ring[slot]!.key}`;
+    const block = this.recent(ord);
+    if (block) return `event ${str(block, this.ringRow[ord % RECENT]! * STRS + S_KEY)}`;
     return `the event at ${this.sources[f[N_SRC]!]} line ${f[N_LINE]}`;
   }
 
-  /** Records the person of record `o` for the event `ord`; the caller has just seen getNatural miss it. */
+  /** Records the person of record `o` for the event `ord`; the caller has just seen hasNatural miss it. */
   addAbsentNatural(ints: Int32Array, o: number, line: number, src: number, ord: number): void {
     const e = this.natEntry;
     e[0] = ints[o + I_NAT]!;
@@ -126,11 +146,6 @@ export class RunMemory {
     if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!)) this.addAbsentNatural(ints, o, line, src, ord);
   }
 
-  /** The block's buffers are about to be given back: recent events from it decode what this memory reads of them. */
-  keepRecent(block: MappedBlock): void {
-    for (const e of this.ring) e?.keepLead(block);
-  }
-
   /** Spilled runs so far (tests). */
   get spills(): number {
     return this.keys.spills + this.naturals.spills;
@@ -139,7 +154,7 @@ export class RunMemory {
   close(): void {
     this.keys.close();
     this.naturals.close();
-    this.ring.fill(undefined);
+    this.ringBlock.fill(undefined);
   }
 }
 

@@ -2,6 +2,7 @@
 import { DECISION_KINDS, type Decision, type DecisionKind } from '../decide/types.js';
 import type { DeliveryCounts } from '../deliver/delivery-counts.js';
 import { ExitCode } from '../errors.js';
+import type { DecisionTally } from '../decide/decide.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
@@ -55,10 +56,26 @@ export function emptyCounts(): DecisionCounts {
 const EXAMPLES_PER_KIND = 3;
 
 /** Accumulates decisions into counts, per-source counts and a few examples per decision. */
-export class ReportCollector {
+export class ReportCollector implements DecisionTally {
   readonly counts = emptyCounts();
   readonly perSource: Record<string, DecisionCounts> = {};
   readonly examples: Partial<Record<DecisionKind, Example[]>> = {};
+  /** The kinds (in DECISION_KINDS order) that still want an example: a counting decider makes only those whole. */
+  readonly wanted = DECISION_KINDS.map((k) => k !== 'new');
+
+  /** Counts decisions by kind (DECISION_KINDS order) that were not made whole. */
+  addCounts(source: string, counts: Int32Array): void {
+    const per = (this.perSource[source] ??= emptyCounts());
+    for (let i = 0; i < DECISION_KINDS.length; i++) {
+      const n = counts[i]!;
+      if (n === 0) continue;
+      const k = DECISION_KINDS[i]!;
+      this.counts[k] += n;
+      this.counts.read += n;
+      per[k] += n;
+      per.read += n;
+    }
+  }
 
   /** Counts one decision. */
   add(d: Decision): void {
@@ -70,6 +87,7 @@ export class ReportCollector {
     if (d.kind !== 'new') {
       const ex = (this.examples[d.kind] ??= []);
       if (ex.length < EXAMPLES_PER_KIND) ex.push({ source: d.source, line: d.line, key: d.key, reason: d.reason });
+      if (ex.length >= EXAMPLES_PER_KIND) this.wanted[DECISION_KINDS.indexOf(d.kind)] = false;
     }
   }
 }

@@ -12,6 +12,7 @@ import { csvReadStats } from '../../src/commands/read-csv-parallel.js';
 import type { Decision } from '../../src/decide/types.js';
 import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
+import { ReportCollector } from '../../src/report/run-report.js';
 import type { LeadEvent } from '../../src/mapping/types.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -111,6 +112,32 @@ test('a read-only ledger, indexed or looked up in SQLite, by workers or in-threa
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 0 }), sequential, 'in-thread, indexed: ');
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }), sequential, 'workers, indexed: ');
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, indexMaxRows: 0 }), sequential, 'workers, SQLite: ');
+  } finally {
+    ledger.close();
+  }
+});
+
+// What a dry-run without report rows gets: the decider counts into the collector, making only the examples whole.
+async function count(o: Partial<DecideInputsOptions> & { inputs: string[] }): Promise<ReportCollector> {
+  const tally = new ReportCollector();
+  for await (const batch of decideInputs({ read: {}, map: { config: {} }, ...o, tally })) assert.equal(batch.length, 0);
+  return tally;
+}
+
+test('counting gives the counts, per-source counts and examples that the decisions give, on every path', async () => {
+  const { input, ledgerFile } = seededInput();
+  const ledger = openLedger(ledgerFile, { readonly: true })!;
+  try {
+    const reference = new ReportCollector();
+    for (const d of await decide({ inputs: [input, input], ledger, workers: 0, indexMaxRows: 0 })) reference.add(d);
+    assert.ok(Object.keys(reference.examples).length >= 5, 'examples of most kinds');
+    for (const o of [{ workers: 0, indexMaxRows: 0 }, { workers: 0 }, { workers: 2, memoryCapacity: 1000 }, { workers: 2, indexMaxRows: 0 }]) {
+      const counted = await count({ inputs: [input, input], ledger, ...o });
+      const what = JSON.stringify(o);
+      assert.deepEqual(counted.counts, reference.counts, what);
+      assert.deepEqual(counted.perSource, reference.perSource, what);
+      assert.deepEqual(counted.examples, reference.examples, what);
+    }
   } finally {
     ledger.close();
   }

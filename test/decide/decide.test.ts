@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { encodeMapped } from '../../src/decide/block.js';
 import { Decider } from '../../src/decide/decide.js';
+import { RECENT } from '../../src/decide/run-memory.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
 import type { Mapped } from '../../src/mapping/types.js';
@@ -75,23 +76,37 @@ test('a retryable failure in the ledger is decided new, as a retry', () => {
   l.close();
 });
 
-test('block events read their block until it is released: then only what was detached or kept still answers', () => {
+test('a decided block is given back once its events are no longer recent: then only detached events answer', () => {
   line = 0;
   const d = new Decider({});
   const first = encodeMapped([
     m('e1', { email: 'ana@x.io', name: 'Ana' }, { type: 'lead.created' }),
-    m('e1', { email: 'ana@x.io', name: 'Ana' }), // a retry: decided, but not among the run memory's recent events
+    m('e1', { email: 'ana@x.io', name: 'Ana' }), // a retry
     m('e2', { email: 'bia@x.io' }),
   ]);
   const [kept, retry, sent] = d.decideBlock(first, 'in.jsonl', 0).map((x) => x.event!);
   sent!.detach!(); // what push does before queueing a send
-  d.release(first);
-  assert.equal(sent!.leadJson, '{"email":"bia@x.io"}');
-  assert.equal(sent!.naturalKey, 'bia@x.io');
-  assert.throws(() => retry!.leadJson, /read after its block was released/);
-  assert.throws(() => kept!.type, /read after its block was released/);
-  // The run memory kept the first event's lead: a later conflict still names the field that differs.
+  let givenBack = 0;
+  d.release(first, () => givenBack++);
+  // Still recent: kept, and a later conflict names the field that differs, read from the first block.
+  assert.equal(givenBack, 0);
+  assert.equal(kept!.type, 'lead.created');
   const later = d.decideBlock(encodeMapped([m('e1', { email: 'ana@x.io', name: 'Ana Lima' })]), 'in.jsonl', 0);
   assert.equal(later[0]!.kind, 'conflict');
   assert.deepEqual(later[0]!.fields, ['name']);
+  assert.equal(d.decideBlock(encodeMapped([m('e3', { email: 'ana@x.io' })]), 'in.jsonl', 0)[0]!.reason, 'same person as event e1');
+  // RECENT more events: the first block is no longer recent, and is given back when the next one is released.
+  const fillers = encodeMapped(Array.from({ length: RECENT }, (_, i) => m(`f${i}`, { email: `f${i}@x.io` })));
+  d.decideBlock(fillers, 'in.jsonl', 0);
+  d.release(fillers);
+  assert.equal(givenBack, 1);
+  assert.equal(sent!.leadJson, '{"email":"bia@x.io"}');
+  assert.equal(sent!.naturalKey, 'bia@x.io');
+  assert.throws(() => retry!.leadJson, /read after its block was released/);
+  assert.throws(() => kept!.occurredAt, /read after its block was released/);
+  // Older repeats are named by file and line, and a conflict with one says only that the content differs.
+  const old = d.decideBlock(encodeMapped([m('e1', { email: 'ana@x.io', name: 'Ana Souza' }), m('e4', { email: 'ana@x.io' })]), 'in.jsonl', 0);
+  assert.equal(old[0]!.reason, 'same key as in.jsonl line 1 with different content');
+  assert.equal(old[1]!.reason, 'same person as the event at in.jsonl line 1');
+  d.close();
 });
