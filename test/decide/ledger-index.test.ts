@@ -91,7 +91,7 @@ test('the index answers every key and person as the SQLite lookups do, across pa
   }
 });
 
-test('ledgers the index cannot represent are left to SQLite: too many rows, tombstones, a foreign hash, a huge run id', () => {
+test('ledgers the index cannot represent are left to SQLite: too many rows, tombstones, odd hashes and run ids, NUL bytes', () => {
   const { ledger } = seed();
   try {
     assert.ok(LedgerIndex.build(ledger.db, 40_001), 'at most maxRows rows are indexed');
@@ -105,6 +105,12 @@ test('ledgers the index cannot represent are left to SQLite: too many rows, tomb
     ['a payload hash that is not hex', "UPDATE events SET payload_hash = 'another-hash' WHERE key = 'evt_1'"],
     ['a run id past 2^24', "UPDATE events SET run_id = 16777216 WHERE key = 'evt_1'"],
     ['an unknown status', "UPDATE events SET status = 'archived' WHERE key = 'evt_3'"],
+    ['a short payload hash', "UPDATE events SET payload_hash = '0123456789abcde' WHERE key = 'evt_1'"],
+    ['an empty payload hash', "UPDATE events SET payload_hash = '' WHERE key = 'evt_3'"],
+    ['a run id that is not a number', "UPDATE events SET run_id = '3x' WHERE key = 'evt_1'"],
+    ['a negative run id', "UPDATE events SET run_id = -2 WHERE key = 'evt_1'"],
+    ['a NUL byte in a plain key', "INSERT INTO events (key, key_kind, status, first_seen_at, updated_at) VALUES ('a' || char(0) || 'b', 'imported', 'sent', 'now', 'now')"],
+    ['a NUL byte in a person', "UPDATE events SET natural_key = 'p' || char(0) || 'q' WHERE key = 'evt_3'"],
   ];
   for (const [what, sql] of cases) {
     const path = join(tmpDir(), 'l.db');
