@@ -6,7 +6,7 @@ import type { BlockEncoder } from '../decide/block.js';
 import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from '../decide/block.js';
 import type { FieldName, FieldPlan } from '../mapping/fields.js';
 import { timeInRange } from '../mapping/map-record.js';
-import { fastE164 } from '../mapping/phone-fast.js';
+import { e164, E164_VALID, fastE164Bytes } from '../mapping/phone-fast.js';
 
 /** The fields the fast paths read, in the order of FieldSpans. */
 export const FAST_FIELDS: FieldName[] = ['id', 'type', 'time', 'email', 'phone', 'name', 'company', 'source'];
@@ -39,50 +39,62 @@ export class LeadWriter {
   private readonly lower = Buffer.allocUnsafe(256);
 
   write(b: Buffer, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
-    const has = (f: number): boolean => spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!;
-    if (!has(F_ID)) return false; // no event id: the general path says why the record is invalid
-    for (const f of AS_IS) if (has(f) && !plainText(b, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
-    const time = has(F_TIME);
+    if (!has(spans, F_ID)) return false; // no event id: the general path says why the record is invalid
+    for (let k = 0; k < AS_IS.length; k++) {
+      const f = AS_IS[k]!;
+      if (has(spans, f) && !plainText(b, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
+    }
+    const time = has(spans, F_TIME);
     if (time && (spans[F_TIME * 2 + 1]! - spans[F_TIME * 2]! !== 24 || !canonicalTime(b, spans[F_TIME * 2]!))) return false;
-    const email = has(F_EMAIL);
+    const email = has(spans, F_EMAIL);
     let emailLen = 0;
     if (email) {
       emailLen = lowerEmail(b, spans[F_EMAIL * 2]!, spans[F_EMAIL * 2 + 1]!, this.lower);
       if (emailLen < 0) return false;
     }
-    let phone: string | null | undefined;
-    if (has(F_PHONE)) {
-      phone = fastE164(b.toString('latin1', spans[F_PHONE * 2]!, spans[F_PHONE * 2 + 1]!));
-      if (typeof phone !== 'string') return false;
-    }
-    if (!email && phone === undefined) return false; // no email and no phone: the general path says why it is invalid
+    // The phone's E.164 number, written as '+', e164.callingCode and e164.nationalNumber.
+    const phone = has(spans, F_PHONE);
+    if (phone && fastE164Bytes(b, spans[F_PHONE * 2]!, spans[F_PHONE * 2 + 1]!) !== E164_VALID) return false;
+    if (!email && !phone) return false; // no email and no phone: the general path says why it is invalid
 
     const r = enc.begin(line);
     const s = r * STRS;
     enc.putBytes(s + S_KEY, b, spans[F_ID * 2]!, spans[F_ID * 2 + 1]!);
     enc.open(s + S_NAT);
     if (email) enc.append(this.lower, 0, emailLen);
-    else enc.appendAscii(phone!);
+    else appendE164(enc);
     enc.open(s + S_LEAD);
     let first = true;
     for (let k = 0; k < LEAD_FIELDS.length; k++) {
       const f = LEAD_FIELD_INDEX[k]!;
-      if (!has(f)) continue;
+      if (!has(spans, f)) continue;
       enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
       first = false;
       if (f === F_EMAIL) enc.append(this.lower, 0, emailLen);
-      else if (f === F_PHONE) enc.appendAscii(phone!);
+      else if (f === F_PHONE) appendE164(enc);
       else enc.append(b, spans[f * 2]!, spans[f * 2 + 1]!);
     }
     enc.appendAscii('"}');
     enc.open(s + S_HASH);
-    if (has(F_TYPE)) enc.putBytes(s + S_TYPE, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
+    if (has(spans, F_TYPE)) enc.putBytes(s + S_TYPE, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
     else enc.open(s + S_TYPE);
     if (time) enc.putBytes(s + S_TIME, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);
     else enc.open(s + S_TIME);
     enc.seal(r, Kind.IdEvent);
     return true;
   }
+}
+
+// Field f has a non-empty text.
+function has(spans: Int32Array, f: number): boolean {
+  return spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!;
+}
+
+// The phone fastE164Bytes just found valid, in E.164.
+function appendE164(enc: BlockEncoder): void {
+  enc.appendAscii('+');
+  enc.appendAscii(e164.callingCode);
+  enc.appendAscii(e164.nationalNumber);
 }
 
 /**
@@ -154,7 +166,14 @@ function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): num
   // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
   if (at < 1 || lastDot < at + 2 || n - lastDot - 1 < 2) return -1;
   for (let i = lastDot + 1; i < n; i++) if (out[i]! < 0x61 || out[i]! > 0x7a) return -1;
-  if (n >= 7 && out.toString('latin1', 0, 7) === 'mailto:') return -1;
+  if (n >= 7 && startsWithMailto(out)) return -1;
   return n;
 }
 
+
+const MAILTO = [0x6d, 0x61, 0x69, 0x6c, 0x74, 0x6f, 0x3a]; // mailto:
+
+function startsWithMailto(b: Uint8Array): boolean {
+  for (let i = 0; i < MAILTO.length; i++) if (b[i] !== MAILTO[i]) return false;
+  return true;
+}

@@ -43,6 +43,16 @@ interface Plan {
  */
 const PLANS: ReadonlyMap<string, Plan | null> = buildPlans(metadataJson as unknown);
 
+/** PLANS by the calling code's number (codes have no leading zero, so the number stands for the digits). */
+const PLANS_BY_CODE: Array<Plan | null | undefined> = [];
+for (const [code, plan] of PLANS) PLANS_BY_CODE[Number(code)] = plan;
+
+// The bytes of a phone given as text, and its digits (only inputs of at most MAX_FAST_INPUT_LENGTH are decided).
+const TEXT = Buffer.alloc(MAX_FAST_INPUT_LENGTH);
+const DIGITS = Buffer.alloc(MAX_FAST_INPUT_LENGTH);
+// Buffer's own latin1 decoder, without toString's argument checks.
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice?: (this: Buffer, start: number, end: number) => string }).latin1Slice;
+
 function buildPlans(json: unknown): Map<string, Plan | null> {
   const plans = new Map<string, Plan | null>();
   if (!isRecord(json) || json.version !== 4) return plans; // unknown layout: decide nothing
@@ -107,6 +117,30 @@ function isRecord(x: unknown): x is Record<string, unknown> {
  * undefined if this fast path does not decide `text`.
  */
 export function fastE164(text: string): string | null | undefined {
+  // Only ASCII is decided: the text's characters are its bytes.
+  const len = text.length;
+  if (len > MAX_FAST_INPUT_LENGTH) return undefined;
+  for (let i = 0; i < len; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0x7f) return undefined;
+    TEXT[i] = c;
+  }
+  const v = fastE164Bytes(TEXT, 0, len);
+  return v === E164_VALID ? '+' + e164.callingCode + e164.nationalNumber : v === E164_INVALID ? null : undefined;
+}
+
+/** fastE164Bytes: the phone is valid, and its E.164 number is '+' + e164.callingCode + e164.nationalNumber. */
+export const E164_VALID = 1;
+/** fastE164Bytes: the library would call the phone invalid. */
+export const E164_INVALID = 0;
+/** fastE164Bytes: not decided here; the caller must ask the library. */
+export const E164_UNDECIDED = -1;
+
+/** The parts of the number the last fastE164Bytes call found valid (written so, the caller makes no string of it). */
+export const e164 = { callingCode: '', nationalNumber: '' };
+
+/** fastE164 for the text whose bytes are b[start..end) (not decided unless ASCII): E164_VALID, _INVALID or _UNDECIDED. */
+export function fastE164Bytes(b: Uint8Array, start: number, end: number): number {
   // Grammar: ASCII '+', then ASCII digits, spaces, '-', '.', '(' and ')', ending in a digit. Why this is safe:
   // - parse.js extractFormattedPhoneNumber: starts at the first '+' (index 0) and strips only trailing
   //   non-digits (there are none); the 250-char limit is not reached.
@@ -115,48 +149,50 @@ export function fastE164(text: string): string | null | undefined {
   //   least three digits matches VALID_PHONE_NUMBER; fewer digits is left to the library.
   // - extractExtension: every extension form needs a letter, 'x', '#', '~', ',' or ';'; none can match.
   // - parseIncompletePhoneNumber then keeps just '+' and the digits; the separators leave no trace.
-  // Leading/trailing whitespace, '＋', non-ASCII digits, letters, a second '+' etc. all return undefined.
-  const len = text.length;
-  if (len < 4 || len > MAX_FAST_INPUT_LENGTH || text.charCodeAt(0) !== 0x2b /* + */) return undefined;
-  let digits = '';
-  let runStart = 1;
-  for (let i = 1; i < len; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x30 && c <= 0x39) continue;
-    if (c !== 0x20 && c !== 0x2d && c !== 0x2e && c !== 0x28 && c !== 0x29) return undefined; // ' ' - . ( )
-    if (i > runStart) digits += text.slice(runStart, i);
-    runStart = i + 1;
+  // Leading/trailing whitespace, '＋', non-ASCII digits, letters, a second '+' etc. are not decided.
+  const len = end - start;
+  if (len < 4 || len > MAX_FAST_INPUT_LENGTH || b[start] !== 0x2b /* + */) return E164_UNDECIDED;
+  // The digits, collected as bytes: the national number becomes one string, the calling code a number.
+  const d = DIGITS;
+  let n = 0;
+  for (let i = start + 1; i < end; i++) {
+    const c = b[i]!;
+    if (c >= 0x30 && c <= 0x39) d[n++] = c;
+    else if (c !== 0x20 && c !== 0x2d && c !== 0x2e && c !== 0x28 && c !== 0x29) return E164_UNDECIDED; // ' ' - . ( )
   }
-  if (runStart >= len) return undefined; // ends in a separator
-  digits += text.slice(runStart);
-  if (digits.length < 3) return undefined;
+  const last = b[end - 1]!;
+  if (last < 0x30 || last > 0x39) return E164_UNDECIDED; // ends in a separator
+  if (n < 3) return E164_UNDECIDED;
 
   // extractCountryCallingCode: a leading 0 is never a calling code (left to the library); otherwise the first
   // of the 1-, 2-, 3-digit prefixes for which Metadata.hasCallingCode() holds is the calling code. PLANS holds
   // every code hasCallingCode() accepts, so a miss at every length means the library finds none either
-  // (also left to the library, it rejects those).
-  if (digits.charCodeAt(0) === 0x30) return undefined;
+  // (also left to the library, it rejects those). Without a leading 0, a prefix's number stands for its digits.
+  if (d[0] === 0x30) return E164_UNDECIDED;
   let plan: Plan | null | undefined;
   let i = 1;
-  for (; i <= MAX_LENGTH_COUNTRY_CODE && i <= digits.length; i++) {
-    plan = PLANS.get(digits.slice(0, i));
+  for (let code = 0; i <= MAX_LENGTH_COUNTRY_CODE && i <= n; i++) {
+    code = code * 10 + d[i - 1]! - 0x30;
+    plan = PLANS_BY_CODE[code];
     if (plan !== undefined) break;
   }
-  if (!plan) return undefined;
-  const rest = digits.slice(i);
-  if (rest.length < MIN_LENGTH_FOR_NSN) return undefined;
+  if (!plan) return E164_UNDECIDED;
+  if (n - i < MIN_LENGTH_FOR_NSN) return E164_UNDECIDED;
+  const rest = latin1Slice ? latin1Slice.call(d, i, n) : d.toString('latin1', i, n);
 
   // parse.js parsePhoneNumber: extractNationalNumber() strips a national prefix even from an international
   // number (e.g. "+49 (0)30 …" becomes 30…), with the calling code's (here: the only) country selected.
   const nationalNumber = extractNationalNumber(rest, plan);
 
   // parse.js: TOO_SHORT / TOO_LONG are thrown, so parsePhoneNumberFromString returns undefined.
-  if (nationalNumber.length < MIN_LENGTH_FOR_NSN || nationalNumber.length > MAX_LENGTH_FOR_NSN) return null;
+  if (nationalNumber.length < MIN_LENGTH_FOR_NSN || nationalNumber.length > MAX_LENGTH_FOR_NSN) return E164_INVALID;
   // isValid.js isValidNumber: the country has no types (checked in planFor), so validity is
   // matchesEntirely(nationalNumber, nationalNumberPattern) and nothing else (no length check).
-  if (!plan.nationalNumber.test(nationalNumber)) return null;
+  if (!plan.nationalNumber.test(nationalNumber)) return E164_INVALID;
   // PhoneNumber constructor: number = '+' + countryCallingCode + nationalNumber.
-  return '+' + plan.callingCode + nationalNumber;
+  e164.callingCode = plan.callingCode;
+  e164.nationalNumber = nationalNumber;
+  return E164_VALID;
 }
 
 /** Mirrors helpers/extractNationalNumber.js for a numbering plan with exactly one country and no types. */
