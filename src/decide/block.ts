@@ -10,7 +10,7 @@ import { fingerprintBytes } from './fingerprint.js';
 /** Int32 words per record. */
 export const INTS = 12;
 /** Strings per record. */
-export const STRS = 7;
+export const STRS = 6;
 
 // Word offsets within a record's ints.
 export const I_KIND = 0; // a Kind

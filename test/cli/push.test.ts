@@ -104,6 +104,14 @@ test('jsonl sink: one line per new lead; a rerun appends nothing', async () => {
   const args = ['push', fx('webhook-events.jsonl'), '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--quiet'];
   assert.equal((await runCli(args)).code, 0);
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
+  // The ledger keeps each event's time as the input gave it (a regression: it was recorded empty).
+  const db = new Database(join(dir, 'l.db'), { readonly: true });
+  try {
+    const row = db.prepare("SELECT event_time FROM events WHERE key = 'evt_01JA0001'").get() as { event_time: string | null };
+    assert.equal(row.event_time, '2026-10-01T12:00:00.000Z');
+  } finally {
+    db.close();
+  }
   assert.equal((await runCli(args)).code, 0);
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
 });

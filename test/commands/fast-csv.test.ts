@@ -3,7 +3,7 @@
 // (at a quote) must keep their lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockEncoder, type MappedBlock } from '../../src/decide/block.js';
+import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/decide/block.js';
 import { FastCsv, mapCsvBlock } from '../../src/commands/fast-csv.js';
 import { createMapper, mapItem } from '../../src/mapping/map-record.js';
 import type { Mapped } from '../../src/mapping/types.js';
@@ -31,11 +31,11 @@ async function assertSame(header: string | Buffer, body: string | Buffer, minHit
   assert.equal(fast.n, general.n, 'records');
   const rows = b.toString().split('\n');
   for (let r = 0; r < general.n; r++) {
-    const line = general.ints[r * 12 + 1]!;
-    const s = (x: MappedBlock) => x.bytes.toString('utf8', x.offs[r * 7], x.offs[r * 7 + 7]);
+    const line = general.ints[r * INTS + I_LINE]!;
+    const s = (x: MappedBlock) => x.bytes.toString('utf8', x.offs[r * STRS], x.offs[r * STRS + STRS]);
     const what = `record ${r} (line ${line}: ${rows[line - 1002]}) ${s(general)} / ${s(fast)}`;
-    assert.equal(fast.ints.subarray(r * 12, r * 12 + 12).join(), general.ints.subarray(r * 12, r * 12 + 12).join(), what);
-    assert.equal(fast.bytes.toString('utf8', fast.offs[r * 7], fast.offs[r * 7 + 7]), general.bytes.toString('utf8', general.offs[r * 7], general.offs[r * 7 + 7]), what);
+    assert.equal(fast.ints.subarray(r * INTS, r * INTS + INTS).join(), general.ints.subarray(r * INTS, r * INTS + INTS).join(), what);
+    assert.equal(fast.bytes.toString('utf8', fast.offs[r * STRS], fast.offs[r * STRS + STRS]), general.bytes.toString('utf8', general.offs[r * STRS], general.offs[r * STRS + STRS]), what);
   }
   assert.ok(hits >= minHits, `the fast path mapped ${hits} rows`);
 }

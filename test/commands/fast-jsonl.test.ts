@@ -2,7 +2,7 @@
 // line and byte for byte, whatever the line: it may only decline lines, never map one differently.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockEncoder, type MappedBlock } from '../../src/decide/block.js';
+import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/decide/block.js';
 import { FastJsonl, mapJsonlBlock } from '../../src/commands/fast-jsonl.js';
 import { createMapper, type MapOptions } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
@@ -22,15 +22,15 @@ function blocks(text: string | Buffer, opts: MapOptions = { config: {} }): { gen
 function assertSameBlocks(a: MappedBlock, b: MappedBlock, lines: string[]): void {
   assert.equal(b.n, a.n, 'records');
   for (let r = 0; r < a.n; r++) {
-    const ra = a.ints.subarray(r * 12, r * 12 + 12).join();
-    const rb = b.ints.subarray(r * 12, r * 12 + 12).join();
-    const sa = a.bytes.toString('utf8', a.offs[r * 7], a.offs[r * 7 + 7]);
-    const sb = b.bytes.toString('utf8', b.offs[r * 7], b.offs[r * 7 + 7]);
-    const line = a.ints[r * 12 + 1]!;
+    const ra = a.ints.subarray(r * INTS, r * INTS + INTS).join();
+    const rb = b.ints.subarray(r * INTS, r * INTS + INTS).join();
+    const sa = a.bytes.toString('utf8', a.offs[r * STRS], a.offs[r * STRS + STRS]);
+    const sb = b.bytes.toString('utf8', b.offs[r * STRS], b.offs[r * STRS + STRS]);
+    const line = a.ints[r * INTS + I_LINE]!;
     const what = `record ${r} (line ${line}: ${lines[line - 1]})`;
     assert.equal(rb, ra, what);
     assert.equal(sb, sa, what);
-    assert.deepEqual([...b.offs.subarray(r * 7, r * 7 + 8)].map((x) => x - b.offs[r * 7]!), [...a.offs.subarray(r * 7, r * 7 + 8)].map((x) => x - a.offs[r * 7]!), what);
+    assert.deepEqual([...b.offs.subarray(r * STRS, r * STRS + STRS + 1)].map((x) => x - b.offs[r * STRS]!), [...a.offs.subarray(r * STRS, r * STRS + STRS + 1)].map((x) => x - a.offs[r * STRS]!), what);
   }
 }
 

@@ -76,6 +76,27 @@ test('a retryable failure in the ledger is decided new, as a retry', () => {
   l.close();
 });
 
+test('block events read back every field of every record, the last of a block too', () => {
+  line = 0;
+  const items = [
+    m('e1', { email: 'ana@x.io', name: 'Ana' }, { type: 'lead.created', created_at: '2026-10-01T00:00:01.000Z' }),
+    m('e2', { phone: '+55 11 930029883' }, { type: 'lead.updated', created_at: '2026-10-01T00:00:02Z' }),
+    m('e3', { email: 'bia@x.io' }, { created_at: '2026-10-01T00:00:03.000Z' }),
+  ];
+  const decisions = new Decider({}).decideBlock(encodeMapped(items), 'in.jsonl', 0);
+  decisions.forEach((d, i) => {
+    const want = items[i]!;
+    if (want.kind !== 'event') throw new Error('mapping');
+    const e = d.event!;
+    assert.deepEqual(
+      [e.key, e.naturalKey, e.leadJson, e.type, e.occurredAt, e.payloadHash],
+      [want.key, want.naturalKey, want.leadJson ?? JSON.stringify(want.lead), want.type, want.occurredAt, want.payloadHash],
+      `record ${i}`,
+    );
+  });
+  assert.equal(decisions[2]!.event!.occurredAt, '2026-10-01T00:00:03.000Z');
+});
+
 test('a decided block is given back once its events are no longer recent: then only detached events answer', () => {
   line = 0;
   const d = new Decider({});
