@@ -9,9 +9,9 @@ const LF = 0x0a;
 
 /** Yields the mapped records of one JSONL input in input order, numbered as the sequential reader numbers them. */
 export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool): AsyncGenerator<DecodedBlock> {
-  // Two blocks per worker in flight: neither side waits for the other, and four measured no faster (each block
-  // in flight holds a few MB).
-  const maxInFlight = pool.size * 2;
+  // Four blocks per worker in flight (each holds a few MB): with two, the workers waited for blocks a fifth of the
+  // time (npm run bench:profile), and four made the 1M-line audit 4% faster (1.96 -> 1.87 s, measured A/B).
+  const maxInFlight = pool.size * 4;
   const inFlight: Array<Promise<MapJobResult>> = [];
   let carry: Buffer[] = [];
   let first = true;
