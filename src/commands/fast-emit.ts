@@ -39,21 +39,24 @@ export class LeadWriter {
   private readonly lower = Buffer.allocUnsafe(256);
 
   write(b: Buffer, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
-    if (!has(spans, F_ID)) return false; // no event id: the general path says why the record is invalid
+    // Bit f: field f has a non-empty text.
+    let present = 0;
+    for (let f = 0; f < FAST_FIELDS.length; f++) if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
+    if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
     for (let k = 0; k < AS_IS.length; k++) {
       const f = AS_IS[k]!;
-      if (has(spans, f) && !plainText(b, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
+      if (present & (1 << f) && !plainText(b, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
     }
-    const time = has(spans, F_TIME);
+    const time = (present & (1 << F_TIME)) !== 0;
     if (time && (spans[F_TIME * 2 + 1]! - spans[F_TIME * 2]! !== 24 || !canonicalTime(b, spans[F_TIME * 2]!))) return false;
-    const email = has(spans, F_EMAIL);
+    const email = (present & (1 << F_EMAIL)) !== 0;
     let emailLen = 0;
     if (email) {
       emailLen = lowerEmail(b, spans[F_EMAIL * 2]!, spans[F_EMAIL * 2 + 1]!, this.lower);
       if (emailLen < 0) return false;
     }
     // The phone's E.164 number, written as '+', e164.callingCode and e164.nationalNumber.
-    const phone = has(spans, F_PHONE);
+    const phone = (present & (1 << F_PHONE)) !== 0;
     if (phone && fastE164Bytes(b, spans[F_PHONE * 2]!, spans[F_PHONE * 2 + 1]!) !== E164_VALID) return false;
     if (!email && !phone) return false; // no email and no phone: the general path says why it is invalid
 
@@ -67,7 +70,7 @@ export class LeadWriter {
     let first = true;
     for (let k = 0; k < LEAD_FIELDS.length; k++) {
       const f = LEAD_FIELD_INDEX[k]!;
-      if (!has(spans, f)) continue;
+      if ((present & (1 << f)) === 0) continue;
       enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
       first = false;
       if (f === F_EMAIL) enc.append(this.lower, 0, emailLen);
@@ -76,18 +79,13 @@ export class LeadWriter {
     }
     enc.appendAscii('"}');
     enc.open(s + S_HASH);
-    if (has(spans, F_TYPE)) enc.putBytes(s + S_TYPE, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
+    if (present & (1 << F_TYPE)) enc.putBytes(s + S_TYPE, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
     else enc.open(s + S_TYPE);
     if (time) enc.putBytes(s + S_TIME, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);
     else enc.open(s + S_TIME);
     enc.seal(r, Kind.IdEvent);
     return true;
   }
-}
-
-// Field f has a non-empty text.
-function has(spans: Int32Array, f: number): boolean {
-  return spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!;
 }
 
 // The phone fastE164Bytes just found valid, in E.164.
@@ -105,19 +103,27 @@ function appendE164(enc: BlockEncoder): void {
 function plainText(b: Uint8Array, start: number, end: number): boolean {
   if (end <= start || b[start] === 0x20 || b[end - 1] === 0x20) return false;
   for (let i = start; i < end; i++) {
-    const c = b[i]!;
-    if (c === BACKSLASH || c < 0x20) return false; // an escape, or a control byte (a tab is whitespace)
-    if (c === 0x20) {
+    const kind = TEXT_BYTE[b[i]!]!;
+    if (kind === T_PLAIN) continue;
+    if (kind === T_SPACE) {
       if (b[i + 1] === 0x20) return false;
       continue;
     }
-    if (c < 0x80) continue;
-    if (c < 0xc2 || c > 0xdf) return false;
+    if (kind !== T_LEAD2) return false; // an escape, a control byte (a tab is whitespace), or not two-byte UTF-8
     const d = b[++i];
-    if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (c === 0xc2 && d === 0xa0)) return false;
+    if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (b[i - 1] === 0xc2 && d === 0xa0)) return false;
   }
   return true;
 }
+
+// What plainText makes of a byte: kept, a space, the lead byte of a two-byte UTF-8 character, or refused.
+const T_PLAIN = 0;
+const T_SPACE = 1;
+const T_LEAD2 = 2;
+const T_REFUSED = 3;
+const TEXT_BYTE = new Uint8Array(256).map((_, c) =>
+  c === 0x20 ? T_SPACE : c === BACKSLASH || c < 0x20 ? T_REFUSED : c < 0x80 ? T_PLAIN : c >= 0xc2 && c <= 0xdf ? T_LEAD2 : T_REFUSED,
+);
 
 /** yyyy-mm-ddThh:mm:ss.sssZ with every field in range (what the mapper keeps as it is; see isoTime). */
 function canonicalTime(b: Uint8Array, start: number): boolean {
@@ -138,9 +144,12 @@ function digits(b: Uint8Array, at: number, len: number): number {
 
 const TIME_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
 
-// Bytes EMAIL_RE (normalize.ts) refuses on either side of the @: ASCII whitespace, @ < > ( ) , ; : "
-const NOT_IN_EMAIL = new Uint8Array(128);
-for (const c of '\t\n\v\f\r @<>(),;:"') NOT_IN_EMAIL[c.charCodeAt(0)] = 1;
+// Each ASCII byte as lowerEmail writes it (lower-cased), or 0 for those EMAIL_RE (normalize.ts) refuses on either
+// side of the @ (ASCII whitespace, @ < > ( ) , ; : "), which the @ itself is checked apart from, and for
+// the bytes lowerEmail leaves to the general path (non-ASCII, other control bytes, the backslash of an escape).
+const EMAIL_BYTE = new Uint8Array(256);
+for (let c = 0x21; c < 0x7f; c++) EMAIL_BYTE[c] = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+for (const c of '<>(),;:"\\') EMAIL_BYTE[c.charCodeAt(0)] = 0;
 
 /**
  * The email at b[start..end) lower-cased into out, as normalizeEmail would return it; -1 when it is not plain
@@ -152,15 +161,13 @@ function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): num
   let at = -1;
   let lastDot = -1;
   for (let i = 0; i < n; i++) {
-    let c = b[start + i]!;
-    if (c >= 0x80) return -1;
-    if (c >= 0x41 && c <= 0x5a) c += 0x20;
+    const c = EMAIL_BYTE[b[start + i]!]!;
+    if (c === 0) return -1;
     out[i] = c;
     if (c === 0x40) {
       if (at >= 0) return -1;
       at = i;
-    } else if (NOT_IN_EMAIL[c]) return -1;
-    else if (c === 0x2e) lastDot = i;
+    } else if (c === 0x2e) lastDot = i;
   }
   // ^[^…]+@[^…]+\.[a-z]{2,}$ : something before the @, something between it and the last dot, and two or more
   // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
@@ -169,7 +176,6 @@ function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): num
   if (n >= 7 && startsWithMailto(out)) return -1;
   return n;
 }
-
 
 const MAILTO = [0x6d, 0x61, 0x69, 0x6c, 0x74, 0x6f, 0x3a]; // mailto:
 

@@ -50,7 +50,7 @@ const ODD_TEXT = [
 const EMAILS = [
   'Ana@Example.COM', 'Ana.Lima@Example.com', 'mailto:ana@example.com', 'MAILTO:ana@x.io', 'ana@example', 'ana@@example.com', '@example.com', 'ana@.com', 'ana@x.c',
   'ana@x.c0m', 'ana@x.com.', 'a.b@x.y.zz', 'ana lima@x.com', 'ana@x.co ', ' ana@x.co', 'ánä@x.com', 'ana@x.COM', 'a"b@x.com', 'a<b@x.com',
-  'a,b@x.com', 'a;b@x.com', 'a:b@x.com', 'a(b)@x.com', 'K\u212a@x.com', 'ana@x.ｃom', 'İ@x.com',
+  'a,b@x.com', 'a;b@x.com', 'a:b@x.com', 'a(b)@x.com', 'K\u212a@x.com', 'ana@x.ｃom', 'İ@x.com', 'a\\b@x.com', 'a\u0001b@x.com', 'a\u007fb@x.com',
 ];
 const PHONES = [
   '+55 11 930029883', '+55 (11) 93002-9883', '+5511930029883', '11 93002-9883', '+1 202 555 0143', '+44 20 7946 0958', '+55 11 9300',
@@ -106,6 +106,7 @@ function text(v: Record<string, unknown>, rnd: () => number): string {
   if (r < 0.77) return ' \t' + s + '\r ';
   if (r < 0.8) return s.replace('"event_id"', '"ev\\u0065nt_id"');
   if (r < 0.82) return s.replace('"name":"', '"name":"\\u00c7');
+  if (r < 0.83) return s.replace('"email":"', '"email":"\\u0041');
   if (r < 0.84) return s.replace('{"event_id":"evt_1",', '{"event_id":"evt_1","event_id":"evt_2",');
   if (r < 0.86) return s.replace(/\{"event_id":("[^"]*"),"type":("[^"]*"),/, '{"type":$2,"event_id":$1,');
   if (r < 0.88) return s.slice(0, Math.floor(rnd() * s.length)); // truncated
