@@ -59,8 +59,9 @@ export async function mapCsvBlock(
 export class FastCsv {
   private readonly writer = new LeadWriter();
   private spans = new Int32Array(FAST_FIELDS.length * 2);
-  // The column of each of FAST_FIELDS (-1: none) under the plan with id planId, for these headers.
-  private columns: Int32Array | undefined;
+  // The field of FAST_FIELDS each column is (-1: none) under the plan with id planId, for these headers; undefined
+  // when the plan reads something that is not a column, or one column as two fields.
+  private fieldOf: Int32Array | undefined;
   private planId = -1;
   private headers: string[] | null = null;
   /** Rows mapped by the fast path (tests read it). */
@@ -121,19 +122,18 @@ export class FastCsv {
   // the general path does.
   private tryRow(b: Buffer, start: number, end: number, d: number, headers: string[], line: number, enc: BlockEncoder): boolean {
     const cur = this.mapper.current();
-    const columns = this.columns;
-    if (!columns || !cur || cur.id !== this.planId || headers !== this.headers) return false;
+    const fieldOf = this.fieldOf;
+    if (!fieldOf || !cur || cur.id !== this.planId || headers !== this.headers) return false;
     const spans = this.spans;
-    spans.fill(-1);
+    for (let i = 0; i < spans.length; i++) spans[i] = -1;
     let col = 0;
     let from = start;
     for (let i = start; ; i++) {
       if (i === end || b[i] === d) {
-        for (let f = 0; f < FAST_FIELDS.length; f++) {
-          if (columns[f] === col) {
-            spans[f * 2] = from;
-            spans[f * 2 + 1] = i;
-          }
+        const f = col < fieldOf.length ? fieldOf[col]! : -1;
+        if (f >= 0) {
+          spans[f * 2] = from;
+          spans[f * 2 + 1] = i;
         }
         col++;
         from = i + 1;
@@ -152,16 +152,16 @@ export class FastCsv {
     if (!cur || (cur.id === this.planId && headers === this.headers)) return;
     this.planId = cur.id;
     this.headers = headers;
-    this.columns = undefined;
+    this.fieldOf = undefined;
     if (!fastPlan(cur.plan)) return;
-    const columns = new Int32Array(FAST_FIELDS.length).fill(-1);
+    const fieldOf = new Int32Array(headers.length).fill(-1);
     for (let f = 0; f < FAST_FIELDS.length; f++) {
       const path = cur.plan[FAST_FIELDS[f]!];
       if (!path) continue;
       const c = path.length === 1 ? headers.lastIndexOf(path[0]!) : -1;
-      if (c < 0) return; // the plan reads something that is not a column
-      columns[f] = c;
+      if (c < 0 || fieldOf[c] !== -1) return; // the plan reads something that is not a column, or a column twice
+      fieldOf[c] = f;
     }
-    this.columns = columns;
+    this.fieldOf = fieldOf;
   }
 }
