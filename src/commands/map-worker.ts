@@ -4,29 +4,44 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import { LedgerIndex } from '../decide/ledger-index.js';
-import { LedgerLookup } from '../ledger/lookup.js';
+import type { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper, mapItem } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
 import { FastJsonl, mapJsonlBlock } from './fast-jsonl.js';
-import { FastCsv, mapCsvBlock } from './fast-csv.js';
+import type { FastCsv } from './fast-csv.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
-import { CsvStream } from './csv-stream.js';
+import type { CsvStream } from './csv-stream.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
 const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : undefined;
-const fastCsv = FastCsv.allowed(mapper, init.select) ? new FastCsv(mapper) : undefined;
+// What only CSV inputs, or ledgers too large to index, need is loaded when first needed: a worker of a JSONL
+// audit starts in half the time (~20 ms instead of ~45, measured), while the deciding thread builds the index.
+let csvModules: Promise<CsvModules> | undefined;
+interface CsvModules {
+  CsvStream: typeof CsvStream;
+  mapCsvBlock: typeof import('./fast-csv.js').mapCsvBlock;
+  fastCsv: FastCsv | undefined;
+}
+const loadCsv = (): Promise<CsvModules> =>
+  (csvModules ??= Promise.all([import('./csv-stream.js'), import('./fast-csv.js')]).then(([stream, fast]) => ({
+    CsvStream: stream.CsvStream,
+    mapCsvBlock: fast.mapCsvBlock,
+    fastCsv: fast.FastCsv.allowed(mapper, init.select) ? new fast.FastCsv(mapper) : undefined,
+  })));
+// Set while the SQLite lookups load: jobs wait for them, in the order they came.
+let lookupLoading: Promise<void> | undefined;
 const selector = init.select === undefined ? null : compileSelector(init.select);
 let lookup: LedgerLookup | undefined;
 const port = parentPort!;
 let index: LedgerIndex | undefined;
 
 // Records carry source '' and block-relative lines: the main thread, which knows both, fills them in.
-// JSONL blocks are mapped synchronously, and the CSV readers only await already-settled promises here, so each
-// block finishes before the next message is taken and replies leave in the order the jobs came.
+// Jobs that wait (for modules loading, for a CSV stream's parser) resume in the order they came, so a CSV stream's
+// chunks are parsed in order; replies are matched to jobs by their sequence number, whatever their order.
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
@@ -36,7 +51,11 @@ port.on('message', async (msg: MapJob | MapRecycle | MapShareLedger) => {
     return;
   }
   if ('ledgerPath' in msg) {
-    lookup = LedgerLookup.open(msg.ledgerPath);
+    const path = msg.ledgerPath;
+    lookupLoading = import('../ledger/lookup.js').then((m) => {
+      lookup = m.LedgerLookup.open(path);
+      lookupLoading = undefined;
+    });
     return;
   }
   if ('recycle' in msg) {
@@ -44,7 +63,8 @@ port.on('message', async (msg: MapJob | MapRecycle | MapShareLedger) => {
     return;
   }
   const job = msg;
-  if (job.csv) return csvJob(job, job.csv);
+  if (lookupLoading) await lookupLoading;
+  if (job.csv) return csvJob(job, job.csv, await loadCsv());
   const enc = new BlockEncoder(job.bytes.length >>> 7, spares.pop());
   const lines = mapJsonlBlock(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.first, enc, mapper, fast, selector);
   reply({ seq: job.seq, lines, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
@@ -75,11 +95,11 @@ function toMapped(item: RawItem): Mapped {
 const csvStreams = new Map<number, CsvStream>();
 
 // CSV lines are absolute (one parser sees the whole input), so its answers report 0 lines for the main thread to add.
-function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
-  if (csv.split) return void csvBlock(job, csv, csv.split);
+function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>, m: CsvModules): void {
+  if (csv.split) return void csvBlock(job, csv, csv.split, m);
   let s = csvStreams.get(csv.stream);
   if (!s) {
-    s = new CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error) => {
+    s = new m.CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error) => {
       reply(error === undefined ? { seq, lines: 0, block: lookUp(encodeMapped(items)) } : { seq, lines: 0, block: encodeMapped([]), error });
     });
     csvStreams.set(csv.stream, s);
@@ -91,13 +111,13 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>): void {
 
 // A CSV block of whole records: parsed on its own, behind a copy of the input's header so that its rows get the
 // same columns, with lines moved to where the block sits in the input (see mapCsvBlock for who reads what).
-async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, split: { header: Uint8Array; last: boolean }): Promise<void> {
+async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, split: { header: Uint8Array; last: boolean }, m: CsvModules): Promise<void> {
   const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset: csv.lineOffset, batchSize: 64 };
   const header = Buffer.from(split.header.buffer, split.header.byteOffset, split.header.byteLength);
   const body = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   try {
     const enc = new BlockEncoder(job.bytes.length >>> 6, spares.pop());
-    await mapCsvBlock(header, body, split.last, csv.settings, ctx, enc, toMapped, fastCsv);
+    await m.mapCsvBlock(header, body, split.last, csv.settings, ctx, enc, toMapped, m.fastCsv);
     reply({ seq: job.seq, lines: 0, block: lookUp(enc.finish()), unclosedQuote: ctx.unclosedQuote === true, spare: job.bytes.buffer as ArrayBuffer });
   } catch (e) {
     reply({ seq: job.seq, lines: 0, block: encodeMapped([]), error: (e as Error).message });
