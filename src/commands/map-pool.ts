@@ -117,10 +117,6 @@ export class MapPool {
    * are copied once into a buffer the worker owns.
    */
   submit(pieces: Uint8Array | Uint8Array[], first: boolean, csv?: MapJob['csv'], to?: number): Promise<MapJobResult> {
-    if (this.failure) return Promise.reject(this.failure);
-    const i = to ?? this.next;
-    if (to === undefined) this.next = (this.next + 1) % this.workers.length;
-    const seq = this.seq++;
     // The bytes are copied (into a buffer a worker gave back, when one is big enough) so that the copy's buffer can
     // be handed over without detaching the chunk.
     // Several pieces are copied straight into it: joining them first would make a block-sized garbage buffer
@@ -128,17 +124,31 @@ export class MapPool {
     const list = Array.isArray(pieces) ? pieces : [pieces];
     let length = 0;
     for (const p of list) length += p.length;
-    const spare = this.spares.pop();
-    const own = spare && spare.byteLength >= length ? new Uint8Array(spare, 0, length) : new Uint8Array(Math.max(length, MIN_JOB_BUFFER));
+    const own = this.buffer(length);
     let at = 0;
     for (const p of list) {
       own.set(p, at);
       at += p.length;
     }
-    const job: MapJob = { seq, bytes: own.subarray(0, length), first, csv };
+    return this.submitOwned(own.subarray(0, length), first, csv, to);
+  }
+
+  /** A buffer of at least `bytes` bytes to fill and submitOwned: one a worker gave back, when one is big enough. */
+  buffer(bytes: number): Uint8Array {
+    const spare = this.spares.pop();
+    return spare && spare.byteLength >= bytes ? new Uint8Array(spare) : new Uint8Array(Math.max(bytes, MIN_JOB_BUFFER));
+  }
+
+  /** Maps bytes (a view from the start of a buffer from buffer()), handing their buffer over to the worker. */
+  submitOwned(bytes: Uint8Array, first: boolean, csv?: MapJob['csv'], to?: number): Promise<MapJobResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    const i = to ?? this.next;
+    if (to === undefined) this.next = (this.next + 1) % this.workers.length;
+    const seq = this.seq++;
+    const job: MapJob = { seq, bytes, first, csv };
     return new Promise((resolve, reject) => {
       this.waiting[i]!.set(seq, { resolve, reject });
-      this.workers[i]!.postMessage(job, [own.buffer as ArrayBuffer]);
+      this.workers[i]!.postMessage(job, [bytes.buffer as ArrayBuffer]);
     });
   }
 

@@ -6,6 +6,8 @@ import type { ReaderContext } from '../sources/reader-context.js';
 import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
 
 const LF = 0x0a;
+// Bytes read at a time into a block's buffer (besides the start of a line carried over).
+const READ_CHUNK = 1 << 20;
 
 /** Yields the mapped records of one JSONL input in input order, numbered as the sequential reader numbers them. */
 export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool): AsyncGenerator<DecodedBlock> {
@@ -25,13 +27,49 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
     ctx.progress.line = lineBase;
     return block;
   };
-  const submit = (block: Uint8Array | Uint8Array[]): void => {
-    const p = pool.submit(block, first);
+  const track = (p: Promise<MapJobResult>): void => {
     // Rejections surface when the block's turn comes; until then they must not count as unhandled.
     p.catch(() => {});
     inFlight.push(p);
     first = false;
   };
+  const submit = (block: Uint8Array | Uint8Array[]): void => track(pool.submit(block, first));
+  const submitOwned = (bytes: Uint8Array): void => track(pool.submitOwned(bytes, first));
+
+  // A plain file is read straight into the buffers the workers give back: the bytes after a block's last newline
+  // (the start of its next line) are copied to the start of the next one.
+  if (opened.direct) {
+    const read = opened.direct;
+    let tail: Uint8Array = opened.head;
+    const headCut = tail.lastIndexOf(LF);
+    if (headCut >= 0) {
+      submit(tail.subarray(0, headCut + 1));
+      tail = tail.subarray(headCut + 1);
+    }
+    try {
+      for (;;) {
+        const buf = pool.buffer(tail.length + READ_CHUNK);
+        buf.set(tail, 0);
+        const n = await read(buf, tail.length, buf.length - tail.length);
+        const length = tail.length + n;
+        if (n === 0) {
+          if (length > 0) submitOwned(buf.subarray(0, length)); // the last line, without a trailing newline
+          break;
+        }
+        const cut = buf.lastIndexOf(LF, length - 1);
+        // Copied before the buffer is handed over: the start of the next line, or a line longer than a buffer.
+        tail = Buffer.from(buf.subarray(cut + 1, length));
+        if (cut === -1) continue;
+        submitOwned(buf.subarray(0, cut + 1));
+        while (inFlight.length >= maxInFlight) yield await take();
+      }
+    } catch (err) {
+      while (inFlight.length > 0) yield await take(); // as below: what was read before the error is decided
+      throw err;
+    }
+    while (inFlight.length > 0) yield await take();
+    return;
+  }
 
   try {
     for await (const chunk of opened.chunks) {

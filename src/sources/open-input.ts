@@ -1,7 +1,8 @@
 // Opens one input as a stream of decompressed byte chunks, with its first bytes available up front so that
 // format, encoding and delimiter can be sniffed without reading the input twice (stdin cannot be re-read).
 
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ResolvedInput } from './resolve-inputs.js';
@@ -24,6 +25,12 @@ export interface OpenedInput {
   chunks: AsyncIterable<Buffer>;
   /** Releases the file or stream, whether or not `chunks` was iterated (safe to call twice). */
   close(): Promise<void>;
+  /**
+   * A plain file (not stdin, not gzip) that `head` does not hold whole: instead of iterating `chunks`, a reader may
+   * take `head` and then read the rest straight into its own buffers, in order, `length` bytes at most a call (0 at
+   * the end). Reading into buffers that are reused saves a new buffer per chunk and a copy of it.
+   */
+  direct?: (into: Uint8Array, offset: number, length: number) => Promise<number>;
 }
 
 /** Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b. */
@@ -51,7 +58,28 @@ export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStr
     return { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, it), close };
   }
   const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES);
-  return { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, rawIt), close: closer(rawIt) };
+  const opened: OpenedInput = { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, rawIt), close: closer(rawIt) };
+  // Only a regular file can be read at positions: a named pipe (bash's <(…)) is read as the stream it is.
+  if (input.path !== null && !head.done && statSync(input.path).isFile()) {
+    const path = input.path;
+    let position = head.bytes;
+    let file: FileHandle | undefined;
+    opened.direct = async (into, offset, length) => {
+      if (!file) {
+        await rawIt.return?.().catch(() => {}); // the stream is not read on
+        file = await open(path, 'r');
+      }
+      const { bytesRead } = await file.read(into, offset, length, position);
+      position += bytesRead;
+      return bytesRead;
+    };
+    opened.close = async () => {
+      await closer(rawIt)();
+      await file?.close().catch(() => {});
+      file = undefined;
+    };
+  }
+  return opened;
 }
 
 function closer(...its: AsyncIterator<unknown>[]): () => Promise<void> {
