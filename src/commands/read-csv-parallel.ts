@@ -79,11 +79,28 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
 
   // One worker parses everything from here: `bytes` are whole records (from the input's start, or from a cut,
   // then behind a copy of the header).
+  // The bytes go a block at a time: the worker answers each job with all the records parsed from it, and a job of
+  // everything read so far (a wrong cut found when many blocks were in flight) held so many that it ran out of
+  // memory (64 MB of heap: a worker's limit).
   const startStream = (bytes: Buffer[], lines: number, atStart = header === undefined): void => {
     csvReadStats.streamed++;
     const id = streams++;
-    stream = { id, worker: id % pool.size };
-    queue.push({ result: submit(atStart ? bytes : [header!, ...bytes], atStart, { stream: id, settings, end: false, lineOffset: atStart ? 0 : lineOffset(lines) }, stream.worker) });
+    const s = (stream = { id, worker: id % pool.size });
+    let job: Uint8Array[] = atStart ? [] : [header!];
+    let jobBytes = 0;
+    let first = true;
+    const send = (): void => {
+      queue.push({ result: submit(job, first && atStart, { stream: id, settings, end: false, lineOffset: atStart ? 0 : lineOffset(lines) }, s.worker) });
+      first = false;
+      job = [];
+      jobBytes = 0;
+    };
+    for (const b of bytes) {
+      if (jobBytes > 0 && jobBytes + b.length > BLOCK_BYTES) send();
+      job.push(b);
+      jobBytes += b.length;
+    }
+    if (job.length > 0 || first) send();
     if (ended) endStream();
   };
   const endStream = (): void => {

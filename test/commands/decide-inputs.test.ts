@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { decideInputs, type DecideInputsOptions } from '../../src/commands/decide-inputs.js';
 import { CsvCuts } from '../../src/commands/csv-cuts.js';
+import { MapPool } from '../../src/commands/map-pool.js';
 import { csvReadStats } from '../../src/commands/read-csv-parallel.js';
 import type { Decision } from '../../src/decide/types.js';
 import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
@@ -310,17 +311,31 @@ test('a block cut inside a quoted field (were the cutter ever wrong) is read aga
   const input = join(dir, 'cut.csv');
   writeFileSync(input, regularCsv(60_000, ',', '\n'));
   const sequential = await decide({ inputs: [input], workers: 0 });
+  // The stream's jobs, in bytes: a worker holds the records of a whole job until it answers it.
+  const submit = MapPool.prototype.submit;
+  let largestStreamJob = 0;
+  MapPool.prototype.submit = function (this: MapPool, pieces, first, csv, to) {
+    const bytes = (Array.isArray(pieces) ? pieces : [pieces]).reduce((n, p) => n + p.length, 0);
+    if (csv && csv.stream >= 0) largestStreamJob = Math.max(largestStreamJob, bytes);
+    return submit.call(this, pieces, first, csv, to);
+  };
   // In a later block, and in the input's first block (which holds the header itself).
-  for (const from of [2 << 20, 0]) {
-    const cut = wrongCut(from);
-    try {
-      const before = { ...csvReadStats };
-      const parallel = await decide({ inputs: [input], workers: 2 });
-      assert.ok(cut.made(), `a wrong cut was made past byte ${from}`);
-      assert.equal(csvReadStats.streamed - before.streamed, 1, 'the input is read again as a stream from that block');
-      assertSameDecisions(parallel, sequential, `cut past byte ${from}: `);
-    } finally {
-      cut.restore();
+  try {
+    for (const from of [2 << 20, 0]) {
+      const cut = wrongCut(from);
+      try {
+        const before = { ...csvReadStats };
+        const parallel = await decide({ inputs: [input], workers: 2 });
+        assert.ok(cut.made(), `a wrong cut was made past byte ${from}`);
+        assert.equal(csvReadStats.streamed - before.streamed, 1, 'the input is read again as a stream from that block');
+        assertSameDecisions(parallel, sequential, `cut past byte ${from}: `);
+        // Everything read so far went to the stream in one job once, and the worker ran out of memory at times.
+        assert.ok(largestStreamJob <= 1.1 * 2 ** 20, `the stream is fed a block at a time (a job of ${largestStreamJob} bytes)`);
+      } finally {
+        cut.restore();
+      }
     }
+  } finally {
+    MapPool.prototype.submit = submit;
   }
 });
