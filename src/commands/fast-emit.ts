@@ -126,23 +126,29 @@ const TEXT_BYTE = new Uint8Array(256).map((_, c) =>
 );
 
 /** yyyy-mm-ddThh:mm:ss.sssZ with every field in range (what the mapper keeps as it is; see isoTime). */
-function canonicalTime(b: Uint8Array, start: number): boolean {
-  for (let i = 0; i < 24; i++) {
-    const c = b[start + i]!;
-    const want = TIME_SHAPE.charCodeAt(i);
-    if (want === 0x64 /* d */ ? c < 0x30 || c > 0x39 : c !== want) return false;
-  }
-  const s = start;
-  return timeInRange(digits(b, s, 4), digits(b, s + 5, 2), digits(b, s + 8, 2), digits(b, s + 11, 2), digits(b, s + 14, 2), digits(b, s + 17, 2));
+function canonicalTime(b: Uint8Array, s: number): boolean {
+  if (b[s + 4] !== 0x2d || b[s + 7] !== 0x2d || b[s + 10] !== 0x54 || b[s + 13] !== 0x3a || b[s + 16] !== 0x3a || b[s + 19] !== 0x2e || b[s + 23] !== 0x5a) return false;
+  const y = digits(b, s, 4);
+  const m = digits(b, s + 5, 2);
+  const d = digits(b, s + 8, 2);
+  const hh = digits(b, s + 11, 2);
+  const mm = digits(b, s + 14, 2);
+  const ss = digits(b, s + 17, 2);
+  if (y < 0 || m < 0 || d < 0 || hh < 0 || mm < 0 || ss < 0 || digits(b, s + 20, 3) < 0) return false;
+  return timeInRange(y, m, d, hh, mm, ss);
 }
 
+// The number the ASCII digits b[at..at+len) write, or -1 when one of them is not a digit.
 function digits(b: Uint8Array, at: number, len: number): number {
   let v = 0;
-  for (let i = at; i < at + len; i++) v = v * 10 + b[i]! - 0x30;
+  for (let i = at; i < at + len; i++) {
+    const c = b[i]! - 0x30;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
   return v;
 }
 
-const TIME_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
 
 // Each ASCII byte as lowerEmail writes it (lower-cased), or 0 for those EMAIL_RE (normalize.ts) refuses on either
 // side of the @ (ASCII whitespace, @ < > ( ) , ; : "), which the @ itself is checked apart from, and for
