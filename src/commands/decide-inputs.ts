@@ -3,8 +3,8 @@
 // input order; JSON arrays and small inputs are read and mapped here. Both paths yield the same decisions.
 import { availableParallelism } from 'node:os';
 import { encodeMapped } from '../decide/block.js';
-import { Decider, type DecisionTally } from '../decide/decide.js';
-import type { Decision } from '../decide/types.js';
+import { Decider } from '../decide/decide.js';
+import type { Decision, DecisionTally } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { LedgerIndex } from '../decide/ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';

@@ -31,7 +31,7 @@ interface Pending {
 
 /** Yields the mapped records of one CSV input in input order, as the in-thread reader would. */
 export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool, settings: CsvSettings): AsyncGenerator<DecodedBlock> {
-  const maxInFlight = pool.size * 2; // four, as for JSONL, measured no faster here
+  const maxInFlight = pool.size * 2; // two blocks per worker: four, as for JSONL, measured no faster here
   const queue: Pending[] = [];
   const d = settings.delimiter;
   const cuts = d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding) ? new CsvCuts(d.charCodeAt(0)) : undefined;
@@ -78,10 +78,9 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   };
 
   // One worker parses everything from here: `bytes` are whole records (from the input's start, or from a cut,
-  // then behind a copy of the header).
-  // The bytes go a block at a time: the worker answers each job with all the records parsed from it, and a job of
-  // everything read so far (a wrong cut found when many blocks were in flight) held so many that it ran out of
-  // memory (64 MB of heap: a worker's limit).
+  // then behind a copy of the header). They go a block at a time: the worker answers each job with all the records
+  // parsed from it, and a job of everything read so far (a wrong cut found when many blocks were in flight) held
+  // so many that it ran out of memory (64 MB of heap: a worker's limit).
   const startStream = (bytes: Buffer[], lines: number, atStart = header === undefined): void => {
     csvReadStats.streamed++;
     const id = streams++;

@@ -36,21 +36,21 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
   const submit = (block: Uint8Array | Uint8Array[]): void => track(pool.submit(block, first));
   const submitOwned = (bytes: Uint8Array): void => track(pool.submitOwned(bytes, first));
 
-  // A plain file is read straight into the buffers the workers give back: the bytes after a block's last newline
-  // (the start of its next line) are copied to the start of the next one.
-  if (opened.direct) {
-    const read = opened.direct;
-    let tail: Uint8Array = opened.head;
-    const headCut = tail.lastIndexOf(LF);
-    if (headCut >= 0) {
-      submit(tail.subarray(0, headCut + 1));
-      tail = tail.subarray(headCut + 1);
-    }
-    try {
+  try {
+    if (opened.direct) {
+      // A plain file is read straight into the buffers the workers give back: the bytes after a block's last
+      // newline (the start of its next line) are copied to the start of the next one.
+      let tail: Uint8Array = opened.head;
+      const headCut = tail.lastIndexOf(LF);
+      if (headCut >= 0) {
+        submit(tail.subarray(0, headCut + 1));
+        tail = tail.subarray(headCut + 1);
+      }
       for (;;) {
-        const buf = pool.buffer(tail.length + READ_CHUNK);
+        // A line longer than a buffer is read on into one twice its size, so its bytes are copied a few times only.
+        const buf = pool.buffer(tail.length + Math.max(READ_CHUNK, tail.length));
         buf.set(tail, 0);
-        const n = await read(buf, tail.length, buf.length - tail.length);
+        const n = await opened.direct(buf, tail.length, buf.length - tail.length);
         const length = tail.length + n;
         if (n === 0) {
           if (length > 0) submitOwned(buf.subarray(0, length)); // the last line, without a trailing newline
@@ -63,27 +63,20 @@ export async function* readJsonlParallel(opened: OpenedInput, ctx: ReaderContext
         submitOwned(buf.subarray(0, cut + 1));
         while (inFlight.length >= maxInFlight) yield await take();
       }
-    } catch (err) {
-      while (inFlight.length > 0) yield await take(); // as below: what was read before the error is decided
-      throw err;
-    }
-    while (inFlight.length > 0) yield await take();
-    return;
-  }
-
-  try {
-    for await (const chunk of opened.chunks) {
-      const cut = chunk.lastIndexOf(LF);
-      if (cut === -1) {
-        carry.push(chunk); // a line longer than a chunk: wait for its end
-        continue;
+    } else {
+      for await (const chunk of opened.chunks) {
+        const cut = chunk.lastIndexOf(LF);
+        if (cut === -1) {
+          carry.push(chunk); // a line longer than a chunk: wait for its end
+          continue;
+        }
+        const head = chunk.subarray(0, cut + 1);
+        submit(carry.length > 0 ? [...carry, head] : head);
+        carry = cut + 1 < chunk.length ? [chunk.subarray(cut + 1)] : [];
+        while (inFlight.length >= maxInFlight) yield await take();
       }
-      const head = chunk.subarray(0, cut + 1);
-      submit(carry.length > 0 ? [...carry, head] : head);
-      carry = cut + 1 < chunk.length ? [chunk.subarray(cut + 1)] : [];
-      while (inFlight.length >= maxInFlight) yield await take();
+      if (carry.length > 0) submit(carry); // the last line, without a trailing newline
     }
-    if (carry.length > 0) submit(carry); // the last line, without a trailing newline
   } catch (err) {
     // A read error (a truncated gzip): the records before it are still decided, as the in-thread reader yields
     // them before failing; then the input fails at the line reached.

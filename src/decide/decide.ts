@@ -8,7 +8,7 @@ import {
   L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_NAT,
   S_REASON, str, type MappedBlock,
 } from './block.js';
-import { DECISION_KINDS, type Decision, type DecisionKind } from './types.js';
+import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from './types.js';
 import { RECENT, RunMemory } from './run-memory.js';
 
 /** Options of the decide stage. */
@@ -17,19 +17,6 @@ export interface DecideOptions {
   ledger?: Ledger;
   /** Keys (and people) held in memory before the run memory spills to a temp file; tests make it tiny. */
   memoryCapacity?: number;
-}
-
-/**
- * Where decisions go when only their counts are wanted (a dry-run that writes no report rows): counted by kind,
- * and made whole only while the tally wants them (for examples).
- */
-export interface DecisionTally {
-  /** By kind, in DECISION_KINDS order: true while decisions of that kind are wanted whole (given to add). */
-  readonly wanted: boolean[];
-  /** A decision made whole. */
-  add(d: Decision): void;
-  /** Decisions of a source counted, by kind in DECISION_KINDS order (those given to add are not among them). */
-  addCounts(source: string, counts: Int32Array): void;
 }
 
 // What happens to an event, before it is put in words (Decider.explain).

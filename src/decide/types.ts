@@ -21,3 +21,16 @@ export interface Decision {
   /** conflict: the lead fields that differ. */
   fields?: string[];
 }
+
+/**
+ * Where decisions go when only their counts are wanted (a dry-run that writes no report rows): counted by kind,
+ * and made whole only while the tally wants them (for examples).
+ */
+export interface DecisionTally {
+  /** By kind, in DECISION_KINDS order: true while decisions of that kind are wanted whole (given to add). */
+  readonly wanted: boolean[];
+  /** A decision made whole. */
+  add(d: Decision): void;
+  /** Decisions of a source counted, by kind in DECISION_KINDS order (those given to add are not among them). */
+  addCounts(source: string, counts: Int32Array): void;
+}

@@ -1,8 +1,7 @@
 // The result of a run as data: what every command returns and every output format is made from.
-import { DECISION_KINDS, type Decision, type DecisionKind } from '../decide/types.js';
+import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import type { DeliveryCounts } from '../deliver/delivery-counts.js';
 import { ExitCode } from '../errors.js';
-import type { DecisionTally } from '../decide/decide.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;

@@ -2,7 +2,7 @@
 // sequential one: same decisions, same order, same lines, same reasons.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -156,6 +156,21 @@ test('with a writable ledger (a push), workers map and the deciding thread looks
   } finally {
     ledger.close();
   }
+});
+
+test('a named pipe is read as a stream, not at positions like a file: the same decisions', { skip: process.platform === 'win32' }, async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(input, makeInput());
+  const fifo = join(dir, 'events.pipe');
+  execFileSync('mkfifo', [fifo]);
+  // What bash's <(…) hands over: the writer fills the pipe while the reader reads it.
+  const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', input, fifo]);
+  const written = new Promise((resolve) => writer.on('close', resolve));
+  const fromPipe = await decide({ inputs: [fifo], workers: 2 });
+  assert.equal(await written, 0);
+  const fromFile = await decide({ inputs: [input], workers: 2 });
+  assert.deepEqual(fromPipe.map((d) => [d.kind, d.line, d.key, d.reason]), fromFile.map((d) => [d.kind, d.line, d.key, d.reason.replaceAll(input, fifo)]));
 });
 
 test('without a ledger file, and with one worker, the parallel path still matches', async () => {
