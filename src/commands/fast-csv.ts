@@ -87,6 +87,7 @@ export class FastCsv {
     const headerLines = rows.lastLine;
     const offset = ctx.lineOffset ?? 0;
     const d = delimiter.charCodeAt(0);
+    const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
     // The next quote and CR, found once (searching from every row would read the rest of the block each time).
     const after = (c: number, from: number): number => {
       const i = body.indexOf(c, from);
@@ -106,7 +107,7 @@ export class FastCsv {
         cr = after(CR, next);
       }
       const line = rows.lastLine + 1;
-      if (rows.headers !== null && this.tryRow(body, p, end, d, rows.headers, line + offset, enc)) {
+      if (rows.headers !== null && this.tryRow(body, view, p, end, d, rows.headers, line + offset, enc)) {
         rows.lastLine = line;
       } else {
         rows.add(body.toString('utf8', p, end).split(delimiter));
@@ -120,7 +121,7 @@ export class FastCsv {
 
   // The row at b[start..end) into the encoder, if its columns are what the plan reads and its values need nothing
   // the general path does.
-  private tryRow(b: Buffer, start: number, end: number, d: number, headers: string[], line: number, enc: BlockEncoder): boolean {
+  private tryRow(b: Buffer, view: DataView, start: number, end: number, d: number, headers: string[], line: number, enc: BlockEncoder): boolean {
     const cur = this.mapper.current();
     const fieldOf = this.fieldOf;
     if (!fieldOf || !cur || cur.id !== this.planId || headers !== this.headers) return false;
@@ -141,7 +142,7 @@ export class FastCsv {
       }
     }
     if (col !== headers.length) return false;
-    if (!this.writer.write(b, spans, line, enc)) return false;
+    if (!this.writer.write(b, view, spans, line, enc)) return false;
     this.hits++;
     return true;
   }

@@ -36,16 +36,18 @@ export function fastPlan(plan: FieldPlan): boolean {
  * start -1 where the plan has no such field. An empty text is an absent field, as the mapper reads it.
  */
 export class LeadWriter {
-  private readonly lower = Buffer.allocUnsafe(256);
+  private readonly lower = Buffer.allocUnsafeSlow(256);
+  private readonly lowerView = new DataView(this.lower.buffer, this.lower.byteOffset, this.lower.byteLength);
 
-  write(b: Buffer, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
+  /** view: a DataView over b (the callers make one a block), to copy values a word at a time. */
+  write(b: Buffer, view: DataView, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
     // Bit f: field f has a non-empty text.
     let present = 0;
     for (let f = 0; f < FAST_FIELDS.length; f++) if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
     if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
     for (let k = 0; k < AS_IS.length; k++) {
       const f = AS_IS[k]!;
-      if (present & (1 << f) && !plainText(b, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
+      if (present & (1 << f) && !plainText(b, view, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
     }
     const time = (present & (1 << F_TIME)) !== 0;
     if (time && (spans[F_TIME * 2 + 1]! - spans[F_TIME * 2]! !== 24 || !canonicalTime(b, spans[F_TIME * 2]!))) return false;
@@ -62,9 +64,9 @@ export class LeadWriter {
 
     const r = enc.begin(line);
     const s = r * STRS;
-    enc.putBytes(s + S_KEY, b, spans[F_ID * 2]!, spans[F_ID * 2 + 1]!);
+    enc.putView(s + S_KEY, view, b, spans[F_ID * 2]!, spans[F_ID * 2 + 1]!);
     enc.open(s + S_NAT);
-    if (email) enc.append(this.lower, 0, emailLen);
+    if (email) enc.appendView(this.lowerView, this.lower, 0, emailLen);
     else appendE164(enc);
     enc.open(s + S_LEAD);
     let first = true;
@@ -73,15 +75,15 @@ export class LeadWriter {
       if ((present & (1 << f)) === 0) continue;
       enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
       first = false;
-      if (f === F_EMAIL) enc.append(this.lower, 0, emailLen);
+      if (f === F_EMAIL) enc.appendView(this.lowerView, this.lower, 0, emailLen);
       else if (f === F_PHONE) appendE164(enc);
-      else enc.append(b, spans[f * 2]!, spans[f * 2 + 1]!);
+      else enc.appendView(view, b, spans[f * 2]!, spans[f * 2 + 1]!);
     }
     enc.appendAscii('"}');
     enc.open(s + S_HASH);
-    if (present & (1 << F_TYPE)) enc.putBytes(s + S_TYPE, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
+    if (present & (1 << F_TYPE)) enc.putView(s + S_TYPE, view, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
     else enc.open(s + S_TYPE);
-    if (time) enc.putBytes(s + S_TIME, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);
+    if (time) enc.putView(s + S_TIME, view, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);
     else enc.open(s + S_TIME);
     enc.seal(r, Kind.IdEvent);
     return true;
@@ -100,18 +102,27 @@ function appendE164(enc: BlockEncoder): void {
  * no whitespace other than single spaces between words (trim and normalizeName leave it alone; U+00A0 counts as
  * whitespace there, so it is refused).
  */
-function plainText(b: Uint8Array, start: number, end: number): boolean {
+function plainText(b: Uint8Array, view: DataView, start: number, end: number): boolean {
   if (end <= start || b[start] === 0x20 || b[end - 1] === 0x20) return false;
-  for (let i = start; i < end; i++) {
-    const kind = TEXT_BYTE[b[i]!]!;
-    if (kind === T_PLAIN) continue;
-    if (kind === T_SPACE) {
-      if (b[i + 1] === 0x20) return false;
-      continue;
+  for (let i = start; i < end; ) {
+    // Four bytes a step while they are all plain ASCII: none below 0x21 (a space, a control byte), none of 0x80 or
+    // above, no backslash (bit tricks on a 32-bit word); a word with one of them is read byte by byte.
+    for (; i + 4 <= end; i += 4) {
+      const w = view.getInt32(i, true);
+      const e = w ^ 0x5c5c5c5c;
+      if ((w | ((w - 0x21212121) & ~w) | ((e - 0x01010101) & ~e)) & 0x80808080) break;
     }
-    if (kind !== T_LEAD2) return false; // an escape, a control byte (a tab is whitespace), or not two-byte UTF-8
-    const d = b[++i];
-    if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (b[i - 1] === 0xc2 && d === 0xa0)) return false;
+    for (const stop = Math.min(i + 4, end); i < stop; i++) {
+      const kind = TEXT_BYTE[b[i]!]!;
+      if (kind === T_PLAIN) continue;
+      if (kind === T_SPACE) {
+        if (b[i + 1] === 0x20) return false;
+        continue;
+      }
+      if (kind !== T_LEAD2) return false; // an escape, a control byte (a tab is whitespace), or not two-byte UTF-8
+      const d = b[++i];
+      if (i >= end || d === undefined || (d & 0xc0) !== 0x80 || (b[i - 1] === 0xc2 && d === 0xa0)) return false;
+    }
   }
   return true;
 }

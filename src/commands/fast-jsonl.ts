@@ -43,6 +43,8 @@ const MAX_TEMPLATES = 8;
 interface Template {
   ops: Int32Array;
   keys: Uint8Array[];
+  /** Each key's bytes as little-endian 32-bit words (its last, partial word is compared byte by byte). */
+  keyWords: Int32Array[];
   /** The string index of each of FAST_FIELDS' values, -1 where the plan has no such field. */
   slots: Int32Array;
   /** Strings in the template. */
@@ -56,6 +58,7 @@ interface Template {
  */
 export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, mapper: Mapper, fast: FastJsonl | undefined, selector: Selector | null): number {
   if (first) fast?.startInput();
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let line = 0;
   for (let start = 0; start < buf.length; ) {
     let end = buf.indexOf(LF, start);
@@ -66,7 +69,7 @@ export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, ma
     const to = lineEnd(buf, from, end);
     start = next;
     if (to < 0) continue;
-    if (fast?.tryLine(buf, from, to, line, enc)) continue;
+    if (fast?.tryLine(buf, view, from, to, line, enc)) continue;
     const item = lineItem(buf, from, to, line, '', selector);
     enc.add(mapItem(mapper, item));
     if (item.kind === 'record') fast?.learn(buf, from, to);
@@ -98,12 +101,12 @@ export class FastJsonl {
    * Maps line buf[start..end) (a non-blank JSONL line) into the encoder if it fits a template; false when it must
    * go the general way.
    */
-  tryLine(buf: Buffer, start: number, end: number, line: number, enc: BlockEncoder): boolean {
+  tryLine(buf: Buffer, view: DataView, start: number, end: number, line: number, enc: BlockEncoder): boolean {
     const cur = this.mapper.current();
     if (this.off || !cur || cur.id !== this.planId) return false;
     for (const t of this.templates) {
       if (this.spans.length < t.strings * 2) this.spans = new Int32Array(t.strings * 2);
-      if (match(t, buf, start, end, this.spans)) {
+      if (match(t, buf, view, start, end, this.spans)) {
         // Where each field's text is, from where the template's strings are.
         const fs = this.fieldSpans;
         for (let f = 0; f < FAST_FIELDS.length; f++) {
@@ -111,7 +114,7 @@ export class FastJsonl {
           fs[f * 2] = i < 0 ? -1 : this.spans[i * 2]!;
           fs[f * 2 + 1] = i < 0 ? -1 : this.spans[i * 2 + 1]!;
         }
-        if (!this.writer.write(buf, fs, line, enc)) return false;
+        if (!this.writer.write(buf, view, fs, line, enc)) return false;
         this.hits++;
         return true;
       }
@@ -136,7 +139,8 @@ export class FastJsonl {
       this.planId = cur.id;
     }
     if (this.templates.length >= MAX_TEMPLATES) return;
-    for (const t of this.templates) if (match(t, buf, start, end, this.spans)) return; // a value the fast path refuses
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    for (const t of this.templates) if (match(t, buf, view, start, end, this.spans)) return; // a value the fast path refuses
     // Templates hold for the mapper's current shape only: lines that keep changing shape would make this learn
     // (about a third of a general line's cost) on nearly every line and use little, so past a few thousand
     // learnings with fewer than half as many lines to show for them, the rest of the input goes the general way.
@@ -153,8 +157,8 @@ export class FastJsonl {
 // ---- matching a line against a template ----
 
 /** True when buf[start..end) is one JSON object of the template's structure; fills spans for its strings. */
-function match(t: Template, b: Uint8Array, start: number, end: number, spans: Int32Array): boolean {
-  const { ops, keys } = t;
+function match(t: Template, b: Uint8Array, view: DataView, start: number, end: number, spans: Int32Array): boolean {
+  const { ops, keys, keyWords } = t;
   let p = ws(b, start, end);
   let str = 0;
   for (let pc = 0; pc < ops.length; ) {
@@ -170,10 +174,14 @@ function match(t: Template, b: Uint8Array, start: number, end: number, spans: In
           if (b[p] !== 0x2c) return false;
           p = ws(b, p + 1, end);
         }
-        const k = keys[ops[pc++]!]!;
+        const ki = ops[pc++]!;
+        const k = keys[ki]!;
         if (b[p] !== QUOTE || p + k.length + 2 > end) return false;
         p++;
-        for (let i = 0; i < k.length; i++) if (b[p + i] !== k[i]) return false;
+        const words = keyWords[ki]!;
+        let i = 0;
+        for (let w = 0; w < words.length; w++, i += 4) if (view.getInt32(p + i, true) !== words[w]) return false;
+        for (; i < k.length; i++) if (b[p + i] !== k[i]) return false;
         p += k.length;
         if (b[p] !== QUOTE) return false;
         p = ws(b, p + 1, end);
@@ -185,7 +193,7 @@ function match(t: Template, b: Uint8Array, start: number, end: number, spans: In
         pc++;
         if (b[p] !== QUOTE) return false;
         spans[str * 2] = p + 1;
-        const q = skipString(b, p, end);
+        const q = stringEnd(b, view, p, end);
         if (q < 0) return false;
         spans[str * 2 + 1] = q - 1;
         str++;
@@ -282,7 +290,13 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
     if (i === undefined) return undefined; // the plan reads a value that is not a string here
     slots[f] = i;
   }
-  return { ops: Int32Array.from(ops), keys, slots, strings };
+  const keyWords = keys.map((k) => {
+    const words = new Int32Array(k.length >>> 2);
+    const v = new DataView(k.buffer, k.byteOffset, k.byteLength);
+    for (let w = 0; w < words.length; w++) words[w] = v.getInt32(w * 4, true);
+    return words;
+  });
+  return { ops: Int32Array.from(ops), keys, keyWords, slots, strings };
 }
 
 // ---- JSON tokens ----
@@ -346,6 +360,39 @@ function skipString(b: Uint8Array, p: number, end: number): number {
     }
   }
   return -1;
+}
+
+/**
+ * skipString, for the string values of a line matched against a template: four bytes a step while none of them is
+ * a quote, a backslash or a control byte (bit tricks on a 32-bit word, whose flags are exact up to the first such
+ * byte), then byte by byte through that word, escapes and all.
+ */
+function stringEnd(b: Uint8Array, view: DataView, p: number, end: number): number {
+  let i = p + 1;
+  for (;;) {
+    for (; i + 4 <= end; i += 4) {
+      const w = view.getInt32(i, true);
+      const q = w ^ 0x22222222;
+      const e = w ^ 0x5c5c5c5c;
+      if ((((q - 0x01010101) & ~q) | ((e - 0x01010101) & ~e) | ((w - 0x20202020) & ~w)) & 0x80808080) break;
+    }
+    for (const stop = Math.min(i + 4, end); i < stop; i++) {
+      const c = b[i]!;
+      if (c === QUOTE) return i + 1;
+      if (c < 0x20) return -1;
+      if (c === BACKSLASH) {
+        const x = b[++i];
+        if (x === 0x75) {
+          if (i + 4 >= end) return -1;
+          for (let h = 1; h <= 4; h++) if (!isHex(b[i + h]!)) return -1;
+          i += 4;
+        } else if (x !== QUOTE && x !== BACKSLASH && x !== 0x2f && x !== 0x62 && x !== 0x66 && x !== 0x6e && x !== 0x72 && x !== 0x74) {
+          return -1;
+        }
+      }
+    }
+    if (i >= end) return -1;
+  }
 }
 
 function isHex(c: number): boolean {

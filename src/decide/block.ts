@@ -5,7 +5,7 @@
 import type { EventStatus, KnownKey } from '../ledger/ledger.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
 import { payloadHashOfJson } from '../mapping/keys.js';
-import { fingerprintBytes } from './fingerprint.js';
+import { fingerprintView } from './fingerprint.js';
 
 /** Int32 words per record. */
 export const INTS = 12;
@@ -122,6 +122,8 @@ export class BlockEncoder {
   private ints: Int32Array;
   private offs: Int32Array;
   private bytes: Buffer;
+  // A view over bytes, for word-wide copies and fingerprints.
+  private view: DataView;
   private at = 0;
   private n = 0;
 
@@ -134,6 +136,7 @@ export class BlockEncoder {
     this.offs = fits(spare?.offs, (cap * STRS + 1) * 4) ? new Int32Array(spare.offs) : new Int32Array(cap * STRS + 1);
     // Its own ArrayBuffer (not Node's shared pool), so a worker can transfer it.
     this.bytes = fits(spare?.bytes, cap * 256) ? Buffer.from(spare.bytes) : Buffer.allocUnsafeSlow(cap * 256);
+    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   }
 
   add(m: Mapped): void {
@@ -205,6 +208,12 @@ export class BlockEncoder {
     this.append(src, start, end);
   }
 
+  /** putBytes() for a source read through a view (see appendView). */
+  putView(i: number, srcView: DataView, src: Uint8Array, start: number, end: number): void {
+    this.offs[i] = this.at;
+    this.appendView(srcView, src, start, end);
+  }
+
   /** String i starts here: append() and appendAscii() add to it until the next string starts. */
   open(i: number): void {
     this.offs[i] = this.at;
@@ -217,6 +226,21 @@ export class BlockEncoder {
     const bytes = this.bytes;
     let at = this.at;
     for (let i = start; i < end; i++) bytes[at++] = src[i]!;
+    this.at = at;
+  }
+
+  /**
+   * append(), for a source read through a view (src's own): four bytes a step, at less than half the time a byte
+   * of the byte loop (measured on field-sized copies).
+   */
+  appendView(srcView: DataView, src: Uint8Array, start: number, end: number): void {
+    this.room(end - start);
+    const view = this.view;
+    let at = this.at;
+    let i = start;
+    for (const last = end - 3; i < last; i += 4, at += 4) view.setInt32(at, srcView.getInt32(i, true), true);
+    const bytes = this.bytes;
+    for (; i < end; i++) bytes[at++] = src[i]!;
     this.at = at;
   }
 
@@ -234,15 +258,15 @@ export class BlockEncoder {
    * and, for the in-run content check, the lead; sha256, payloadHash, is for the ledger and taken only where needed).
    */
   seal(r: number, kind: Kind): void {
-    const { ints, offs, bytes } = this;
+    const { ints, offs, bytes, view } = this;
     const o = r * INTS;
     const s = r * STRS;
     offs[s + STRS] = this.at;
     ints[o + I_KIND] = kind;
-    if (offs[s + S_KEY + 1]! > offs[s + S_KEY]!) fingerprintBytes(bytes, offs[s + S_KEY]!, offs[s + S_KEY + 1]!, ints, o + I_KEY);
+    if (offs[s + S_KEY + 1]! > offs[s + S_KEY]!) fingerprintView(view, bytes, offs[s + S_KEY]!, offs[s + S_KEY + 1]!, ints, o + I_KEY);
     if (kind > Kind.ContentEvent) return;
-    if (offs[s + S_NAT + 1]! > offs[s + S_NAT]!) fingerprintBytes(bytes, offs[s + S_NAT]!, offs[s + S_NAT + 1]!, ints, o + I_NAT);
-    fingerprintBytes(bytes, offs[s + S_LEAD]!, offs[s + S_LEAD + 1]!, scratch, 0);
+    if (offs[s + S_NAT + 1]! > offs[s + S_NAT]!) fingerprintView(view, bytes, offs[s + S_NAT]!, offs[s + S_NAT + 1]!, ints, o + I_NAT);
+    fingerprintView(view, bytes, offs[s + S_LEAD]!, offs[s + S_LEAD + 1]!, scratch, 0);
     ints[o + I_PAY] = scratch[1]!;
     ints[o + I_PAY + 1] = scratch[2]!;
   }
@@ -252,6 +276,7 @@ export class BlockEncoder {
     const grown = Buffer.allocUnsafeSlow(Math.max(this.bytes.length * 2, this.at + n));
     this.bytes.copy(grown, 0, 0, this.at);
     this.bytes = grown;
+    this.view = new DataView(grown.buffer, grown.byteOffset, grown.byteLength);
   }
 
   /** The block (views over the encoder's buffers, which go with it); the encoder must not be used after. */

@@ -66,6 +66,8 @@ const TIMES = [
 // Keys renamed to others of the same length: only the bytes of a key tell them apart.
 const SAME_LENGTH: Array<[string, string]> = [
   ['event_id', 'event_ix'], ['email', 'Email'], ['name', 'nome'], ['data', 'body'], ['type', 'tipo'], ['source', 'origem'], ['phone', 'fonex'],
+  // and differing in a key's last bytes, past its whole 32-bit words (which are compared a word at a time)
+  ['email', 'emaiL'], ['source', 'sourcf'], ['created_at', 'created_aT'],
 ];
 
 function renamed(v: unknown, [from, to]: [string, string]): Record<string, unknown> {
@@ -187,4 +189,33 @@ test('numbers of every spelling, valid JSON or not, in lines of one shape: the s
   const { general, fast, hits } = blocks(lines.join('\n'));
   assertSameBlocks(general, fast, lines);
   assert.ok(hits > 2000, `the fast path mapped ${hits} lines`);
+});
+
+test('an odd byte at every position of a 32-bit word, in every value the fast path reads: the same block', () => {
+  // Strings are scanned and checked four bytes a step (stringEnd, plainText): whatever the offset at which a
+  // quote, an escape (valid or not), a control byte, a space or a multi-byte character falls, the verdict is the
+  // general path's.
+  const odd = ['\\"', '\\\\', '\\u0041', '\\n', '\\x', '\\u12g4', '\t', '\u0001', ' ', '  ', 'ç', '\u00a0', '日', '😀', '\u007f', '~'];
+  const lines: string[] = [];
+  const base = JSON.stringify(BASE);
+  for (const c of odd) {
+    for (let k = 0; k < 9; k++) {
+      const pad = 'abcdefghi'.slice(0, k);
+      const put = (field: string, value: string) => {
+        // the value as JSON text (odd holds JSON escapes as they are written)
+        lines.push(base.replace(new RegExp(`"${field}":"[^"]*"`), `"${field}":"${value}"`));
+        lines.push(base); // a plain line after each, so the template stays learned
+      };
+      put('name', `${pad}${c}yz`);
+      put('source', `${pad}${c}`);
+      put('event_id', `${c}${pad}`);
+      put('type', `${pad}${c}${pad}`);
+      put('email', `${pad}${c}x@example.com`);
+      put('created_at', `2026-10-01T00:00:01.000Z${pad}${c}`.slice(-24));
+      put('utm', `${pad}${c}`); // a value no field reads: only the scan vouches for it
+    }
+  }
+  const { general, fast, hits } = blocks(lines.join('\n'));
+  assertSameBlocks(general, fast, lines);
+  assert.ok(hits > lines.length / 2, `the fast path mapped ${hits} of ${lines.length} lines`);
 });
