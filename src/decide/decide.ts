@@ -92,6 +92,14 @@ export class Decider {
    */
   countBlock(block: MappedBlock, source: string, lineBase: number, tally: DecisionTally): void {
     this.lookUp(block);
+    this.countRows(block, source, lineBase, tally);
+    tally.addCounts(source, this.counts);
+  }
+
+  // countBlock's loop, in a function of its own: optimized on the stack inside its loop (OSR) before the first call
+  // returned, countBlock had no feedback for the call after the loop, and left its optimized code there on every
+  // block (measured: a deoptimization a block).
+  private countRows(block: MappedBlock, source: string, lineBase: number, tally: DecisionTally): void {
     const { ints, n } = block;
     const src = this.memory.sourceId(source);
     const counts = this.counts.fill(0);
@@ -110,7 +118,6 @@ export class Decider {
         else counts[k]!++;
       }
     }
-    tally.addCounts(source, counts);
   }
 
   // The ledger is asked once per block, before its first records are decided (unless the map workers filled it in).

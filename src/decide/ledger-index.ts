@@ -9,7 +9,7 @@
 // probability of about n·m/2⁹⁶ (10⁻¹⁷ for a million keys against a million rows); the payload hashes are compared
 // on their first 64 bits. Both only shape what a dry-run reports; no send ever relies on them.
 import type Database from 'better-sqlite3';
-import { fingerprintBytes } from './fingerprint.js';
+import { fingerprintView } from './fingerprint.js';
 import { FpIndex, FpIndexBuilder, type SharedFpIndex } from './fp-index.js';
 import { INTS, I_KEY, I_KIND, I_LEDGER, I_NAT, I_RUN, Kind, L_HASH_DIFFERS, L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, payloadHashAt, STATUSES, STRS, type MappedBlock } from './block.js';
 
@@ -90,6 +90,7 @@ export class LedgerIndex {
     const record = `CASE WHEN ${plain} THEN 'P' || key || char(0) ELSE 'R' || key || char(0) || ${other.map((f) => `(${f}) || char(0)`).join(' || ')} END`;
     const sent = STATUSES.indexOf('sent');
     const ok = pages(db, record, (b, n) => {
+      const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
       let at = 0;
       for (let i = 0; i < n; i++) {
         const marker = b[at++];
@@ -97,7 +98,7 @@ export class LedgerIndex {
         if (keyEnd < 0 || keys.size >= maxRows) return false;
         const o = keys.slot();
         const w = keys.array;
-        fingerprintBytes(b, at, keyEnd, w, o);
+        fingerprintView(view, b, at, keyEnd, w, o);
         if (marker === 0x50 /* P */) {
           w[o + K_CODE] = sent;
           at = keyEnd + 1;
@@ -123,7 +124,7 @@ export class LedgerIndex {
         w[o + K_CODE] = code | (runId << CODE_BITS);
         if (natEnd > runEnd + 1) {
           const p = people.slot(); // before reading people.array, which slot() may replace
-          fingerprintBytes(b, runEnd + 1, natEnd, people.array, p);
+          fingerprintView(view, b, runEnd + 1, natEnd, people.array, p);
         }
         at = natEnd + 1;
       }
