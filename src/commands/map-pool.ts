@@ -4,6 +4,7 @@ import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from '../decide/block.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { SharedLedgerIndex } from '../decide/ledger-index.js';
+import { detachEarly } from './detach-early.js';
 
 /** What every worker is started with. */
 export interface MapWorkerInit {
@@ -74,6 +75,8 @@ const UNDER_TSX = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(UNDER_TSX ? './map-worker.ts' : './map-worker.js', import.meta.url);
 // Node 20 does not pass tsx's loader hooks on to workers: register them in the worker first.
 const TSX_BOOT = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
+
+detachEarly(); // loaded before an audit starts: see detach-early.ts
 
 /** Round-robin pool; each worker answers its jobs in the order it got them, so results come back in submit order. */
 export class MapPool {

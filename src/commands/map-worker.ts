@@ -12,8 +12,11 @@ import type { FastCsv } from './fast-csv.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import type { CsvStream } from './csv-stream.js';
+import { detachEarly } from './detach-early.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
+
+detachEarly(); // before any of this worker's code is optimized: see detach-early.ts
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: true });
