@@ -24,7 +24,7 @@ import type { Selector } from '../sources/select-path.js';
 const OBJ = 1; // an object opens (its members follow, then END)
 const KEY_FIRST = 2; // the first member's key (argument: index into keys)
 const KEY_NEXT = 3; // a later member's key, after a comma
-const STR = 4; // a string value (argument: its index among the template's strings)
+const STR = 4; // a string value (argument: the field of FAST_FIELDS it is, -1 for none; see Template.spans)
 const NUM = 5;
 const TRUE = 6;
 const FALSE = 7;
@@ -45,10 +45,37 @@ interface Template {
   keys: Uint8Array[];
   /** Each key's bytes as little-endian 32-bit words (its last, partial word is compared byte by byte). */
   keyWords: Int32Array[];
-  /** The string index of each of FAST_FIELDS' values, -1 where the plan has no such field. */
-  slots: Int32Array;
-  /** Strings in the template. */
-  strings: number;
+  /**
+   * Where each of FAST_FIELDS' texts starts and ends in the line (2 numbers a field): match() writes those of the
+   * fields the plan reads straight here, from the STR ops' arguments; the others stay -1.
+   */
+  spans: Int32Array;
+  /** Fields read from the same string as another field (a plan may read one path twice): [field, from] pairs. */
+  aliases: Int32Array;
+  /**
+   * The learned line as literal bytes between its values (keys, quotes, colons, commas, braces and the spacing
+   * between them): a line with the same bytes there and values of the same kinds is one of this shape too, checked
+   * a word at a time (matchLiterals). lits[i] precedes value i; the last one ends the line.
+   */
+  lits: Literal[];
+  /** The op of each value (STR, NUM, TRUE, FALSE, NULL, ARR). */
+  kinds: Int32Array;
+  /** For each value, the field its string is (-1: none, or not a string). */
+  fields: Int32Array;
+}
+
+interface Literal {
+  /** Its bytes as little-endian words, then its last bytes (fewer than four) on their own. */
+  words: Int32Array;
+  tail: Uint8Array;
+  length: number;
+}
+
+function literalOf(bytes: Uint8Array): Literal {
+  const words = new Int32Array(bytes.length >>> 2);
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let w = 0; w < words.length; w++) words[w] = v.getInt32(w * 4, true);
+  return { words, tail: Uint8Array.from(bytes.subarray(words.length * 4)), length: bytes.length };
 }
 
 /**
@@ -81,14 +108,11 @@ export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, ma
 export class FastJsonl {
   private templates: Template[] = [];
   private planId = -1;
-  // Where each string value of the current line starts and ends (2 per string), filled by match().
-  private spans = new Int32Array(64);
   /** Lines mapped by the fast path (in this input; tests read it). */
   hits = 0;
   private learned = 0;
   private off = false;
   private readonly writer = new LeadWriter();
-  private fieldSpans = new Int32Array(FAST_FIELDS.length * 2);
 
   constructor(private readonly mapper: Mapper) {}
 
@@ -105,14 +129,12 @@ export class FastJsonl {
     const cur = this.mapper.current();
     if (this.off || !cur || cur.id !== this.planId) return false;
     for (const t of this.templates) {
-      if (this.spans.length < t.strings * 2) this.spans = new Int32Array(t.strings * 2);
-      if (match(t, buf, view, start, end, this.spans)) {
-        // Where each field's text is, from where the template's strings are.
-        const fs = this.fieldSpans;
-        for (let f = 0; f < FAST_FIELDS.length; f++) {
-          const i = t.slots[f]!;
-          fs[f * 2] = i < 0 ? -1 : this.spans[i * 2]!;
-          fs[f * 2 + 1] = i < 0 ? -1 : this.spans[i * 2 + 1]!;
+      if (matchLiterals(t, buf, view, start, end) || match(t, buf, view, start, end)) {
+        const fs = t.spans;
+        const aliases = t.aliases;
+        for (let k = 0; k < aliases.length; k += 2) {
+          fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
+          fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
         }
         if (!this.writer.write(buf, view, fs, line, enc)) return false;
         this.hits++;
@@ -140,7 +162,7 @@ export class FastJsonl {
     }
     if (this.templates.length >= MAX_TEMPLATES) return;
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-    for (const t of this.templates) if (match(t, buf, view, start, end, this.spans)) return; // a value the fast path refuses
+    for (const t of this.templates) if (match(t, buf, view, start, end)) return; // a value the fast path refuses
     // Templates hold for the mapper's current shape only: lines that keep changing shape would make this learn
     // (about a third of a general line's cost) on nearly every line and use little, so past a few thousand
     // learnings with fewer than half as many lines to show for them, the rest of the input goes the general way.
@@ -156,11 +178,10 @@ export class FastJsonl {
 
 // ---- matching a line against a template ----
 
-/** True when buf[start..end) is one JSON object of the template's structure; fills spans for its strings. */
-function match(t: Template, b: Uint8Array, view: DataView, start: number, end: number, spans: Int32Array): boolean {
-  const { ops, keys, keyWords } = t;
+/** True when buf[start..end) is one JSON object of the template's structure; fills t.spans for its fields. */
+function match(t: Template, b: Uint8Array, view: DataView, start: number, end: number): boolean {
+  const { ops, keys, keyWords, spans } = t;
   let p = ws(b, start, end);
-  let str = 0;
   for (let pc = 0; pc < ops.length; ) {
     const op = ops[pc++]!;
     switch (op) {
@@ -190,13 +211,14 @@ function match(t: Template, b: Uint8Array, view: DataView, start: number, end: n
         break;
       }
       case STR: {
-        pc++;
+        const f = ops[pc++]!;
         if (b[p] !== QUOTE) return false;
-        spans[str * 2] = p + 1;
         const q = stringEnd(b, view, p, end);
         if (q < 0) return false;
-        spans[str * 2 + 1] = q - 1;
-        str++;
+        if (f >= 0) {
+          spans[f * 2] = p + 1;
+          spans[f * 2 + 1] = q - 1;
+        }
         p = ws(b, q, end);
         break;
       }
@@ -214,6 +236,39 @@ function match(t: Template, b: Uint8Array, view: DataView, start: number, end: n
   return p === end;
 }
 
+/**
+ * match(), for a line whose bytes between values are those of the line the template was learned from: one word
+ * compare per four bytes of keys and punctuation, instead of a step per token. False sends the line to match().
+ */
+function matchLiterals(t: Template, b: Uint8Array, view: DataView, start: number, end: number): boolean {
+  const { lits, kinds, fields, spans } = t;
+  let p = start;
+  for (let i = 0; ; i++) {
+    const lit = lits[i]!;
+    if (p + lit.length > end) return false;
+    const words = lit.words;
+    for (let w = 0; w < words.length; w++, p += 4) if (view.getInt32(p, true) !== words[w]) return false;
+    const tail = lit.tail;
+    for (let k = 0; k < tail.length; k++, p++) if (b[p] !== tail[k]) return false;
+    if (i === kinds.length) return p === end;
+    const kind = kinds[i]!;
+    if (kind === STR) {
+      // The literal ended with the string's opening quote.
+      const q = stringEnd(b, view, p - 1, end);
+      if (q < 0) return false;
+      const f = fields[i]!;
+      if (f >= 0) {
+        spans[f * 2] = p;
+        spans[f * 2 + 1] = q - 1;
+      }
+      p = q;
+    } else {
+      p = skipKind(kind, b, p, end);
+      if (p < 0) return false;
+    }
+  }
+}
+
 // ---- learning a template ----
 
 function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPlan): Template | undefined {
@@ -221,6 +276,9 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
   const keys: Uint8Array[] = [];
   const stringAt = new Map<string, number>(); // path (keys joined by \0) → string index
   let strings = 0;
+  // Every value in order: its op, where it starts (a string: just after its opening quote) and ends, and its
+  // string index (-1: not a string).
+  const values: Array<{ kind: number; start: number; end: number; string: number }> = [];
   const path: string[] = [];
 
   // Returns the position after the object at p, or -1 when the line is not what a template can describe.
@@ -257,6 +315,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
         const v = skipString(b, p, end);
         if (v < 0) return -1;
         stringAt.set(path.join('\0'), strings);
+        values.push({ kind: STR, start: p + 1, end: v, string: strings });
         ops.push(STR, strings++);
         p = v;
       } else if (c === 0x7b) {
@@ -267,6 +326,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
         if (kind === 0) return -1;
         const v = skipKind(kind, b, p, end);
         if (v < 0) return -1;
+        values.push({ kind, start: p, end: v, string: -1 });
         ops.push(kind);
         p = v;
       }
@@ -296,7 +356,38 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
     for (let w = 0; w < words.length; w++) words[w] = v.getInt32(w * 4, true);
     return words;
   });
-  return { ops: Int32Array.from(ops), keys, keyWords, slots, strings };
+  // Each STR op names the first field read from its string; a field read from a string another field reads first
+  // is an alias, copied after the match.
+  const aliases: number[] = [];
+  for (let pc = 0; pc < ops.length; pc++) {
+    const op = ops[pc]!;
+    if (op === KEY_FIRST || op === KEY_NEXT) pc++;
+    else if (op === STR) {
+      const i = ops[++pc]!;
+      const fields = [...slots.keys()].filter((f) => slots[f] === i);
+      ops[pc] = fields[0] ?? -1;
+      for (const f of fields.slice(1)) aliases.push(f, fields[0]!);
+    }
+  }
+  // The bytes between values, as literals, and each value's field (through its string index).
+  const lits: Literal[] = [];
+  let at = start;
+  for (const v of values) {
+    lits.push(literalOf(b.subarray(at, v.start)));
+    at = v.end;
+  }
+  lits.push(literalOf(b.subarray(at, end)));
+  const fieldOfString = (i: number): number => (i < 0 ? -1 : slots.indexOf(i));
+  return {
+    ops: Int32Array.from(ops),
+    keys,
+    keyWords,
+    spans: new Int32Array(FAST_FIELDS.length * 2).fill(-1),
+    aliases: Int32Array.from(aliases),
+    lits,
+    kinds: Int32Array.from(values, (v) => v.kind),
+    fields: Int32Array.from(values, (v) => fieldOfString(v.string)),
+  };
 }
 
 // ---- JSON tokens ----
