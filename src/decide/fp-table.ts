@@ -37,7 +37,10 @@ function readFully(fd: number, buf: Uint32Array, bytes: number, position: number
 // in a 16 MB filter (a miss to memory) and ~25 ns in a 2 MB one (measured), and a million-event audit spills
 // about a million entries and checks as many. It starts at 2 MB and is rebuilt four times larger (from the spill
 // file, read in order) whenever it falls under 12 bits an entry, up to 16 MB: ~0.3% false positives at ten
-// million entries, where it stays.
+// million entries, where it stays. Its cache line is picked by the low bits of an entry's second word, which also
+// pick the entry's home slot: a spill walks the table in slot order, and a rebuild reads the runs in that order,
+// so both fill the filter front to back instead of a line at random (3M keys through a table of 256k: 0.27 ->
+// 0.15 µs a get and add, measured).
 const BLOOM_FIRST_LOG2_BITS = 24;
 const BLOOM_MAX_LOG2_BITS = 27;
 const BLOOM_MIN_BITS_PER_ENTRY = 12;
@@ -101,7 +104,7 @@ export class FpTable {
       }
     }
     this.hole = i;
-    if (this.bloom?.mightHave(c, b)) {
+    if (this.bloom?.mightHave(b, c)) {
       for (let r = this.runs.length - 1; r >= 0; r--) if (this.getInRun(this.runs[r]!, a, b, c)) return true;
     }
     return false;
@@ -197,7 +200,7 @@ export class FpTable {
       for (let done = 0; done < run.count; ) {
         const n = Math.min(32768, run.count - done);
         readFully(this.file!.fd, chunk, n * stride * 4, run.at + done * stride * 4);
-        for (let o = 0; o < n * stride; o += stride) bloom.add(chunk[o + 2]!, chunk[o + 1]!);
+        for (let o = 0; o < n * stride; o += stride) bloom.add(chunk[o + 1]!, chunk[o + 2]!);
         done += n;
       }
     }
@@ -244,7 +247,7 @@ function compactGroup(tags: Uint32Array, slots: Uint32Array, stride: number, mas
     const o = i * rest;
     const d = (i - (slots[o]! & mask)) & mask;
     if (d > reach) reach = d;
-    bloom.add(slots[o + 1]!, slots[o]!);
+    bloom.add(slots[o]!, slots[o + 1]!);
     const at = n * stride;
     out[at] = tag;
     for (let w = 0; w < rest; w++) out[at + 1 + w] = slots[o + w]!;
