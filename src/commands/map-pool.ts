@@ -155,9 +155,16 @@ export class MapPool {
     });
   }
 
-  /** Shares the dry-run's ledger with every worker (before the first job), which then fills blocks' ledger codes. */
-  share(msg: MapShareLedger): void {
-    for (const w of this.workers) w.postMessage(msg);
+  /** Set once share() was called (with a ledger to share or without). */
+  ledgerShared = false;
+
+  /**
+   * Shares the dry-run's ledger with every worker, which then fills the ledger codes of the blocks it maps from
+   * then on (the decider looks up those of earlier blocks itself); undefined: there is none to share.
+   */
+  share(msg: MapShareLedger | undefined): void {
+    this.ledgerShared = true;
+    if (msg) for (const w of this.workers) w.postMessage(msg);
   }
 
   /** Gives a decided block's buffers back to the worker that filled them. */

@@ -29,8 +29,11 @@ interface Pending {
   split?: { raw: Buffer[]; lines: number; last: boolean; first: boolean };
 }
 
-/** Yields the mapped records of one CSV input in input order, as the in-thread reader would. */
-export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool, settings: CsvSettings): AsyncGenerator<DecodedBlock> {
+/**
+ * Yields the mapped records of one CSV input in input order, as the in-thread reader would. `started` is called
+ * once, when the workers have their first blocks and this thread would wait for them.
+ */
+export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool, settings: CsvSettings, started?: () => void): AsyncGenerator<DecodedBlock> {
   const maxInFlight = pool.size * 2; // two blocks per worker: four, as for JSONL, measured no faster here
   const queue: Pending[] = [];
   const d = settings.delimiter;
@@ -107,6 +110,8 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   };
 
   const take = async (): Promise<DecodedBlock | undefined> => {
+    started?.();
+    started = undefined;
     const p = queue.shift()!;
     const r = await p.result;
     if (p.split && r.unclosedQuote && !p.split.last) {
