@@ -35,6 +35,8 @@ export interface DecideInputsOptions {
   memoryCapacity?: number;
   /** Rows past which a read-only ledger is looked up in SQLite instead of indexed (tests: 0 forces lookups). */
   indexMaxRows?: number;
+  /** Bytes read into each block of a JSONL file (tests make it small, for more blocks than are in flight). */
+  blockBytes?: number;
   /**
    * Only counts are wanted (a dry-run without report rows): decisions go to the tally, made whole only where it
    * wants them, and every batch yielded is empty (one per block, for progress and stopping).
@@ -81,7 +83,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
       pool ??= new MapPool(size, { map: o.map, select: o.read.select });
-      if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger);
+      if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
       return readCsvParallel(opened, ctx, pool, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' }, shareLedger);
     }
     useIndex();

@@ -40,6 +40,9 @@ const OUTCOME_KIND = Int32Array.from(
 const INVALID = kindIndex('invalid');
 const FILTERED = kindIndex('filtered');
 
+/** Blocks whose ledger codes the decider looked up, and blocks that came with them from a map worker (tests). */
+export const lookUpStats = { here: 0, byWorkers: 0 };
+
 /** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
 export class Decider {
   private readonly memory: RunMemory;
@@ -125,7 +128,12 @@ export class Decider {
     const { ints, n } = block;
     const memory = this.memory;
     for (let r = 0; r < n; r++) {
-      if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent && ints[r * INTS + I_LEDGER] === NOT_LOOKED_UP) {
+      if (ints[r * INTS + I_KIND]! <= Kind.ContentEvent) {
+        if (ints[r * INTS + I_LEDGER] !== NOT_LOOKED_UP) {
+          lookUpStats.byWorkers++;
+          return;
+        }
+        lookUpStats.here++;
         if (this.index) this.index.fill(block);
         else fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
         return;

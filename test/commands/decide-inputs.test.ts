@@ -10,6 +10,7 @@ import { decideInputs, type DecideInputsOptions } from '../../src/commands/decid
 import { CsvCuts } from '../../src/commands/csv-cuts.js';
 import { MapPool } from '../../src/commands/map-pool.js';
 import { csvReadStats } from '../../src/commands/read-csv-parallel.js';
+import { lookUpStats } from '../../src/decide/decide.js';
 import type { Decision } from '../../src/decide/types.js';
 import { openLedger, type Settlement } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
@@ -113,6 +114,14 @@ test('a read-only ledger, indexed or looked up in SQLite, by workers or in-threa
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 0 }), sequential, 'in-thread, indexed: ');
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }), sequential, 'workers, indexed: ');
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, indexMaxRows: 0 }), sequential, 'workers, SQLite: ');
+    // Small blocks, more than are in flight before the ledger reaches the workers: the first ones are looked up by
+    // the decider, the later ones by the workers, in the index or in SQLite.
+    for (const indexMaxRows of [undefined, 0]) {
+      const before = { ...lookUpStats };
+      assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, blockBytes: 32 << 10, indexMaxRows }), sequential, `small blocks, ${indexMaxRows === 0 ? 'SQLite' : 'indexed'}: `);
+      assert.ok(lookUpStats.here > before.here, 'blocks looked up by the decider');
+      assert.ok(lookUpStats.byWorkers > before.byWorkers, 'blocks looked up by the workers');
+    }
   } finally {
     ledger.close();
   }
