@@ -72,9 +72,17 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
       }
     }
     const first = header === undefined;
-    const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(heldLines), split: { header: header ?? new Uint8Array(0), last } };
-    queue.push({ result: submit(raw, first, csv), split: { raw, lines: heldLines, last, first } });
-    if (first) header = Uint8Array.prototype.slice.call(Buffer.concat(raw), 0, cuts!.headerEnd);
+    let lines = heldLines;
+    if (first) {
+      // The first block goes out as the others do, its header apart (the header is the input's bytes up to the end
+      // of its header row: behind it, the rest reads as from the input's start), so that its rows take the fast
+      // path too, instead of the general one that kept the decider waiting for it.
+      header = Uint8Array.prototype.slice.call(Buffer.concat(raw), 0, cuts!.headerEnd);
+      dropBytes(raw, header.length);
+      lines = cuts!.headerLines;
+    }
+    const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(lines), split: { header: header!, last } };
+    queue.push({ result: submit(raw, first, csv), split: { raw, lines, last, first: false } });
     heldBytes -= end;
     heldFrom += end;
     heldLines = cuts!.lastCutLines;
@@ -177,4 +185,18 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     throw err;
   }
   yield* drain(0);
+}
+
+// Drops the first n bytes of a list of pieces (in place).
+function dropBytes(pieces: Uint8Array[], n: number): void {
+  while (n > 0 && pieces.length > 0) {
+    const p = pieces[0]!;
+    if (p.length <= n) {
+      pieces.shift();
+      n -= p.length;
+    } else {
+      pieces[0] = p.subarray(n);
+      n = 0;
+    }
+  }
 }
