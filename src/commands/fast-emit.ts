@@ -22,8 +22,9 @@ const AS_IS = [0, 1, 5, 6, 7]; // id, type, name, company, source: kept as they 
 const BACKSLASH = 0x5c;
 const LEAD_FIELDS = ['company', 'email', 'name', 'phone', 'source'] as const;
 const LEAD_FIELD_INDEX = LEAD_FIELDS.map((f) => FAST_FIELDS.indexOf(f));
-const LEAD_OPEN = LEAD_FIELDS.map((f) => `{"${f}":"`);
-const LEAD_NEXT = LEAD_FIELDS.map((f) => `","${f}":"`);
+const LEAD_OPEN = LEAD_FIELDS.map((f) => Buffer.from(`{"${f}":"`));
+const LEAD_NEXT = LEAD_FIELDS.map((f) => Buffer.from(`","${f}":"`));
+const LEAD_CLOSE = Buffer.from('"}');
 
 /** Whether a plan can be served by the fast paths: an event id, and no first or last name (their join is the general path's). */
 export function fastPlan(plan: FieldPlan): boolean {
@@ -73,13 +74,13 @@ export class LeadWriter {
     for (let k = 0; k < LEAD_FIELDS.length; k++) {
       const f = LEAD_FIELD_INDEX[k]!;
       if ((present & (1 << f)) === 0) continue;
-      enc.appendAscii(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
+      enc.appendLiteral(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
       first = false;
       if (f === F_EMAIL) enc.appendView(this.lowerView, this.lower, 0, emailLen);
       else if (f === F_PHONE) appendE164(enc);
       else enc.appendView(view, b, spans[f * 2]!, spans[f * 2 + 1]!);
     }
-    enc.appendAscii('"}');
+    enc.appendLiteral(LEAD_CLOSE);
     enc.open(s + S_HASH);
     if (present & (1 << F_TYPE)) enc.putView(s + S_TYPE, view, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
     else enc.open(s + S_TYPE);

@@ -176,9 +176,11 @@ export class BlockEncoder {
       this.offs = offs;
     }
     const o = r * INTS;
-    this.ints.fill(0, o, o + INTS); // a record rewound over (see rewind) leaves its words behind
-    this.ints[o + I_LINE] = line;
-    this.ints[o + I_LEDGER] = NOT_LOOKED_UP;
+    // A record rewound over (see rewind) leaves its words behind. Twelve stores cost less than a call to fill().
+    const ints = this.ints;
+    for (let k = 0; k < INTS; k++) ints[o + k] = 0;
+    ints[o + I_LINE] = line;
+    ints[o + I_LEDGER] = NOT_LOOKED_UP;
     return r;
   }
 
@@ -241,6 +243,15 @@ export class BlockEncoder {
     for (const last = end - 3; i < last; i += 4, at += 4) view.setInt32(at, srcView.getInt32(i, true), true);
     const bytes = this.bytes;
     for (; i < end; i++) bytes[at++] = src[i]!;
+    this.at = at;
+  }
+
+  /** Adds bytes known to be ASCII (a literal's, encoded once) to the open string. */
+  appendLiteral(lit: Uint8Array): void {
+    this.room(lit.length);
+    const bytes = this.bytes;
+    let at = this.at;
+    for (let i = 0; i < lit.length; i++) bytes[at++] = lit[i]!;
     this.at = at;
   }
 
