@@ -33,6 +33,7 @@ const ARR = 9; // an array: validated, not templated
 const END = 10; // the object closes
 
 const LF = 0x0a;
+const CR = 0x0d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const MAX_DEPTH = 64;
@@ -62,6 +63,11 @@ interface Template {
   kinds: Int32Array;
   /** For each value, the field its string is (-1: none, or not a string). */
   fields: Int32Array;
+  /**
+   * No array among its values: matched from a line's start with the rest of the block after it (tryAt), no value
+   * can run past the line's end (strings stop at its LF, a control byte; an array's whitespace would not).
+   */
+  open: boolean;
 }
 
 interface Literal {
@@ -88,6 +94,16 @@ export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, ma
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let line = 0;
   for (let start = 0; start < buf.length; ) {
+    // Most lines: a template's literal bytes from their first byte, ending where the line does, found without
+    // looking for the line's end first (the input's first line is not: it may open with a BOM).
+    if (fast !== undefined && (start > 0 || !first)) {
+      const next = fast.tryAt(buf, view, start, line + 1, enc);
+      if (next >= 0) {
+        line++;
+        start = next;
+        continue;
+      }
+    }
     let end = buf.indexOf(LF, start);
     const next = end < 0 ? buf.length : end + 1;
     if (end < 0) end = buf.length;
@@ -142,6 +158,38 @@ export class FastJsonl {
       }
     }
     return false;
+  }
+
+  /**
+   * Maps the line that starts at buf[start] if it has a template's literal bytes (and values of its kinds) and
+   * ends right after them, at a LF, a CR LF or the end of the block: returns where the next line starts; -1 when
+   * the line must be read the usual way (from its end, found first).
+   */
+  tryAt(buf: Buffer, view: DataView, start: number, line: number, enc: BlockEncoder): number {
+    const cur = this.mapper.current();
+    if (this.off || !cur || cur.id !== this.planId) return -1;
+    const n = buf.length;
+    for (const t of this.templates) {
+      if (!t.open) continue;
+      const p = literalEnd(t, buf, view, start, n);
+      if (p < 0) continue;
+      let next: number;
+      const c = buf[p];
+      if (p === n) next = n;
+      else if (c === LF) next = p + 1;
+      else if (c === CR && (p + 1 === n || buf[p + 1] === LF)) next = p + 1 === n ? n : p + 2; // lineEnd drops the CR
+      else continue; // the line goes on: it is not of this template
+      const fs = t.spans;
+      const aliases = t.aliases;
+      for (let k = 0; k < aliases.length; k += 2) {
+        fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
+        fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
+      }
+      if (!this.writer.write(buf, view, fs, line, enc)) return -1;
+      this.hits++;
+      return next;
+    }
+    return -1;
   }
 
   /** A new input starts: the fast path is tried again even if the last input's shapes kept it off. */
@@ -241,21 +289,26 @@ function match(t: Template, b: Uint8Array, view: DataView, start: number, end: n
  * compare per four bytes of keys and punctuation, instead of a step per token. False sends the line to match().
  */
 function matchLiterals(t: Template, b: Uint8Array, view: DataView, start: number, end: number): boolean {
+  return literalEnd(t, b, view, start, end) === end;
+}
+
+/** Where the template's last literal ends, matched from b[start] on (nothing past `end` read); -1: no match. */
+function literalEnd(t: Template, b: Uint8Array, view: DataView, start: number, end: number): number {
   const { lits, kinds, fields, spans } = t;
   let p = start;
   for (let i = 0; ; i++) {
     const lit = lits[i]!;
-    if (p + lit.length > end) return false;
+    if (p + lit.length > end) return -1;
     const words = lit.words;
-    for (let w = 0; w < words.length; w++, p += 4) if (view.getInt32(p, true) !== words[w]) return false;
+    for (let w = 0; w < words.length; w++, p += 4) if (view.getInt32(p, true) !== words[w]) return -1;
     const tail = lit.tail;
-    for (let k = 0; k < tail.length; k++, p++) if (b[p] !== tail[k]) return false;
-    if (i === kinds.length) return p === end;
+    for (let k = 0; k < tail.length; k++, p++) if (b[p] !== tail[k]) return -1;
+    if (i === kinds.length) return p;
     const kind = kinds[i]!;
     if (kind === STR) {
       // The literal ended with the string's opening quote.
       const q = stringEnd(b, view, p - 1, end);
-      if (q < 0) return false;
+      if (q < 0) return -1;
       const f = fields[i]!;
       if (f >= 0) {
         spans[f * 2] = p;
@@ -264,7 +317,7 @@ function matchLiterals(t: Template, b: Uint8Array, view: DataView, start: number
       p = q;
     } else {
       p = skipKind(kind, b, p, end);
-      if (p < 0) return false;
+      if (p < 0) return -1;
     }
   }
 }
@@ -387,6 +440,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
     lits,
     kinds: Int32Array.from(values, (v) => v.kind),
     fields: Int32Array.from(values, (v) => fieldOfString(v.string)),
+    open: values.every((v) => v.kind !== ARR),
   };
 }
 

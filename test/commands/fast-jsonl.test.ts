@@ -219,3 +219,24 @@ test('an odd byte at every position of a 32-bit word, in every value the fast pa
   assertSameBlocks(general, fast, lines);
   assert.ok(hits > lines.length / 2, `the fast path mapped ${hits} of ${lines.length} lines`);
 });
+
+test('lines are matched from their first byte on: a value or a line that runs on past a line end is not joined with the next', () => {
+  // The fast path matches a line against a template's literal bytes before looking for the line's end: whatever
+  // follows it must not be read as part of it. Each case follows plain lines, which teach the template.
+  const base = JSON.stringify(BASE);
+  const withArray = JSON.stringify({ ...BASE, tags: [1, 2] });
+  const cases: string[][] = [
+    [withArray, withArray, withArray.slice(0, withArray.indexOf('[1,2]') + 3), '2]}', withArray], // an array cut by a line end
+    [base.replace('"João Pereira"', '"João'), 'Pereira"' + base.slice(base.indexOf('"João Pereira"') + '"João Pereira"'.length)], // a string cut
+    [base + ' ', base + 'x', base + '}', base.slice(0, -1)], // what follows the last literal
+    [base + '\r', base + '\r\r', base + '\r \r', base], // CRs before the line end
+  ];
+  for (const lines of cases) {
+    const text = [base, base, ...lines, base].join('\n');
+    for (const t of [text, text + '\r', text.replace(/\n/g, '\r\n')]) {
+      const { general, fast, hits } = blocks(t);
+      assertSameBlocks(general, fast, t.split('\n'));
+      assert.ok(hits >= 2, `the fast path mapped ${hits} lines`);
+    }
+  }
+});
