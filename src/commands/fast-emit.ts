@@ -95,7 +95,8 @@ export class LeadWriter {
 function appendE164(enc: BlockEncoder): void {
   enc.appendAscii('+');
   enc.appendAscii(e164.callingCode);
-  enc.appendAscii(e164.nationalNumber);
+  if (e164.from >= 0) enc.append(e164.digits, e164.from, e164.to);
+  else enc.appendAscii(e164.nationalNumber);
 }
 
 /**

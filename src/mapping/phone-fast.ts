@@ -16,6 +16,7 @@
 // (NumberingPlan): [0] calling code, [2] national number pattern, [3] possible lengths,
 // [5] national prefix, [7] national prefix for parsing, [8] national prefix transform rule, [11] types.
 import metadataJson from 'libphonenumber-js/metadata.min.json';
+import { compileDigitPattern, type DigitDfa } from './digit-dfa.js';
 
 // parse.js: MIN_LENGTH_FOR_NSN / MAX_LENGTH_FOR_NSN in constants.js. A national number outside
 // these bounds makes parse() throw TOO_SHORT / TOO_LONG, and parsePhoneNumberFromString returns undefined.
@@ -26,8 +27,19 @@ const MAX_LENGTH_COUNTRY_CODE = 3;
 // Far below parse.js MAX_INPUT_STRING_LENGTH (250), so the length cut-off never applies to decided input.
 const MAX_FAST_INPUT_LENGTH = 64;
 
+interface Automata {
+  national: DigitDfa;
+  /** Undefined: the plan has no national prefix to strip. */
+  prefix: DigitDfa | undefined;
+}
+
 interface Plan {
   callingCode: string;
+  /** The metadata's patterns, as written: the national number's, and the national prefix's for parsing. */
+  nationalSource: string;
+  prefixSource: string | undefined;
+  /** Their automata, compiled when the plan is first used; null when one of them cannot be (see digit-dfa.ts). */
+  automata?: Automata | null;
   /** matchesEntirely() anchoring: '^(?:' + pattern + ')$', no flags. */
   nationalNumber: RegExp;
   /** extractNationalNumberFromPossiblyIncompleteNumber(): '^(?:' + prefix + ')', no flags. */
@@ -91,6 +103,8 @@ function planFor(code: string, country: unknown, countries: Record<string, unkno
   if (transform && typeof transform !== 'string') return null;
   return {
     callingCode: code,
+    nationalSource: m[2],
+    prefixSource: prefix ? (prefix as string) : undefined,
     nationalNumber: new RegExp('^(?:' + m[2] + ')$'),
     prefixForParsing: prefix ? new RegExp('^(?:' + (prefix as string) + ')') : undefined,
     transformRule: transform ? (transform as string) : undefined,
@@ -126,18 +140,23 @@ export function fastE164(text: string): string | null | undefined {
     TEXT[i] = c;
   }
   const v = fastE164Bytes(TEXT, 0, len);
-  return v === E164_VALID ? '+' + e164.callingCode + e164.nationalNumber : v === E164_INVALID ? null : undefined;
+  if (v !== E164_VALID) return v === E164_INVALID ? null : undefined;
+  const national = e164.from >= 0 ? latin1Slice!.call(DIGITS, e164.from, e164.to) : e164.nationalNumber;
+  return '+' + e164.callingCode + national;
 }
 
-/** fastE164Bytes: the phone is valid, and its E.164 number is '+' + e164.callingCode + e164.nationalNumber. */
+/** fastE164Bytes: the phone is valid, and its E.164 number is '+', e164.callingCode and the national number (see e164). */
 export const E164_VALID = 1;
 /** fastE164Bytes: the library would call the phone invalid. */
 export const E164_INVALID = 0;
 /** fastE164Bytes: not decided here; the caller must ask the library. */
 export const E164_UNDECIDED = -1;
 
-/** The parts of the number the last fastE164Bytes call found valid (written so, the caller makes no string of it). */
-export const e164 = { callingCode: '', nationalNumber: '' };
+/**
+ * The parts of the number the last fastE164Bytes call found valid (written so, the caller makes no string of it):
+ * the calling code, and the national number as the bytes digits[from..to), or (from -1) as nationalNumber.
+ */
+export const e164 = { callingCode: '', nationalNumber: '', digits: DIGITS as Uint8Array, from: -1, to: -1 };
 
 /** fastE164 for the text whose bytes are b[start..end) (not decided unless ASCII): E164_VALID, _INVALID or _UNDECIDED. */
 export function fastE164Bytes(b: Uint8Array, start: number, end: number): number {
@@ -178,6 +197,18 @@ export function fastE164Bytes(b: Uint8Array, start: number, end: number): number
   }
   if (!plan) return E164_UNDECIDED;
   if (n - i < MIN_LENGTH_FOR_NSN) return E164_UNDECIDED;
+
+  // The plan's patterns as automata over the digits' bytes: when no national prefix can match (the prefix
+  // pattern matches no start of the digits, so extractNationalNumber leaves them as they are), the national
+  // number is the digits, checked without a string or a RegExp. Otherwise, the library's steps below.
+  const automata = plan.automata === undefined ? (plan.automata = automataFor(plan)) : plan.automata;
+  if (automata !== null && (automata.prefix === undefined || !automata.prefix.matchesPrefix(d, i, n))) {
+    if (n - i > MAX_LENGTH_FOR_NSN || !automata.national.matchesEntirely(d, i, n)) return E164_INVALID;
+    e164.callingCode = plan.callingCode;
+    e164.from = i;
+    e164.to = n;
+    return E164_VALID;
+  }
   const rest = latin1Slice ? latin1Slice.call(d, i, n) : d.toString('latin1', i, n);
 
   // parse.js parsePhoneNumber: extractNationalNumber() strips a national prefix even from an international
@@ -192,7 +223,17 @@ export function fastE164Bytes(b: Uint8Array, start: number, end: number): number
   // PhoneNumber constructor: number = '+' + countryCallingCode + nationalNumber.
   e164.callingCode = plan.callingCode;
   e164.nationalNumber = nationalNumber;
+  e164.from = -1;
   return E164_VALID;
+}
+
+// A plan's automata, or null when a pattern cannot be compiled (the plan then keeps its RegExps).
+function automataFor(plan: Plan): Automata | null {
+  const national = compileDigitPattern(plan.nationalSource);
+  if (!national) return null;
+  if (plan.prefixSource === undefined) return { national, prefix: undefined };
+  const prefix = compileDigitPattern(plan.prefixSource);
+  return prefix ? { national, prefix } : null;
 }
 
 /** Mirrors helpers/extractNationalNumber.js for a numbering plan with exactly one country and no types. */
