@@ -493,18 +493,20 @@ function skipString(b: Uint8Array, p: number, end: number): number {
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
     if (c < 0x20) return -1;
-    if (c === BACKSLASH) {
-      const e = b[++i];
-      if (e === 0x75) {
-        if (i + 4 >= end) return -1;
-        for (let h = 1; h <= 4; h++) if (!isHex(b[i + h]!)) return -1;
-        i += 4;
-      } else if (e !== QUOTE && e !== BACKSLASH && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
-        return -1;
-      }
-    }
+    if (c === BACKSLASH && (i = escapeEnd(b, i, end)) < 0) return -1;
   }
   return -1;
+}
+
+/** Where the escape whose backslash is at b[i] ends (its last byte), or -1 when it is not a JSON escape. */
+function escapeEnd(b: Uint8Array, i: number, end: number): number {
+  const e = b[++i];
+  if (e === 0x75) {
+    if (i + 4 >= end) return -1;
+    for (let h = 1; h <= 4; h++) if (!isHex(b[i + h]!)) return -1;
+    return i + 4;
+  }
+  return e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74 ? i : -1;
 }
 
 /**
@@ -525,16 +527,7 @@ function stringEnd(b: Uint8Array, view: DataView, p: number, end: number): numbe
       const c = b[i]!;
       if (c === QUOTE) return i + 1;
       if (c < 0x20) return -1;
-      if (c === BACKSLASH) {
-        const x = b[++i];
-        if (x === 0x75) {
-          if (i + 4 >= end) return -1;
-          for (let h = 1; h <= 4; h++) if (!isHex(b[i + h]!)) return -1;
-          i += 4;
-        } else if (x !== QUOTE && x !== BACKSLASH && x !== 0x2f && x !== 0x62 && x !== 0x66 && x !== 0x6e && x !== 0x72 && x !== 0x74) {
-          return -1;
-        }
-      }
+      if (c === BACKSLASH && (i = escapeEnd(b, i, end)) < 0) return -1;
     }
     if (i >= end) return -1;
   }
