@@ -84,7 +84,8 @@ function reply(r: MapJobResult): void {
 
 // With a read-only ledger, every key of the block is looked up here, beside parsing (in the shared index, else in
 // SQLite): a superset of what the decider would query (it skips keys already in its run memory), so its decisions
-// are the same.
+// are the same. Blocks mapped before the ledger arrived (the first ones: it is shared once they are out) go
+// without, and the decider looks them up.
 function lookUp(block: MappedBlock): MappedBlock {
   if (index) index.fill(block);
   else if (lookup) fillLedger(block, lookup);
