@@ -77,7 +77,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
 
   // A large first file will be mapped by the workers: they boot (~60 ms: an isolate and the mapping modules) while
   // this thread opens and sniffs it, instead of after. Should it be a JSON array after all, they go unused.
-  if (want !== 0 && largeFile(o.inputs[0])) pool = new MapPool(want === 'auto' ? availableParallelism() : want, { map: o.map, select: o.read.select });
+  if (want !== 0 && o.read.format !== 'json' && largeFile(o.inputs[0])) pool = new MapPool(want === 'auto' ? availableParallelism() : want, { map: o.map, select: o.read.select });
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
