@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { decideInputs, type DecideInputsOptions } from '../../src/commands/decide-inputs.js';
@@ -361,5 +361,25 @@ test('a block cut inside a quoted field (were the cutter ever wrong) is read aga
     }
   } finally {
     MapPool.prototype.submit = submit;
+  }
+});
+
+test('map workers run at a lower priority than the deciding thread (Linux: nice 5 a worker thread)', { skip: process.platform !== 'linux' }, async () => {
+  const niceOf = (tid: string): number => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19: nice
+  };
+  const before = new Set(readdirSync('/proc/self/task'));
+  const pool = new MapPool(2, { map: { config: {} } });
+  try {
+    // A job answered means the worker is running, past its start-up.
+    const mapper = '{"event_id":"e1","email":"a@b.io"}\n';
+    for (const to of [0, 1]) await pool.submit(Buffer.from(mapper), true, undefined, to);
+    const fresh = readdirSync('/proc/self/task').filter((t) => !before.has(t));
+    const nice = fresh.map(niceOf);
+    assert.equal(nice.filter((n) => n === 5).length, 2, `the new threads' nice values: ${nice.join(' ')}`);
+    assert.equal(niceOf(String(process.pid)), 0, 'the deciding thread keeps its priority');
+  } finally {
+    await pool.close();
   }
 });
