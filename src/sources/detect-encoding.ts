@@ -2,11 +2,7 @@
 // (a superset of ISO-8859-1 for printable text); anything that is valid UTF-8 is taken as UTF-8, since
 // Windows-1252 text with accents is almost never valid UTF-8 by accident.
 
-import { createRequire } from 'node:module';
-
-// iconv-lite is loaded when an encoding is named (--encoding): a JSONL audit never needs it, and it cost ~5 ms of
-// every start.
-const require = createRequire(import.meta.url);
+import iconv from 'iconv-lite';
 
 /** Encoding used when the first bytes are not valid UTF-8. */
 export const FALLBACK_ENCODING = 'windows-1252';
@@ -30,7 +26,7 @@ export function isValidUtf8(bytes: Buffer, complete: boolean): boolean {
 /** Normalizes a user-given encoding name, or returns null when iconv-lite does not know it. */
 export function normalizeEncoding(name: string): string | null {
   const n = name.trim().toLowerCase();
-  if (!(require('iconv-lite') as typeof import('iconv-lite')).encodingExists(n)) return null;
+  if (!iconv.encodingExists(n)) return null;
   if (n === 'utf8') return 'utf-8';
   if (n === 'cp1252') return 'windows-1252';
   return n;
