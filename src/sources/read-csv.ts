@@ -48,10 +48,18 @@ export async function* readCsv(chunks: AsyncIterable<Buffer>, ctx: ReaderContext
     }
   };
 
-  for await (const cells of parser as AsyncIterable<string[]>) {
-    if (skipped.length > 0) flushSkipped(rows.lastLine + 1);
-    rows.add(cells);
-    if (batch.length >= BATCH_SIZE) yield batch.splice(0);
+  try {
+    for await (const cells of parser as AsyncIterable<string[]>) {
+      if (skipped.length > 0) flushSkipped(rows.lastLine + 1);
+      rows.add(cells);
+      if (batch.length >= BATCH_SIZE) yield batch.splice(0);
+    }
+  } catch (err) {
+    // A read error (a truncated gzip): the rows parsed before it are still records, then the input fails. (They
+    // were dropped with the unfinished batch: up to BATCH_SIZE - 1 rows before the damage went undecided.)
+    flushSkipped(rows.lastLine + 1);
+    if (batch.length > 0) yield batch.splice(0);
+    throw err;
   }
   flushSkipped(Number.POSITIVE_INFINITY);
   if (batch.length > 0) yield batch;

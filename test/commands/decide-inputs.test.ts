@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { createGunzip, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { decideInputs, type DecideInputsOptions } from '../../src/commands/decide-inputs.js';
 import { CsvCuts } from '../../src/commands/csv-cuts.js';
@@ -381,5 +381,31 @@ test('map workers run at a lower priority than the deciding thread (Linux: nice 
     assert.equal(niceOf(String(process.pid)), 0, 'the deciding thread keeps its priority');
   } finally {
     await pool.close();
+  }
+});
+
+test('a truncated CSV gzip: every whole row before the damage is decided, in-thread and in parallel, and it fails at the same line', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'export.csv.gz');
+  const rows = ['event_id,email,name,phone'];
+  for (let i = 0; i < 120_000; i++) rows.push(i % 1000 === 7 ? '' : `e${i},p${i % 9000}@example.com,Ana Lima,+55 11 9${10000000 + i}`);
+  const gz = gzipSync(rows.join('\n') + '\n');
+  const cut = gz.subarray(0, Math.floor(gz.length * 0.6));
+  writeFileSync(input, cut);
+  // What can be read of it: the whole lines before the damage (the last one read is cut short).
+  const text = await new Promise<string>((resolve) => {
+    const parts: Buffer[] = [];
+    const z = createGunzip();
+    z.on('data', (b: Buffer) => parts.push(b));
+    z.on('error', () => resolve(Buffer.concat(parts).toString()));
+    z.end(cut);
+  });
+  const whole = text.slice(0, text.lastIndexOf('\n')).split('\n');
+  const expected = whole.slice(1).filter((l) => l !== '').length;
+  for (const workers of [0, 2]) {
+    const decisions = await decide({ inputs: [input], workers });
+    const last = decisions[decisions.length - 1]!;
+    assert.equal(decisions.length - 1, expected, `workers ${workers}: a decision for each of the ${expected} whole rows read`);
+    assert.equal(last.reason, `input failed at line ${whole.length + 1}: corrupt or truncated gzip data (unexpected end of file)`, `workers ${workers}`);
   }
 });
