@@ -74,13 +74,14 @@ export class LeadWriter {
     for (let k = 0; k < LEAD_FIELDS.length; k++) {
       const f = LEAD_FIELD_INDEX[k]!;
       if ((present & (1 << f)) === 0) continue;
-      enc.appendLiteral(first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!);
+      const lit = first ? LEAD_OPEN[k]! : LEAD_NEXT[k]!;
+      enc.append(lit, 0, lit.length);
       first = false;
       if (f === F_EMAIL) enc.appendView(this.lowerView, this.lower, 0, emailLen);
       else if (f === F_PHONE) appendE164(enc);
       else enc.appendView(view, b, spans[f * 2]!, spans[f * 2 + 1]!);
     }
-    enc.appendLiteral(LEAD_CLOSE);
+    enc.append(LEAD_CLOSE, 0, LEAD_CLOSE.length);
     enc.open(s + S_HASH);
     if (present & (1 << F_TYPE)) enc.putView(s + S_TYPE, view, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
     else enc.open(s + S_TYPE);

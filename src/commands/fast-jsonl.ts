@@ -43,9 +43,8 @@ const MAX_TEMPLATES = 8;
 
 interface Template {
   ops: Int32Array;
-  keys: Uint8Array[];
-  /** Each key's bytes as little-endian 32-bit words (its last, partial word is compared byte by byte). */
-  keyWords: Int32Array[];
+  /** The keys of the object members, byte for byte. */
+  keys: Literal[];
   /**
    * Where each of FAST_FIELDS' texts starts and ends in the line (2 numbers a field): match() writes those of the
    * fields the plan reads straight here, from the STR ops' arguments; the others stay -1.
@@ -145,17 +144,7 @@ export class FastJsonl {
     const cur = this.mapper.current();
     if (this.off || !cur || cur.id !== this.planId) return false;
     for (const t of this.templates) {
-      if (matchLiterals(t, buf, view, start, end) || match(t, buf, view, start, end)) {
-        const fs = t.spans;
-        const aliases = t.aliases;
-        for (let k = 0; k < aliases.length; k += 2) {
-          fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
-          fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
-        }
-        if (!this.writer.write(buf, view, fs, line, enc)) return false;
-        this.hits++;
-        return true;
-      }
+      if (matchLiterals(t, buf, view, start, end) || match(t, buf, view, start, end)) return this.write(t, buf, view, line, enc);
     }
     return false;
   }
@@ -179,17 +168,22 @@ export class FastJsonl {
       else if (c === LF) next = p + 1;
       else if (c === CR && (p + 1 === n || buf[p + 1] === LF)) next = p + 1 === n ? n : p + 2; // lineEnd drops the CR
       else continue; // the line goes on: it is not of this template
-      const fs = t.spans;
-      const aliases = t.aliases;
-      for (let k = 0; k < aliases.length; k += 2) {
-        fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
-        fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
-      }
-      if (!this.writer.write(buf, view, fs, line, enc)) return -1;
-      this.hits++;
-      return next;
+      return this.write(t, buf, view, line, enc) ? next : -1;
     }
     return -1;
+  }
+
+  // After a match against t: the event into the encoder (false: a value needs the general path).
+  private write(t: Template, buf: Buffer, view: DataView, line: number, enc: BlockEncoder): boolean {
+    const fs = t.spans;
+    const aliases = t.aliases;
+    for (let k = 0; k < aliases.length; k += 2) {
+      fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
+      fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
+    }
+    if (!this.writer.write(buf, view, fs, line, enc)) return false;
+    this.hits++;
+    return true;
   }
 
   /** A new input starts: the fast path is tried again even if the last input's shapes kept it off. */
@@ -228,7 +222,7 @@ export class FastJsonl {
 
 /** True when buf[start..end) is one JSON object of the template's structure; fills t.spans for its fields. */
 function match(t: Template, b: Uint8Array, view: DataView, start: number, end: number): boolean {
-  const { ops, keys, keyWords, spans } = t;
+  const { ops, keys, spans } = t;
   let p = ws(b, start, end);
   for (let pc = 0; pc < ops.length; ) {
     const op = ops[pc++]!;
@@ -243,14 +237,10 @@ function match(t: Template, b: Uint8Array, view: DataView, start: number, end: n
           if (b[p] !== 0x2c) return false;
           p = ws(b, p + 1, end);
         }
-        const ki = ops[pc++]!;
-        const k = keys[ki]!;
+        const k = keys[ops[pc++]!]!;
         if (b[p] !== QUOTE || p + k.length + 2 > end) return false;
         p++;
-        const words = keyWords[ki]!;
-        let i = 0;
-        for (let w = 0; w < words.length; w++, i += 4) if (view.getInt32(p + i, true) !== words[w]) return false;
-        for (; i < k.length; i++) if (b[p + i] !== k[i]) return false;
+        if (!literalAt(k, b, view, p)) return false;
         p += k.length;
         if (b[p] !== QUOTE) return false;
         p = ws(b, p + 1, end);
@@ -292,17 +282,23 @@ function matchLiterals(t: Template, b: Uint8Array, view: DataView, start: number
   return literalEnd(t, b, view, start, end) === end;
 }
 
+/** Whether b holds the literal's bytes at p (the caller checked that they fit), compared a word at a time. */
+function literalAt(lit: Literal, b: Uint8Array, view: DataView, p: number): boolean {
+  const words = lit.words;
+  for (let w = 0; w < words.length; w++, p += 4) if (view.getInt32(p, true) !== words[w]) return false;
+  const tail = lit.tail;
+  for (let k = 0; k < tail.length; k++, p++) if (b[p] !== tail[k]) return false;
+  return true;
+}
+
 /** Where the template's last literal ends, matched from b[start] on (nothing past `end` read); -1: no match. */
 function literalEnd(t: Template, b: Uint8Array, view: DataView, start: number, end: number): number {
   const { lits, kinds, fields, spans } = t;
   let p = start;
   for (let i = 0; ; i++) {
     const lit = lits[i]!;
-    if (p + lit.length > end) return -1;
-    const words = lit.words;
-    for (let w = 0; w < words.length; w++, p += 4) if (view.getInt32(p, true) !== words[w]) return -1;
-    const tail = lit.tail;
-    for (let k = 0; k < tail.length; k++, p++) if (b[p] !== tail[k]) return -1;
+    if (p + lit.length > end || !literalAt(lit, b, view, p)) return -1;
+    p += lit.length;
     if (i === kinds.length) return p;
     const kind = kinds[i]!;
     if (kind === STR) {
@@ -326,7 +322,7 @@ function literalEnd(t: Template, b: Uint8Array, view: DataView, start: number, e
 
 function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPlan): Template | undefined {
   const ops: number[] = [];
-  const keys: Uint8Array[] = [];
+  const keys: Literal[] = [];
   const stringAt = new Map<string, number>(); // path (keys joined by \0) → string index
   let strings = 0;
   // Every value in order: its op, where it starts (a string: just after its opening quote) and ends, and its
@@ -358,7 +354,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
       const key = Buffer.from(kb).toString('utf8');
       if (seen.has(key)) return -1; // JSON.parse keeps the last of duplicate keys
       seen.add(key);
-      ops.push(first ? KEY_FIRST : KEY_NEXT, keys.push(Uint8Array.from(kb)) - 1);
+      ops.push(first ? KEY_FIRST : KEY_NEXT, keys.push(literalOf(kb)) - 1);
       p = ws(b, q, end);
       if (b[p] !== 0x3a) return -1;
       p = ws(b, p + 1, end);
@@ -403,12 +399,6 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
     if (i === undefined) return undefined; // the plan reads a value that is not a string here
     slots[f] = i;
   }
-  const keyWords = keys.map((k) => {
-    const words = new Int32Array(k.length >>> 2);
-    const v = new DataView(k.buffer, k.byteOffset, k.byteLength);
-    for (let w = 0; w < words.length; w++) words[w] = v.getInt32(w * 4, true);
-    return words;
-  });
   // Each STR op names the first field read from its string; a field read from a string another field reads first
   // is an alias, copied after the match.
   const aliases: number[] = [];
@@ -434,7 +424,6 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
   return {
     ops: Int32Array.from(ops),
     keys,
-    keyWords,
     spans: new Int32Array(FAST_FIELDS.length * 2).fill(-1),
     aliases: Int32Array.from(aliases),
     lits,

@@ -26,7 +26,7 @@ const ASCII_COMPATIBLE = /^(utf-?8|windows-125\d|cp125\d|latin-?1|iso-?8859-\d+|
 interface Pending {
   result: Promise<MapJobResult>;
   /** A split block: its bytes (kept until it is decided, in case it must be read again) and the LFs before it. */
-  split?: { raw: Buffer[]; lines: number; last: boolean; first: boolean };
+  split?: { raw: Buffer[]; lines: number; last: boolean };
 }
 
 /**
@@ -82,7 +82,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
       lines = cuts!.headerLines;
     }
     const csv = { stream: -1, settings, end: true, lineOffset: lineOffset(lines), split: { header: header!, last } };
-    queue.push({ result: submit(raw, first, csv), split: { raw, lines, last, first: false } });
+    queue.push({ result: submit(raw, first, csv), split: { raw, lines, last } });
     heldBytes -= end;
     heldFrom += end;
     heldLines = cuts!.lastCutLines;
@@ -128,8 +128,8 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
       const rest = held;
       held = [];
       heldBytes = 0;
-      // The input's first block holds the header itself: read from the input's start, not behind a copy of it.
-      startStream([...p.split.raw, ...later, ...rest], p.split.lines, p.split.first);
+      // Behind a copy of the header, as every block is (the first one too: its header went apart).
+      startStream([...p.split.raw, ...later, ...rest], p.split.lines);
       return undefined;
     }
     const block = received(r.block);

@@ -246,15 +246,6 @@ export class BlockEncoder {
     this.at = at;
   }
 
-  /** Adds bytes known to be ASCII (a literal's, encoded once) to the open string. */
-  appendLiteral(lit: Uint8Array): void {
-    this.room(lit.length);
-    const bytes = this.bytes;
-    let at = this.at;
-    for (let i = 0; i < lit.length; i++) bytes[at++] = lit[i]!;
-    this.at = at;
-  }
-
   /** Adds ASCII text to the open string. */
   appendAscii(text: string): void {
     this.room(text.length);

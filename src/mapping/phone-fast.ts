@@ -171,7 +171,8 @@ export function fastE164Bytes(b: Uint8Array, start: number, end: number): number
   // Leading/trailing whitespace, '＋', non-ASCII digits, letters, a second '+' etc. are not decided.
   const len = end - start;
   if (len < 4 || len > MAX_FAST_INPUT_LENGTH || b[start] !== 0x2b /* + */) return E164_UNDECIDED;
-  // The digits, collected as bytes: the national number becomes one string, the calling code a number.
+  // The digits, collected as bytes: the calling code becomes a number, the national number a string only where
+  // RegExps must check it (below).
   const d = DIGITS;
   let n = 0;
   for (let i = start + 1; i < end; i++) {
