@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LedgerError, UsageError } from '../errors.js';
-import { DEFAULT_LEDGER, openLedger, type EventStatus, type Ledger } from '../ledger/ledger.js';
+import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
+import type { EventStatus } from '../ledger/types.js';
 import { EVENT_STATUSES, type EventFilter, type TimeField } from '../ledger/queries.js';
 import { parseTimeBound } from '../mapping/map-record.js';
 import type { CommandContext } from './context.js';

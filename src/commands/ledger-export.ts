@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import type { LedgerEventRow } from '../ledger/ledger.js';
+import type { LedgerEventRow } from '../ledger/types.js';
 import { iterateEvents } from '../ledger/queries.js';
 import type { CommandContext } from './context.js';
 import { EXPORT_COLUMNS, exportCell } from './export-row.js';

@@ -1,5 +1,5 @@
 // `leadledger ledger list`: the ledger's events, filtered, most recently updated first.
-import type { LedgerEventRow } from '../ledger/ledger.js';
+import type { LedgerEventRow } from '../ledger/types.js';
 import { listEvents } from '../ledger/queries.js';
 import type { CommandContext } from './context.js';
 import { buildFilter, resolveLedger, withLedger, type EventFilterOptions } from './ledger-access.js';

@@ -1,6 +1,6 @@
 // `leadledger ledger show <key>`: one event, its attempts and the runs that touched it.
 import { ExitCode, LeadledgerError } from '../errors.js';
-import type { LedgerEventRow } from '../ledger/ledger.js';
+import type { LedgerEventRow } from '../ledger/types.js';
 import { attemptsFor, getEvent, isTombstoned, runsById, type AttemptRow } from '../ledger/queries.js';
 import type { CommandContext } from './context.js';
 import { resolveLedger, withLedger } from './ledger-access.js';

@@ -2,7 +2,7 @@
 // lines, what the ledger holds) and strings in one flat array. Map workers build blocks beside parsing and post them
 // to the deciding thread for the price of a buffer transfer and a string copy; no object per record crosses over,
 // and the deciding thread compares numbers, not strings.
-import type { EventStatus, KnownKey } from '../ledger/ledger.js';
+import type { EventStatus, KnownKey } from '../ledger/types.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
 import { payloadHashOfJson } from '../mapping/keys.js';
 import { fingerprintView } from './fingerprint.js';

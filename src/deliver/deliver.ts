@@ -3,7 +3,8 @@
 // committed AFTER it returns. A crash between the two leaves a pending row that the next run turns in_doubt.
 import type { Decision } from '../decide/types.js';
 import { CredentialsError } from '../errors.js';
-import type { ClaimInput, EventStatus, Ledger, LedgerEventRow, Settlement } from '../ledger/ledger.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../ledger/types.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
 import { emptyDelivery, type DeliveryCounts } from './delivery-counts.js';

@@ -4,7 +4,7 @@
 // parsing instead of on the thread that decides.
 import Database from 'better-sqlite3';
 import { sha256 } from '../hash.js';
-import type { EventStatus, KnownKey } from './ledger.js';
+import type { EventStatus, KnownKey } from './types.js';
 
 const CHUNK = 512;
 

@@ -2,7 +2,7 @@
 // SQL with bound parameters only: values a person types never become SQL text.
 import type Database from 'better-sqlite3';
 import { sha256 } from '../hash.js';
-import type { EventStatus, LedgerEventRow } from './ledger.js';
+import type { EventStatus, LedgerEventRow } from './types.js';
 
 /** The statuses an events row may have. */
 export const EVENT_STATUSES: readonly EventStatus[] = ['pending', 'sent', 'failed', 'in_doubt'];
