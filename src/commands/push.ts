@@ -10,7 +10,7 @@ import { ReportCollector, runExitCode, type RunReport } from '../report/run-repo
 import type { SinkFlags } from './open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
 import type { Sink } from '../sinks/types.js';
-import { decideInputs } from './decide-inputs.js';
+import { decideInputs } from '../engine/decide-inputs.js';
 import type { InputFormat } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 

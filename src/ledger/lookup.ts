@@ -1,6 +1,6 @@
 // Read-only batch lookups of event keys and people, on any connection to a ledger file: the same answers as
 // Ledger.lookupKeys and Ledger.lookupDelivered, for the map workers of a dry-run whose ledger is not indexed
-// (decide/ledger-index.ts: too large, or erased keys), which open it read-only themselves so that lookups run beside
+// (engine/ledger-index.ts: too large, or erased keys), which open it read-only themselves so that lookups run beside
 // parsing instead of on the thread that decides.
 import Database from 'better-sqlite3';
 import { sha256 } from '../hash.js';

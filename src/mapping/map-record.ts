@@ -153,7 +153,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     return event;
   };
   const current = () => (last ? { id: last.id, plan: last.plan.plan } : undefined);
-  // The fast paths (commands/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
+  // The fast paths (engine/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
   // lead to the plan.
   const plain = !keyFields && !custom.length && !typeSet && !timeFilter;
   return Object.assign(map, { current, plain });
@@ -164,7 +164,7 @@ export function mapItem(map: (rec: RawRecord) => Mapped, item: RawItem): Mapped 
   return item.kind === 'reject' ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason } : map(item);
 }
 
-/** Maps raw records; also tells which plan it used last (see commands/fast-jsonl.ts). */
+/** Maps raw records; also tells which plan it used last (see engine/fast-jsonl.ts). */
 export interface Mapper {
   (rec: RawRecord): Mapped;
   /** The plan of the shape the last record had, with an id that changes whenever that shape changes. */

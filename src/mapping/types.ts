@@ -39,7 +39,7 @@ export interface LeadEvent {
   lead: Lead;
   /** The lead as canonical JSON (what the payload hash is taken over), when the mapper made it. */
   leadJson?: string;
-  /** Events read back from a block (decide/block.ts): decodes what they still read from it, before it is reused. */
+  /** Events read back from a block (engine/block.ts): decodes what they still read from it, before it is reused. */
   detach?(): void;
 }
 

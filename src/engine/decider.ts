@@ -8,7 +8,7 @@ import {
   L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_NAT,
   S_REASON, str, type MappedBlock,
 } from './block.js';
-import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from './types.js';
+import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import { RECENT, RunMemory } from './run-memory.js';
 
 /** Options of the decide stage. */

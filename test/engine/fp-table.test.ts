@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BloomFilter } from '../../src/decide/bloom-filter.js';
-import { fingerprint } from '../../src/decide/fingerprint.js';
-import { FpTable } from '../../src/decide/fp-table.js';
+import { BloomFilter } from '../../src/engine/bloom-filter.js';
+import { fingerprint } from '../../src/engine/fingerprint.js';
+import { FpTable } from '../../src/engine/fp-table.js';
 
 const fp = (s: string): Int32Array => {
   const out = new Int32Array(3);

@@ -4,7 +4,7 @@
 // cannot read) goes, from the last safe cut on, to one worker that parses the rest as one stream, exactly as the
 // in-thread reader would. A block that still ends inside a quoted field (it cannot, if the cutter is right) is read
 // again that way from its first byte, so no decision depends on a cut being right.
-import { INTS, I_LINE, received } from '../decide/block.js';
+import { INTS, I_LINE, received } from './block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';

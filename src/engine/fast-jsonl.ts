@@ -13,7 +13,7 @@
 //  - the email is ASCII and valid, the phone is one fastE164 decides, and the time is canonical ISO UTC.
 // Anything else (an escape, a number where a string was, a stray byte, an invalid email) goes the general way,
 // which maps or rejects it with its reason. A test compares both paths on many lines (fast-jsonl.test.ts).
-import type { BlockEncoder } from '../decide/block.js';
+import type { BlockEncoder } from './block.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
 import type { FieldPlan } from '../mapping/fields.js';
 import { mapItem, type Mapper } from '../mapping/map-record.js';

@@ -3,11 +3,11 @@
 // input order; JSON arrays and small inputs are read and mapped here. Both paths yield the same decisions.
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { encodeMapped } from '../decide/block.js';
-import { Decider } from '../decide/decide.js';
+import { encodeMapped } from './block.js';
+import { Decider } from './decider.js';
 import type { Decision, DecisionTally } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { LedgerIndex } from '../decide/ledger-index.js';
+import { LedgerIndex } from './ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';

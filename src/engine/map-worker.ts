@@ -4,8 +4,8 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from '../decide/block.js';
-import { LedgerIndex } from '../decide/ledger-index.js';
+import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from './block.js';
+import { LedgerIndex } from './ledger-index.js';
 import type { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper, mapItem } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';

@@ -1,6 +1,6 @@
 // JSONL read and mapped by the map pool: the main thread only cuts the byte stream at the last newline of each
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
-import { received } from '../decide/block.js';
+import { received } from './block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { encodeMapped } from '../../src/decide/block.js';
-import { Decider } from '../../src/decide/decide.js';
-import { RECENT } from '../../src/decide/run-memory.js';
+import { encodeMapped } from '../../src/engine/block.js';
+import { Decider } from '../../src/engine/decider.js';
+import { RECENT } from '../../src/engine/run-memory.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
 import type { Mapped } from '../../src/mapping/types.js';

@@ -2,8 +2,8 @@
 // line and byte for byte, whatever the line: it may only decline lines, never map one differently.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/decide/block.js';
-import { FastJsonl, mapJsonlBlock } from '../../src/commands/fast-jsonl.js';
+import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/engine/block.js';
+import { FastJsonl, mapJsonlBlock } from '../../src/engine/fast-jsonl.js';
 import { createMapper, type MapOptions } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
 import { seededRandom } from '../../src/sandbox/faults.js';

@@ -3,8 +3,8 @@
 // (at a quote) must keep their lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/decide/block.js';
-import { FastCsv, mapCsvBlock } from '../../src/commands/fast-csv.js';
+import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/engine/block.js';
+import { FastCsv, mapCsvBlock } from '../../src/engine/fast-csv.js';
 import { createMapper, mapItem } from '../../src/mapping/map-record.js';
 import type { Mapped } from '../../src/mapping/types.js';
 import type { ReaderContext } from '../../src/sources/reader-context.js';

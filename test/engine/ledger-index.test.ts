@@ -3,9 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { L_PERMANENT, L_RETRYABLE, STATUSES } from '../../src/decide/block.js';
-import { fingerprint } from '../../src/decide/fingerprint.js';
-import { hashStartsWith, LedgerIndex, type IndexedKey } from '../../src/decide/ledger-index.js';
+import { L_PERMANENT, L_RETRYABLE, STATUSES } from '../../src/engine/block.js';
+import { fingerprint } from '../../src/engine/fingerprint.js';
+import { hashStartsWith, LedgerIndex, type IndexedKey } from '../../src/engine/ledger-index.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { LedgerLookup } from '../../src/ledger/lookup.js';
 import { seededRandom } from '../../src/sandbox/faults.js';

@@ -1,9 +1,9 @@
 // A pool of map workers (map-worker.ts): blocks of JSONL bytes in, mapped records out, replies in job order.
 import { Worker } from 'node:worker_threads';
 import type { MapOptions } from '../mapping/map-record.js';
-import { buffersOf, type BlockBuffers, type MappedBlock } from '../decide/block.js';
+import { buffersOf, type BlockBuffers, type MappedBlock } from './block.js';
 import type { CsvSettings } from '../sources/read-csv.js';
-import type { SharedLedgerIndex } from '../decide/ledger-index.js';
+import type { SharedLedgerIndex } from './ledger-index.js';
 import { detachEarly } from './detach-early.js';
 
 /** What every worker is started with. */

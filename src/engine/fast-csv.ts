@@ -4,7 +4,7 @@
 // record holds for all: the fast path reads the columns that plan names, and only while the mapper still has it.
 // A row it declines (an odd value, a wrong column count, a blank row) is read the general way, one row at a time;
 // from the first row with a quote on, the rest of the block goes to the general reader, which handles quoting.
-import type { BlockEncoder } from '../decide/block.js';
+import type { BlockEncoder } from './block.js';
 import { CsvRows, decodeCsv, NotWellFormed, readCsv, readCsvWellFormed, wellFormedRows, type CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { RawItem } from '../sources/types.js';
