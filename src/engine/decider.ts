@@ -1,4 +1,6 @@
-// Decide, for each mapped record, what a push does with it: against what this run has seen and what the ledger holds.
+// The decider: the decision rules (decide/decide.ts) applied to the engine's blocks, in input order. It answers the
+// rules' questions from a block's numbers (fingerprints, ledger codes) and from this run's memory, and puts their
+// outcome into words only for the decisions someone reads.
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerIndex } from './ledger-index.js';
 import { differingFields } from '../mapping/keys.js';
@@ -8,7 +10,12 @@ import {
   L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_NAT,
   S_REASON, str, type MappedBlock,
 } from './block.js';
+import {
+  classify, conflictReason, duplicateInInputReason, ERASED_REASON, knownInLedgerReason, knownInRunReason, ledgerReason,
+  NEW_REASON, Outcome, OUTCOME_KINDS, RETRY_REASON, type EventFacts,
+} from '../decide/decide.js';
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
+import type { EventStatus } from '../ledger/types.js';
 import { RECENT, RunMemory } from './run-memory.js';
 
 /** Options of the decide stage. */
@@ -19,24 +26,9 @@ export interface DecideOptions {
   memoryCapacity?: number;
 }
 
-// What happens to an event, before it is put in words (Decider.explain).
-const enum Outcome {
-  New,
-  Retry,
-  DuplicateInInput,
-  ConflictInInput,
-  DuplicateErased,
-  ConflictWithLedger,
-  DuplicateInLedger,
-  KnownInRun,
-  KnownInLedger,
-}
-
 const kindIndex = (k: DecisionKind): number => DECISION_KINDS.indexOf(k);
 // The decision kind of each Outcome, as an index into DECISION_KINDS.
-const OUTCOME_KIND = Int32Array.from(
-  (['new', 'new', 'duplicate_in_input', 'conflict', 'duplicate', 'conflict', 'duplicate', 'known_lead', 'known_lead'] as const).map(kindIndex),
-);
+const OUTCOME_KIND = Int32Array.from(OUTCOME_KINDS.map(kindIndex));
 const INVALID = kindIndex('invalid');
 const FILTERED = kindIndex('filtered');
 
@@ -44,12 +36,21 @@ const FILTERED = kindIndex('filtered');
 export const lookUpStats = { here: 0, byWorkers: 0 };
 
 /** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
-export class Decider {
+export class Decider implements EventFacts {
   private readonly memory: RunMemory;
   /** The read-only ledger's index: blocks that come without ledger codes are filled from it, not from SQLite. */
   index: LedgerIndex | undefined;
   // The event that delivered the person, when classify() says KnownInLedger.
   private by: string | undefined;
+  // The event the rules ask about (see EventFacts): its block, record, offset into ints, line, source and ordinal.
+  private cBlock!: MappedBlock;
+  private cInts: Int32Array = new Int32Array(0);
+  private cCode = 0;
+  private cRow = 0;
+  private cOff = 0;
+  private cLine = 0;
+  private cSrc = 0;
+  private cOrd = 0;
   private readonly counts = new Int32Array(DECISION_KINDS.length);
   // Decided blocks whose events are still recent (the run memory names them), with the ordinal after their last
   // event and what gives their buffers back.
@@ -150,40 +151,69 @@ export class Decider {
    * its objects and words, which explain() makes, right after, when someone reads them.
    */
   private classify(block: MappedBlock, r: number, src: number, line: number): Outcome {
-    const ints = block.ints;
-    const o = r * INTS;
-    const memory = this.memory;
+    this.cBlock = block;
+    this.cInts = block.ints;
+    this.cRow = r;
+    this.cOff = r * INTS;
+    this.cLine = line;
+    this.cSrc = src;
+    return classify(this);
+  }
 
-    if (memory.hasKey(ints, o)) return memory.foundSamePayload(ints, o) ? Outcome.DuplicateInInput : Outcome.ConflictInInput;
-    const ord = memory.addKey(block, r, o, line, src);
+  // The rules' questions (EventFacts), about the event classify() was given.
 
-    const code = ints[o + I_LEDGER]!;
-    const status = STATUSES[code & L_STATUS];
-    if (status !== undefined) {
-      if (code & L_TOMBSTONE) {
-        // The ledger forgot who this was; the input still says it, so this run's later events of the person are known.
-        memory.addNatural(ints, o, line, src, ord);
-        return Outcome.DuplicateErased;
-      }
-      if (code & L_HASH_DIFFERS) return Outcome.ConflictWithLedger;
-      if (status === 'failed' && code & L_RETRYABLE) {
-        memory.addNatural(ints, o, line, src, ord);
-        return Outcome.Retry;
-      }
-      // A delivered (or maybe delivered) event delivered its person too: later events of that person are known leads.
-      if (status !== 'failed') memory.addNatural(ints, o, line, src, ord);
-      return Outcome.DuplicateInLedger;
-    }
+  keySeen(): boolean {
+    return this.memory.hasKey(this.cInts, this.cOff);
+  }
 
-    if (ints[o + I_NAT] !== 0) {
-      if (memory.hasNatural(ints, o)) return Outcome.KnownInRun;
-      // -1: an index found the person (LedgerIndex.fill); the ledger names the event, and confirms the match.
-      const at = ints[o + I_RUN]!;
-      this.by = code & L_PERSON_DELIVERED ? (at >= 0 ? block.deliveredBy[at] : this.opts.ledger?.deliveredBy(str(block, r * STRS + S_NAT))) : undefined;
-      if (this.by !== undefined) return Outcome.KnownInLedger;
-      memory.addAbsentNatural(ints, o, line, src, ord); // hasNatural just missed it
-    }
-    return Outcome.New;
+  sameLead(): boolean {
+    return this.memory.foundSamePayload(this.cInts, this.cOff);
+  }
+
+  rememberKey(): void {
+    this.cOrd = this.memory.addKey(this.cBlock, this.cRow, this.cOff, this.cLine, this.cSrc);
+  }
+
+  // The rules ask for the status first: the other answers about the ledger read the code it read.
+  ledgerStatus(): EventStatus | undefined {
+    return STATUSES[(this.cCode = this.cInts[this.cOff + I_LEDGER]!) & L_STATUS];
+  }
+
+  erased(): boolean {
+    return (this.cCode & L_TOMBSTONE) !== 0;
+  }
+
+  ledgerLeadDiffers(): boolean {
+    return (this.cCode & L_HASH_DIFFERS) !== 0;
+  }
+
+  retryable(): boolean {
+    return (this.cCode & L_RETRYABLE) !== 0;
+  }
+
+  hasPerson(): boolean {
+    return this.cInts[this.cOff + I_NAT] !== 0;
+  }
+
+  personSeen(): boolean {
+    return this.memory.hasNatural(this.cInts, this.cOff);
+  }
+
+  personDelivered(): boolean {
+    if ((this.cCode & L_PERSON_DELIVERED) === 0) return false;
+    const block = this.cBlock;
+    // -1: an index found the person (LedgerIndex.fill); the ledger names the event, and confirms the match.
+    const at = this.cInts[this.cOff + I_RUN]!;
+    this.by = at >= 0 ? block.deliveredBy[at] : this.opts.ledger?.deliveredBy(str(block, this.cRow * STRS + S_NAT));
+    return this.by !== undefined;
+  }
+
+  rememberPerson(): void {
+    this.memory.addNatural(this.cInts, this.cOff, this.cLine, this.cSrc, this.cOrd);
+  }
+
+  rememberNewPerson(): void {
+    this.memory.addAbsentNatural(this.cInts, this.cOff, this.cLine, this.cSrc, this.cOrd);
   }
 
   /** The decision for event r, which classify() has just given `out`. */
@@ -194,31 +224,31 @@ export class Decider {
     const code = block.ints[o + I_LEDGER]!;
     switch (out) {
       case Outcome.New:
-        return plain(e, 'new', 'not in the ledger');
+        return plain(e, 'new', NEW_REASON);
       case Outcome.DuplicateInInput:
-        return plain(e, 'duplicate_in_input', `same event as ${memory.foundKeyWhere()}`);
+        return plain(e, 'duplicate_in_input', duplicateInInputReason(memory.foundKeyWhere()));
       case Outcome.ConflictInInput:
         return this.conflict(e, memory.foundKeyLead(), `same key as ${memory.foundKeyWhere()}`);
       case Outcome.DuplicateErased:
-        return plain(e, 'duplicate', 'already delivered (person erased from the ledger)');
+        return plain(e, 'duplicate', ERASED_REASON);
       case Outcome.ConflictWithLedger:
         return this.conflict(e, this.opts.ledger?.getLeadJson(e.key), 'ledger holds this key');
       case Outcome.Retry:
-        return { ...plain(e, 'new', 'retry: an earlier send failed and may be retried'), retry: true };
+        return { ...plain(e, 'new', RETRY_REASON), retry: true };
       case Outcome.DuplicateInLedger: {
         const failure = code & L_RETRYABLE ? 'retryable' : code & L_PERMANENT ? 'permanent' : null;
         return plain(e, 'duplicate', ledgerReason(STATUSES[code & L_STATUS]!, failure, block.ints[o + I_RUN] || null));
       }
       case Outcome.KnownInRun:
-        return plain(e, 'known_lead', `same person as ${memory.foundNaturalBy()}`);
+        return plain(e, 'known_lead', knownInRunReason(memory.foundNaturalBy()));
       case Outcome.KnownInLedger:
-        return plain(e, 'known_lead', `person already delivered (or being delivered) by event ${this.by}`);
+        return plain(e, 'known_lead', knownInLedgerReason(this.by!));
     }
   }
 
   private conflict(e: BlockEvent, earlier: string | undefined, what: string): Decision {
     const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
-    return { source: e.source, line: e.line, key: e.key, event: e, kind: 'conflict', fields, reason: `${what} with different ${fields?.join(', ') || 'content'}` };
+    return { source: e.source, line: e.line, key: e.key, event: e, kind: 'conflict', fields, reason: conflictReason(what, fields) };
   }
 
   /**
@@ -255,20 +285,4 @@ function notAnEvent(block: MappedBlock, r: number, source: string, line: number)
 // person is the event's (decoded only if someone reads it).
 function plain(e: BlockEvent, kind: Decision['kind'], reason: string): Decision {
   return { source: e.source, line: e.line, key: e.key, event: e, kind, reason };
-}
-
-function ledgerReason(status: string, failure: string | null, runId: number | null): string {
-  const run = runId ? ` (run ${runId})` : '';
-  switch (status) {
-    case 'sent':
-      return `already delivered${run}`;
-    case 'failed':
-      return `failed permanently earlier${run}: fix and use leadledger replay --permanent`;
-    case 'in_doubt':
-      return `in doubt since${run}: leadledger replay --in-doubt resolves it`;
-    case 'pending':
-      return `being sent by another run${run}`;
-    default:
-      return `in the ledger as ${status}${failure ? ` (${failure})` : ''}`;
-  }
 }
