@@ -1,9 +1,9 @@
-// Wiring of the `leadledger ledger ...` management subcommands (stats, list, show, runs, export, forget, prune,
-// verify). Each action lazy-imports its command and views, so `--help` loads commander and this file only.
+// Wiring of the `leadledger ledger ...` subcommands (stats, list, show, runs, export, forget, prune, verify,
+// import). Each action lazy-imports its command and views, so `--help` loads commander and this file only.
 // Listings are the data asked for: tables and --json go to stdout; confirmations, notes and warnings to stderr.
 import { Option, type Command } from 'commander';
 import type { CommandContext } from '../commands/context.js';
-import { OPTIONS } from './options.js';
+import { addOptions, OPTIONS } from './options.js';
 import type { Output } from './output.js';
 
 type Flags = Record<string, unknown>;
@@ -25,12 +25,12 @@ const LOCAL: Record<string, () => Option> = {
   yes: () => new Option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal, e.g. in cron)'),
 };
 
-/** Adds stats, list, show, runs, export, forget, prune and verify to the `ledger` command. */
+/** Adds stats, list, show, runs, export, forget, prune, verify and import to the `ledger` command. */
 export function registerLedgerCommands(ledger: Command): void {
   common(ledger.command('stats').description('counts by status, source and run; oldest and newest event; size on disk; schema version'))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerStats }, v] = await Promise.all([import('../commands/ledger-stats.js'), import('./ledger-views.js')]);
+      const [{ ledgerStats }, v] = await Promise.all([import('../commands/ledger/stats.js'), import('./ledger-views.js')]);
       const r = ledgerStats({ ledger: str(flags.ledger) }, ctx);
       print(flags.json ? json(r) : v.formatStats(r, out.chalk));
     });
@@ -39,7 +39,7 @@ export function registerLedgerCommands(ledger: Command): void {
     .addOption(LOCAL.limit!().default(50))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerList }, v] = await Promise.all([import('../commands/ledger-list.js'), import('./ledger-views.js')]);
+      const [{ ledgerList }, v] = await Promise.all([import('../commands/ledger/list.js'), import('./ledger-views.js')]);
       const r = ledgerList({ ledger: str(flags.ledger), ...filterFlags(flags), limit: flags.limit as number }, ctx);
       print(flags.json ? json(r.events) : r.events.length ? v.formatEventList(r) : '');
       if (!r.events.length) out.info('no matching events');
@@ -49,7 +49,7 @@ export function registerLedgerCommands(ledger: Command): void {
   common(ledger.command('show').description('one event: its row, the lead stored for it, its attempts and the runs that touched it').argument('<key>', 'the event key'))
     .action(async (key: string, flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerShow }, v] = await Promise.all([import('../commands/ledger-show.js'), import('./ledger-views.js')]);
+      const [{ ledgerShow }, v] = await Promise.all([import('../commands/ledger/show.js'), import('./ledger-views.js')]);
       const r = ledgerShow({ ledger: str(flags.ledger), key }, ctx);
       print(flags.json ? json(r) : v.formatShow(r, out.chalk));
     });
@@ -58,7 +58,7 @@ export function registerLedgerCommands(ledger: Command): void {
     .addOption(LOCAL.limit!().default(20))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerRuns }, v] = await Promise.all([import('../commands/ledger-runs.js'), import('./ledger-views.js')]);
+      const [{ ledgerRuns }, v] = await Promise.all([import('../commands/ledger/runs.js'), import('./ledger-views.js')]);
       const r = ledgerRuns({ ledger: str(flags.ledger), limit: flags.limit as number }, ctx);
       print(flags.json ? json(r.runs) : r.runs.length ? v.formatRuns(r) : '');
       if (!r.runs.length) out.info('no runs recorded');
@@ -70,7 +70,7 @@ export function registerLedgerCommands(ledger: Command): void {
     .addOption(new Option('--format <format>', 'csv or jsonl (default: from the file name; jsonl for -)').choices(['csv', 'jsonl']))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const { ledgerExport } = await import('../commands/ledger-export.js');
+      const { ledgerExport } = await import('../commands/ledger/export.js');
       const r = await ledgerExport({ ledger: str(flags.ledger), ...filterFlags(flags), output: flags.output as string, format: flags.format as 'csv' | 'jsonl' | undefined, stdout: process.stdout }, ctx);
       // With -, stdout is the export itself: the JSON summary would corrupt it.
       if (flags.json && r.output !== '-') print(json(r));
@@ -87,7 +87,7 @@ export function registerLedgerCommands(ledger: Command): void {
     .action(async (keys: string[], flags: Flags) => {
       const { out, ctx } = await setup(flags);
       const [{ ledgerForget }, { createConfirm }, v, { ExitCode }] = await Promise.all([
-        import('../commands/ledger-forget.js'), import('./confirm.js'), import('./ledger-views.js'), import('../errors.js'),
+        import('../commands/ledger/forget.js'), import('./confirm.js'), import('./ledger-views.js'), import('../errors.js'),
       ]);
       const r = await ledgerForget({ ledger: str(flags.ledger), keys, email: str(flags.email), dryRun: !!flags.dryRun, confirm: createConfirm({ yes: !!flags.yes, command: 'ledger forget' }) }, ctx);
       report(flags, out, r, v.formatForget(r, out.chalk));
@@ -107,7 +107,7 @@ export function registerLedgerCommands(ledger: Command): void {
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
       const [{ ledgerPrune }, { createConfirm }, v, { ExitCode }] = await Promise.all([
-        import('../commands/ledger-prune.js'), import('./confirm.js'), import('./ledger-views.js'), import('../errors.js'),
+        import('../commands/ledger/prune.js'), import('./confirm.js'), import('./ledger-views.js'), import('../errors.js'),
       ]);
       const r = await ledgerPrune({ ledger: str(flags.ledger), olderThan: str(flags.olderThan), rows: !!flags.rows, dryRun: !!flags.dryRun, confirm: createConfirm({ yes: !!flags.yes, command: 'ledger prune' }) }, ctx);
       report(flags, out, r, v.formatPrune(r, out.chalk));
@@ -117,12 +117,38 @@ export function registerLedgerCommands(ledger: Command): void {
   common(ledger.command('verify').description('check the file (SQLite integrity_check) and the ledger invariants; exit 5 when a problem is found'))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerVerify }, v, { ExitCode }] = await Promise.all([import('../commands/ledger-verify.js'), import('./ledger-views.js'), import('../errors.js')]);
+      const [{ ledgerVerify }, v, { ExitCode }] = await Promise.all([import('../commands/ledger/verify.js'), import('./ledger-views.js'), import('../errors.js')]);
       const r = ledgerVerify({ ledger: str(flags.ledger) }, ctx);
       if (flags.json) print(json(r));
       else if (!r.ok || !out.quiet) print(v.formatVerify(r, out.chalk));
       if (!r.ok) process.exitCode = ExitCode.ledger;
     });
+
+  addOptions(
+    ledger.command('import').description('mark event keys or people (emails) as already delivered: adopting leadledger on an existing CRM').argument('<files...>', 'text (one key or email per line), CSV or JSONL; a CRM contact export works')
+      .addOption(new Option('--as <what>', 'what the values are').choices(['auto', 'keys', 'emails']).default('auto')),
+    'ledger',
+  ).action(async (files: string[], flags: Flags) => {
+    const [{ ledgerImport }, { createOutput }, { installStopSignals }] = await Promise.all([
+      import('../commands/ledger/import.js'), import('./output.js'), import('./signals.js'),
+    ]);
+    const out = await createOutput(flags);
+    const signals = installStopSignals();
+    try {
+      const r = await ledgerImport(
+        { files, ledger: str(flags.ledger), as: (flags.as as 'auto' | 'keys' | 'emails' | undefined) ?? 'auto',
+          read: { format: flags.format as 'csv' | 'json' | 'jsonl' | undefined, encoding: str(flags.encoding), delimiter: str(flags.delimiter), select: str(flags.select) } },
+        { env: process.env, cwd: process.cwd(), stop: signals.stop, hardStop: signals.hardStop, warn: out.warn },
+      );
+      if (flags.json) print(json(r));
+      out.info(`ledger ${r.ledger}: imported ${r.keys} keys and ${r.emails} emails as delivered (${r.added} new, ${r.alreadyPresent} already there)`);
+      for (const x of r.rejected) out.warn(`${x.source}:${x.line}: ${x.reason}`);
+      if (r.rejectedCount > r.rejected.length) out.warn(`… and ${r.rejectedCount - r.rejected.length} more rejected lines`);
+      process.exitCode = r.rejectedCount ? 1 : 0;
+    } finally {
+      signals.dispose();
+    }
+  });
 }
 
 // The options every management subcommand takes, from the shared option table.

@@ -1,13 +1,13 @@
 // Human renderings of the `ledger ...` management commands' results. Pure text: the caller picks the stream.
 import type { ChalkInstance } from 'chalk';
-import type { ErasureCommandResult, ForgetKeysResult } from '../commands/ledger-forget.js';
-import type { LedgerListResult } from '../commands/ledger-list.js';
-import type { LedgerPruneResult } from '../commands/ledger-prune.js';
-import type { LedgerRunsResult } from '../commands/ledger-runs.js';
-import type { LedgerShowResult } from '../commands/ledger-show.js';
-import type { LedgerStatsResult } from '../commands/ledger-stats.js';
-import type { LedgerVerifyResult } from '../commands/ledger-verify.js';
-import type { RunSummary } from '../commands/run-summary.js';
+import type { ErasureCommandResult, ForgetKeysResult } from '../commands/ledger/forget.js';
+import type { LedgerListResult } from '../commands/ledger/list.js';
+import type { LedgerPruneResult } from '../commands/ledger/prune.js';
+import type { LedgerRunsResult } from '../commands/ledger/runs.js';
+import type { LedgerShowResult } from '../commands/ledger/show.js';
+import type { LedgerStatsResult } from '../commands/ledger/stats.js';
+import type { LedgerVerifyResult } from '../commands/ledger/verify.js';
+import type { RunSummary } from '../commands/ledger/run-summary.js';
 import { formatTable } from './table.js';
 
 const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : '');

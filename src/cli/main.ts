@@ -1,8 +1,8 @@
 // The only place that reads argv, prints errors and calls process.exit. Commands are imported lazily so that
 // --help and --version load commander and nothing else.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { EXIT_CODES, OPTIONS, type OptionDef } from './options.js';
+import { addOptions, EXIT_CODES } from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -20,22 +20,6 @@ Examples:
 Exit codes:
 ${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}
 `;
-
-function addOptions(cmd: Command, name: OptionDef['commands'][number]): Command {
-  for (const def of OPTIONS) {
-    if (!def.commands.includes(name)) continue;
-    const o = new Option(def.flags, def.description);
-    if (def.env) o.env(def.env);
-    if (def.parse) o.argParser(def.parse);
-    // Commander does not pass defaults through the parser: parse them here, show them as written.
-    if (def.default !== undefined && !(typeof def.default === 'string' && def.default.includes(' '))) {
-      o.default(def.parse ? def.parse(String(def.default), undefined) : def.default, String(def.default));
-    }
-    if (def.hidden) o.hideHelp();
-    cmd.addOption(o);
-  }
-  return cmd;
-}
 
 /** Builds the commander program. */
 export function buildProgram(): Command {
@@ -64,15 +48,6 @@ export function buildProgram(): Command {
 
   const ledger = program.command('ledger').description('inspect and manage the ledger');
   registerLedgerCommands(ledger);
-  addOptions(
-    ledger.command('import').description('mark event keys or people (emails) as already delivered: adopting leadledger on an existing CRM').argument('<files...>', 'text (one key or email per line), CSV or JSONL; a CRM contact export works')
-      .addOption(new Option('--as <what>', 'what the values are').choices(['auto', 'keys', 'emails']).default('auto')),
-    'ledger',
-  ).action(async (files: string[], flags: Record<string, unknown>) => {
-    const { runLedgerImport } = await import('./run-ledger.js');
-    process.exitCode = await runLedgerImport(files, flags);
-  });
-
   addOptions(
     program.command('sandbox').description('run a local CRM emulator (HubSpot contacts API and a webhook receiver) for trying leadledger safely')
       .option('--port <n>', 'port on 127.0.0.1', '8765')

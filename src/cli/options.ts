@@ -1,6 +1,6 @@
 // Every flag of leadledger, defined once: commander is fed from this table and the README's option section is
 // generated from it (npm run docs). Keep this file free of heavy imports: --help and --version load it.
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 
 /** One flag. */
 export interface OptionDef {
@@ -84,3 +84,20 @@ export const EXIT_CODES: Array<[number, string]> = [
   [5, 'ledger locked by another run, or unusable'],
   [130, 'interrupted (Ctrl-C / SIGTERM); in-flight sends were settled'],
 ];
+
+/** Adds the options of the table that `name` takes to a command. */
+export function addOptions(cmd: Command, name: OptionDef['commands'][number]): Command {
+  for (const def of OPTIONS) {
+    if (!def.commands.includes(name)) continue;
+    const o = new Option(def.flags, def.description);
+    if (def.env) o.env(def.env);
+    if (def.parse) o.argParser(def.parse);
+    // Commander does not pass defaults through the parser: parse them here, show them as written.
+    if (def.default !== undefined && !(typeof def.default === 'string' && def.default.includes(' '))) {
+      o.default(def.parse ? def.parse(String(def.default), undefined) : def.default, String(def.default));
+    }
+    if (def.hidden) o.hideHelp();
+    cmd.addOption(o);
+  }
+  return cmd;
+}

@@ -3,11 +3,11 @@
 import { hostname } from 'node:os';
 import type { Decision } from '../decide/types.js';
 import type { Deliverer, SettledItem } from '../deliver/deliver.js';
-import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
+import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
 import type { ReportFile } from '../report/report-file.js';
 import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
-import type { SinkFlags } from './open-sink.js';
+import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs } from '../engine/decide-inputs.js';
@@ -35,22 +35,17 @@ export interface PushOptions extends SinkFlags {
   noLock?: boolean;
 }
 
-/** Resolves the ledger path: flag, then LEADLEDGER_LEDGER, then ./.leadledger/ledger.db. */
-export function ledgerPath(flag: string | undefined, ctx: CommandContext): string {
-  return flag ?? ctx.env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER;
-}
-
 /** Runs a push (or its dry-run) and returns what happened as data. */
 export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
   const { config } = loadConfig(opts.config, ctx.cwd);
-  const path = ledgerPath(opts.ledger, ctx);
+  const path = ledgerPath(opts.ledger, ctx.env);
   const params = publicParams(opts);
 
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
   // What only sending or report rows need is loaded only then: a dry-run starts ~20 ms sooner (measured).
-  const sinks = opts.dryRun ? undefined : await import('./open-sink.js');
+  const sinks = opts.dryRun ? undefined : await import('../deliver/open-sink.js');
   if (sinks) ({ sink, http } = await sinks.openSink('push', opts, config, ctx));
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
   const ledger: Ledger | undefined = openLedger(path, { readonly: opts.dryRun });

@@ -17,8 +17,8 @@ import type { Sink } from '../sinks/types.js';
 import { readInputs } from '../sources/read-inputs.js';
 import type { ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
-import { openExistingLedger, resolveLedger } from './ledger-access.js';
-import { httpSummary, openSink, type SinkFlags } from './open-sink.js';
+import { openExistingLedger, resolveLedger } from './ledger/access.js';
+import { httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 
 /** Options of `replay`. */
 export interface ReplayOptions extends SinkFlags {

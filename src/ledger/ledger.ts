@@ -13,6 +13,11 @@ import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } fr
 /** Where the ledger lives unless --ledger or LEADLEDGER_LEDGER says otherwise. */
 export const DEFAULT_LEDGER = '.leadledger/ledger.db';
 
+/** The ledger a command uses: the flag, then LEADLEDGER_LEDGER, then ./.leadledger/ledger.db (as given, not resolved). */
+export function ledgerPath(flag: string | undefined, env: Record<string, string | undefined>): string {
+  return flag ?? env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER;
+}
+
 /** A live run holding the ledger for longer than this without a heartbeat is taken to be dead. */
 const HEARTBEAT_STALE_MS = 120_000;
 

@@ -1,7 +1,7 @@
 // `leadledger ledger runs`: the recorded runs, newest first.
-import { listRuns } from '../ledger/queries.js';
-import type { CommandContext } from './context.js';
-import { resolveLedger, withLedger } from './ledger-access.js';
+import { listRuns } from '../../ledger/queries.js';
+import type { CommandContext } from '../context.js';
+import { resolveLedger, withLedger } from './access.js';
 import { summarizeRun, type RunSummary } from './run-summary.js';
 
 /** Options of `ledger runs`. */

@@ -1,5 +1,5 @@
 // A runs row as the ledger commands show it: parsed counts and redacted args, and a duration.
-import type { RunRow } from '../ledger/queries.js';
+import type { RunRow } from '../../ledger/queries.js';
 import { redactSecretKeys } from './redact-args.js';
 
 /** One recorded run. */

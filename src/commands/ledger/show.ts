@@ -1,9 +1,9 @@
 // `leadledger ledger show <key>`: one event, its attempts and the runs that touched it.
-import { ExitCode, LeadledgerError } from '../errors.js';
-import type { LedgerEventRow } from '../ledger/types.js';
-import { attemptsFor, getEvent, isTombstoned, runsById, type AttemptRow } from '../ledger/queries.js';
-import type { CommandContext } from './context.js';
-import { resolveLedger, withLedger } from './ledger-access.js';
+import { ExitCode, LeadledgerError } from '../../errors.js';
+import type { LedgerEventRow } from '../../ledger/types.js';
+import { attemptsFor, getEvent, isTombstoned, runsById, type AttemptRow } from '../../ledger/queries.js';
+import type { CommandContext } from '../context.js';
+import { resolveLedger, withLedger } from './access.js';
 import { summarizeRun, type RunSummary } from './run-summary.js';
 
 /** Options of `ledger show`. */

@@ -1,10 +1,10 @@
 // A small, realistic ledger for the `ledger ...` command tests: one push run with sent, failed, in-doubt and
 // pending events, and an import of keys and people from a CRM export.
 import { join } from 'node:path';
-import { openLedger } from '../../src/ledger/ledger.js';
-import type { ClaimInput } from '../../src/ledger/types.js';
-import type { CommandContext } from '../../src/commands/context.js';
-import { tmpDir } from '../helpers/tmp.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
+import type { ClaimInput } from '../../../src/ledger/types.js';
+import type { CommandContext } from '../../../src/commands/context.js';
+import { tmpDir } from '../../helpers/tmp.js';
 
 /** A claim for key, whose lead is the given email. */
 export const claim = (key: string, email: string, source = 'logs/events.jsonl', line = 1): ClaimInput => ({

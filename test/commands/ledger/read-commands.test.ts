@@ -1,15 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ledgerList } from '../../src/commands/ledger-list.js';
-import { ledgerRuns } from '../../src/commands/ledger-runs.js';
-import { ledgerShow } from '../../src/commands/ledger-show.js';
-import { ledgerStats } from '../../src/commands/ledger-stats.js';
-import { ledgerForget } from '../../src/commands/ledger-forget.js';
-import { ExitCode, LeadledgerError, LedgerError, UsageError } from '../../src/errors.js';
-import { openLedger } from '../../src/ledger/ledger.js';
-import { SCHEMA_VERSION } from '../../src/ledger/schema.js';
-import { tmpDir } from '../helpers/tmp.js';
+import { ledgerList } from '../../../src/commands/ledger/list.js';
+import { ledgerRuns } from '../../../src/commands/ledger/runs.js';
+import { ledgerShow } from '../../../src/commands/ledger/show.js';
+import { ledgerStats } from '../../../src/commands/ledger/stats.js';
+import { ledgerForget } from '../../../src/commands/ledger/forget.js';
+import { ExitCode, LeadledgerError, LedgerError, UsageError } from '../../../src/errors.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
+import { SCHEMA_VERSION } from '../../../src/ledger/schema.js';
+import { tmpDir } from '../../helpers/tmp.js';
 import { seedLedger, testCtx } from './seed.js';
 
 test('stats counts events by status and failure kind, by source and by run, and measures the files', () => {

@@ -4,12 +4,12 @@ import { stringify } from 'csv-stringify/sync';
 import { once } from 'node:events';
 import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import type { LedgerEventRow } from '../ledger/types.js';
-import { iterateEvents } from '../ledger/queries.js';
-import type { CommandContext } from './context.js';
+import { UsageError } from '../../errors.js';
+import type { LedgerEventRow } from '../../ledger/types.js';
+import { iterateEvents } from '../../ledger/queries.js';
+import type { CommandContext } from '../context.js';
 import { EXPORT_COLUMNS, exportCell } from './export-row.js';
-import { buildFilter, openExistingLedger, resolveLedger, type EventFilterOptions } from './ledger-access.js';
+import { buildFilter, openExistingLedger, resolveLedger, type EventFilterOptions } from './access.js';
 
 /** Options of `ledger export`. */
 export interface LedgerExportOptions extends EventFilterOptions {

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { ledgerForget, type ErasureCommandResult, type ForgetKeysResult } from '../../src/commands/ledger-forget.js';
-import { ledgerRuns } from '../../src/commands/ledger-runs.js';
-import { ledgerVerify } from '../../src/commands/ledger-verify.js';
-import { LedgerError, UsageError } from '../../src/errors.js';
-import { openLedger } from '../../src/ledger/ledger.js';
+import { ledgerForget, type ErasureCommandResult, type ForgetKeysResult } from '../../../src/commands/ledger/forget.js';
+import { ledgerRuns } from '../../../src/commands/ledger/runs.js';
+import { ledgerVerify } from '../../../src/commands/ledger/verify.js';
+import { LedgerError, UsageError } from '../../../src/errors.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
 import { claim, seedLedger, testCtx } from './seed.js';
 
 const rowCount = (path: string, sql: string, ...params: unknown[]) => {

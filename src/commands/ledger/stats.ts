@@ -1,7 +1,7 @@
 // `leadledger ledger stats`: what the ledger holds, counted, and how big it is on disk.
-import { collectStats, type LedgerStats } from '../ledger/stats.js';
-import type { CommandContext } from './context.js';
-import { resolveLedger, withLedger } from './ledger-access.js';
+import { collectStats, type LedgerStats } from '../../ledger/stats.js';
+import type { CommandContext } from '../context.js';
+import { resolveLedger, withLedger } from './access.js';
 
 /** Options of `ledger stats`. */
 export interface LedgerStatsOptions {

@@ -1,8 +1,8 @@
 // `leadledger ledger list`: the ledger's events, filtered, most recently updated first.
-import type { LedgerEventRow } from '../ledger/types.js';
-import { listEvents } from '../ledger/queries.js';
-import type { CommandContext } from './context.js';
-import { buildFilter, resolveLedger, withLedger, type EventFilterOptions } from './ledger-access.js';
+import type { LedgerEventRow } from '../../ledger/types.js';
+import { listEvents } from '../../ledger/queries.js';
+import type { CommandContext } from '../context.js';
+import { buildFilter, resolveLedger, withLedger, type EventFilterOptions } from './access.js';
 
 /** Options of `ledger list`. */
 export interface LedgerListOptions extends EventFilterOptions {

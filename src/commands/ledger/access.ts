@@ -1,12 +1,12 @@
 // How the `ledger ...` management commands find and open the ledger, and read the filters they share.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LedgerError, UsageError } from '../errors.js';
-import { DEFAULT_LEDGER, openLedger, type Ledger } from '../ledger/ledger.js';
-import type { EventStatus } from '../ledger/types.js';
-import { EVENT_STATUSES, type EventFilter, type TimeField } from '../ledger/queries.js';
-import { parseTimeBound } from '../mapping/map-record.js';
-import type { CommandContext } from './context.js';
+import { LedgerError, UsageError } from '../../errors.js';
+import { ledgerPath, openLedger, type Ledger } from '../../ledger/ledger.js';
+import type { EventStatus } from '../../ledger/types.js';
+import { EVENT_STATUSES, type EventFilter, type TimeField } from '../../ledger/queries.js';
+import { parseTimeBound } from '../../mapping/map-record.js';
+import type { CommandContext } from '../context.js';
 
 /** The filter flags of `ledger list` and `ledger export`, as typed. */
 export interface EventFilterOptions {
@@ -21,8 +21,7 @@ export interface EventFilterOptions {
 
 /** The absolute ledger path from --ledger, LEADLEDGER_LEDGER or the default, relative to the command's cwd. */
 export function resolveLedger(flag: string | undefined, ctx: CommandContext): string {
-  // Same order as push's ledgerPath(), without importing push.ts and the whole pipeline behind it.
-  return resolve(ctx.cwd, flag ?? ctx.env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER);
+  return resolve(ctx.cwd, ledgerPath(flag, ctx.env));
 }
 
 /**

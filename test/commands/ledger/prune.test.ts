@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ledgerPrune } from '../../src/commands/ledger-prune.js';
-import { UsageError } from '../../src/errors.js';
-import { openLedger } from '../../src/ledger/ledger.js';
+import { ledgerPrune } from '../../../src/commands/ledger/prune.js';
+import { UsageError } from '../../../src/errors.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
 import { seedLedger, testCtx } from './seed.js';
 
 // Every seeded row is made 200 days old, except evt-1 (sent) stays recent.

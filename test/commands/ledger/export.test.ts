@@ -4,11 +4,11 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import { ledgerExport } from '../../src/commands/ledger-export.js';
-import { EXPORT_COLUMNS, readExportRow } from '../../src/commands/export-row.js';
-import { ledgerImport } from '../../src/commands/ledger-import.js';
-import { UsageError } from '../../src/errors.js';
-import { openLedger } from '../../src/ledger/ledger.js';
+import { ledgerExport } from '../../../src/commands/ledger/export.js';
+import { EXPORT_COLUMNS, readExportRow } from '../../../src/commands/ledger/export-row.js';
+import { ledgerImport } from '../../../src/commands/ledger/import.js';
+import { UsageError } from '../../../src/errors.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
 import { seedLedger, testCtx } from './seed.js';
 
 test('CSV export: header, one row per event, written 0600 and complete (no temp file left)', async () => {

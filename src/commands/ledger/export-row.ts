@@ -1,7 +1,7 @@
 // The row format of `ledger export`, both ways: the columns and CSV cells it writes, and how `ledger import`
 // recognizes such a row and reads it back (only delivered events count as delivered).
-import type { LedgerEventRow } from '../ledger/types.js';
-import { neutralizeCell } from '../report/report-file.js';
+import type { LedgerEventRow } from '../../ledger/types.js';
+import { neutralizeCell } from '../../report/report-file.js';
 
 /** Export columns, in order. */
 export const EXPORT_COLUMNS = [

@@ -1,11 +1,10 @@
 // Building the sink a push or replay sends to, from flags and the config file. Shared so both send alike.
 import { UsageError } from '../errors.js';
 import type { Config } from '../mapping/config.js';
-import type { HttpClient } from '../sinks/http.js';
+import type { HttpClient, HttpEvent } from '../sinks/http.js';
 import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
 import type { Sink } from '../sinks/types.js';
 import type { WebhookConfig } from '../sinks/webhook.js';
-import type { CommandContext } from './context.js';
 
 /** The delivery flags push and replay share. */
 export interface SinkFlags {
@@ -23,7 +22,12 @@ export interface SinkFlags {
 }
 
 /** Creates the sink named by --sink; a usage error names what is missing. */
-export async function openSink(command: string, f: SinkFlags, config: Config, ctx: CommandContext): Promise<{ sink: Sink; http?: HttpClient }> {
+export async function openSink(
+  command: string,
+  f: SinkFlags,
+  config: Config,
+  ctx: { env: Record<string, string | undefined>; onHttpEvent?: (e: HttpEvent) => void },
+): Promise<{ sink: Sink; http?: HttpClient }> {
   if (!f.sink) throw new UsageError(`${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`);
   if (!(SINK_NAMES as readonly string[]).includes(f.sink)) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
   const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;

@@ -1,11 +1,11 @@
 // `leadledger ledger forget`: delete events so they are eligible again (`forget <key...>`), or erase a person
 // (`forget --email`, LGPD/GDPR): their keys stay known as tombstones, and no byte of the address stays on disk.
-import { UsageError } from '../errors.js';
-import { eraseEmail, forgetKeys, planErasure, planForgetKeys, type ErasurePlan, type ErasureResult, type ForgetKeysPlan } from '../ledger/erase.js';
-import { normalizeEmail } from '../mapping/normalize.js';
-import type { CommandContext } from './context.js';
-import { resolveLedger, withLedger } from './ledger-access.js';
-import { locked, type Confirm } from './ledger-change.js';
+import { UsageError } from '../../errors.js';
+import { eraseEmail, forgetKeys, planErasure, planForgetKeys, type ErasurePlan, type ErasureResult, type ForgetKeysPlan } from '../../ledger/erase.js';
+import { normalizeEmail } from '../../mapping/normalize.js';
+import type { CommandContext } from '../context.js';
+import { resolveLedger, withLedger } from './access.js';
+import { locked, type Confirm } from './change.js';
 
 /** Options of `ledger forget`: keys, or --email, not both. */
 export interface LedgerForgetOptions {

@@ -1,7 +1,7 @@
 // `leadledger ledger verify`: is the file sound and does the ledger hold to its own rules?
-import { verifyLedger, type VerifyProblem } from '../ledger/verify.js';
-import type { CommandContext } from './context.js';
-import { resolveLedger, withLedger } from './ledger-access.js';
+import { verifyLedger, type VerifyProblem } from '../../ledger/verify.js';
+import type { CommandContext } from '../context.js';
+import { resolveLedger, withLedger } from './access.js';
 
 /** Options of `ledger verify`. */
 export interface LedgerVerifyOptions {

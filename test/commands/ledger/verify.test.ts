@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSync, writeSync, closeSync, statSync } from 'node:fs';
-import { ledgerVerify } from '../../src/commands/ledger-verify.js';
-import { openLedger } from '../../src/ledger/ledger.js';
-import { tombstoneHash } from '../../src/ledger/queries.js';
+import { ledgerVerify } from '../../../src/commands/ledger/verify.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
+import { tombstoneHash } from '../../../src/ledger/queries.js';
 import { seedLedger, testCtx } from './seed.js';
 
 test('a ledger written by the ledger API verifies clean', () => {

@@ -1,11 +1,11 @@
 // `leadledger ledger prune --older-than 90d`: payload retention. By default the stored lead of old sent events is
 // cleared (the rows stay, so the events are still skipped as duplicates); with --rows the sent rows themselves go,
 // and those events become eligible to be sent again. Pending, failed and in-doubt rows are never touched.
-import { UsageError } from '../errors.js';
-import { planPrune, prune, type PruneMode } from '../ledger/prune.js';
-import type { CommandContext } from './context.js';
-import { parseTimeFlag, resolveLedger, withLedger } from './ledger-access.js';
-import { locked, type Confirm } from './ledger-change.js';
+import { UsageError } from '../../errors.js';
+import { planPrune, prune, type PruneMode } from '../../ledger/prune.js';
+import type { CommandContext } from '../context.js';
+import { parseTimeFlag, resolveLedger, withLedger } from './access.js';
+import { locked, type Confirm } from './change.js';
 
 /** Options of `ledger prune`. */
 export interface LedgerPruneOptions {

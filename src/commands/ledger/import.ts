@@ -3,14 +3,13 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { openLedger } from '../ledger/ledger.js';
-import { getPath, planFields } from '../mapping/fields.js';
-import { normalizeEmail } from '../mapping/normalize.js';
-import { readInputs } from '../sources/read-inputs.js';
-import type { ReadOptions } from '../sources/types.js';
-import { ledgerPath } from './push.js';
+import { ledgerPath, openLedger } from '../../ledger/ledger.js';
+import { getPath, planFields } from '../../mapping/fields.js';
+import { normalizeEmail } from '../../mapping/normalize.js';
+import { readInputs } from '../../sources/read-inputs.js';
+import type { ReadOptions } from '../../sources/types.js';
 import { isExportRow, readExportRow } from './export-row.js';
-import type { CommandContext } from './context.js';
+import type { CommandContext } from '../context.js';
 
 /** Options of `ledger import`. */
 export interface LedgerImportOptions {
@@ -33,7 +32,7 @@ export interface LedgerImportResult {
 
 /** Imports keys and emails from text (one value per line), CSV or JSON(L) files into the ledger as delivered. */
 export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext): Promise<LedgerImportResult> {
-  const path = ledgerPath(o.ledger, ctx);
+  const path = ledgerPath(o.ledger, ctx.env);
   const ledger = openLedger(path)!;
   const res: LedgerImportResult = { ledger: path, added: 0, alreadyPresent: 0, keys: 0, emails: 0, rejected: [], rejectedCount: 0 };
   let batch: Array<{ key?: string; naturalKey?: string; crmId?: string }> = [];

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { createConfirm } from '../../src/cli/confirm.js';
-import { UsageError } from '../../src/errors.js';
+import { createConfirm } from '../../../src/cli/confirm.js';
+import { UsageError } from '../../../src/errors.js';
 
 function tty(answer?: string) {
   const input = Object.assign(new PassThrough(), { isTTY: true });

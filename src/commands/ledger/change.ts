@@ -1,6 +1,6 @@
 // Changing the ledger from a management command (forget, prune): confirmed first, then applied under the run lock.
-import type { Ledger } from '../ledger/ledger.js';
-import { openExistingLedger } from './ledger-access.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import { openExistingLedger } from './access.js';
 
 /** Asks the person to confirm a change (the CLI reads a TTY, or requires --yes); false means leave things as they are. */
 export type Confirm = (question: string) => Promise<boolean>;

@@ -4,12 +4,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openLedger } from '../../src/ledger/ledger.js';
-import { tmpDir } from '../helpers/tmp.js';
+import { openLedger } from '../../../src/ledger/ledger.js';
+import { tmpDir } from '../../helpers/tmp.js';
 import { seedLedger } from './seed.js';
 
 // The built CLI, as users run it (npm test builds it first).
-const bin = fileURLToPath(new URL('../../bin/leadledger.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../../bin/leadledger.js', import.meta.url));
 
 // Spawned like a user would run it: stdin is not a terminal (closed), colour off, a clean environment.
 function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
