@@ -256,7 +256,7 @@ export async function scenario4(ctx, rows1) {
   const o = ctx.opts;
   const rows = [];
   // Peak RSS at the scenario-1 size: from scenario 1's runs when they were made in this bench run, else one run.
-  let small = rows1?.find((r) => r.tool === 'leadledger');
+  const small = rows1?.find((r) => r.tool === 'leadledger');
   let smallRss = small?.peakRssMbMedian ?? null, smallTime = small?.median ?? null;
   if (smallRss == null) {
     ctx.log(`  [4] one dry-run over ${fmtInt(a.n)} events for the comparison …`);

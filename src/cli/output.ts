@@ -10,8 +10,8 @@ export interface Output {
   quiet: boolean;
   verbose: boolean;
   /** A line on stderr (suppressed by --quiet). */
-  info(message: string): void;
-  warn(message: string): void;
+  info: (message: string) => void;
+  warn: (message: string) => void;
   progress(p: Progress): void;
   stopProgress(): void;
 }

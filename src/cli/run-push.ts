@@ -12,7 +12,7 @@ export async function runPush(inputs: string[], flags: Record<string, unknown>):
 
 /** Converts commander's flags into push options, validating what commander cannot. */
 export function toPushOptions(inputs: string[], f: Record<string, unknown>): PushOptions {
-  const str = (k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
+  const str = (k: string) => (typeof f[k] === 'string' ? (f[k]) : undefined);
   const time = (k: string) => {
     const v = str(k);
     if (v === undefined) return undefined;

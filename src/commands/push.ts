@@ -5,7 +5,6 @@ import type { Decision } from '../decide/types.js';
 import type { Deliverer, SettledItem } from '../deliver/deliver.js';
 import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
-import type { ReportFile } from '../report/report-file.js';
 import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';

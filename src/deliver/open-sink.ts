@@ -4,7 +4,6 @@ import type { Config } from '../mapping/config.js';
 import type { HttpClient, HttpEvent } from '../sinks/http.js';
 import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
 import type { Sink } from '../sinks/types.js';
-import type { WebhookConfig } from '../sinks/webhook.js';
 
 /** The delivery flags push and replay share. */
 export interface SinkFlags {
@@ -34,7 +33,7 @@ export async function openSink(
   const sink = await createSink({
     sink: f.sink as SinkName, url: f.url, output: f.output, hubspotUrl: f.hubspotUrl, tokenFile: f.tokenFile,
     allowInsecure: f.allowInsecure, rate: f.rate, maxRetries: f.maxRetries, timeoutMs: f.timeoutMs, baseDelayMs: f.backoffMs,
-    env: ctx.env, webhook: config.sinks?.webhook as WebhookConfig | undefined, hubspotSourceProperty: hub?.sourceProperty,
+    env: ctx.env, webhook: config.sinks?.webhook, hubspotSourceProperty: hub?.sourceProperty,
     onHttpEvent: ctx.onHttpEvent,
   });
   return { sink, http: sink.http };

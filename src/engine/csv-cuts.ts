@@ -46,7 +46,7 @@ export class CsvCuts {
   feed(chunk: Uint8Array): void {
     if (this.irregular) return;
     const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    let i = this.headerEnd < 0 ? this.slow(buf) : 0;
+    const i = this.headerEnd < 0 ? this.slow(buf) : 0;
     if (i >= 0 && !this.irregular) this.fast(buf, i);
     if (buf.length > 0) this.prev = buf[buf.length - 1]!;
     this.fed += buf.length;

@@ -2,8 +2,7 @@
 // the block encoder) would write it, for the fast JSONL and CSV paths (fast-jsonl.ts, fast-csv.ts), or declines.
 // The ranges are raw text: no escapes or quotes (the callers make sure), so a value's bytes are the UTF-8 of the
 // string the general path would read, provided they are ASCII or two-byte UTF-8 (checked here).
-import type { BlockEncoder } from './block.js';
-import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE } from './block.js';
+import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE, type BlockEncoder } from './block.js';
 import type { FieldName, FieldPlan } from '../mapping/fields.js';
 import { timeInRange } from '../mapping/map-record.js';
 import { e164, E164_VALID, fastE164Bytes } from '../mapping/phone-fast.js';

@@ -10,7 +10,7 @@ import type { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper, mapItem } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
 import { FastJsonl, mapJsonlBlock } from './fast-jsonl.js';
-import type { FastCsv } from './fast-csv.js';
+import type { FastCsv, mapCsvBlock } from './fast-csv.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import type { CsvStream } from './csv-stream.js';
@@ -32,7 +32,7 @@ const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : un
 let csvModules: Promise<CsvModules> | undefined;
 interface CsvModules {
   CsvStream: typeof CsvStream;
-  mapCsvBlock: typeof import('./fast-csv.js').mapCsvBlock;
+  mapCsvBlock: typeof mapCsvBlock;
   fastCsv: FastCsv | undefined;
 }
 const loadCsv = (): Promise<CsvModules> =>
@@ -54,7 +54,9 @@ let index: LedgerIndex | undefined;
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
-port.on('message', async (msg: MapJob | MapRecycle | MapShareLedger) => {
+port.on('message', (msg: MapJob | MapRecycle | MapShareLedger) => void onMessage(msg));
+
+async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<void> {
   if ('index' in msg) {
     index = LedgerIndex.fromShared(msg.index);
     return;
@@ -77,8 +79,7 @@ port.on('message', async (msg: MapJob | MapRecycle | MapShareLedger) => {
   const enc = new BlockEncoder(job.bytes.length >>> 7, spares.pop());
   const lines = mapJsonlBlock(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.first, enc, mapper, fast, selector);
   reply({ seq: job.seq, lines, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
-});
-
+}
 
 // A block travels as three transferred buffers (numbers, string offsets, UTF-8 bytes): nothing is cloned.
 function reply(r: MapJobResult): void {

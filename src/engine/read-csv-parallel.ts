@@ -9,7 +9,7 @@ import type { OpenedInput } from '../sources/open-input.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import { CsvCuts } from './csv-cuts.js';
-import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
+import type { DecodedBlock, MapJobResult, MapPool } from './map-pool.js';
 
 let streams = 0;
 

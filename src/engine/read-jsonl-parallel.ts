@@ -3,7 +3,7 @@
 import { received } from './block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import { type DecodedBlock, type MapJobResult, type MapPool } from './map-pool.js';
+import type { DecodedBlock, MapJobResult, MapPool } from './map-pool.js';
 
 const LF = 0x0a;
 // Bytes read at a time into a block's buffer (besides the start of a line carried over).

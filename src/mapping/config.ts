@@ -1,6 +1,8 @@
 // The config file: explicit field mapping, key choice, accepted event types, phone country, sink settings.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type * as Libphonenumber from 'libphonenumber-js';
+import type * as ZodModule from 'zod';
 import type { z as Zod } from 'zod';
 import { UsageError } from '../errors.js';
 import { FIELD_NAMES } from './fields.js';
@@ -12,7 +14,7 @@ const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company
 const require = createRequire(import.meta.url);
 
 function makeSchema(z: typeof Zod) {
-  const countries = new Set<string>((require('libphonenumber-js') as typeof import('libphonenumber-js')).getCountries());
+  const countries = new Set<string>((require('libphonenumber-js') as typeof Libphonenumber).getCountries());
   const fieldsSchema = z
     .object(Object.fromEntries(FIELD_NAMES.map((f) => [f, z.string().min(1).optional()])) as Record<(typeof FIELD_NAMES)[number], Zod.ZodOptional<Zod.ZodString>>)
     .extend({ custom: z.record(z.string(), z.string().min(1)).optional() })
@@ -54,7 +56,7 @@ let schema: ReturnType<typeof makeSchema> | undefined;
 
 /** The schema of leadledger.config.json. */
 export function configSchema(): ReturnType<typeof makeSchema> {
-  return (schema ??= makeSchema((require('zod') as typeof import('zod')).z));
+  return (schema ??= makeSchema((require('zod') as typeof ZodModule).z));
 }
 
 export type Config = Zod.infer<ReturnType<typeof makeSchema>>;

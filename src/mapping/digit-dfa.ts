@@ -144,14 +144,13 @@ class Parser {
     for (;;) {
       const c = src[this.i++];
       if (c === ']') break;
-      let lo: number;
       if (c === '\\' && src[this.i] === 'd') {
         this.i++;
         mask |= ALL_DIGITS;
         continue;
       }
       if (c === undefined || c < '0' || c > '9') throw new Error('class member');
-      lo = c.charCodeAt(0) - 0x30;
+      const lo = c.charCodeAt(0) - 0x30;
       let hi = lo;
       if (src[this.i] === '-' && src[this.i + 1] !== ']') {
         const h = src[this.i + 1];

@@ -1,12 +1,13 @@
 // Normalization of the fields that identify a person: email, phone, names.
 import { createRequire } from 'node:module';
+import type * as Libphonenumber from 'libphonenumber-js';
 import type { CountryCode } from 'libphonenumber-js';
 import { fastE164 } from './phone-fast.js';
 
 // The library is loaded the first time a phone needs it: most phones are decided by fastE164, and loading it cost
 // ~40 ms of every start (and of every map worker's).
 const require = createRequire(import.meta.url);
-let library: typeof import('libphonenumber-js') | undefined;
+let library: typeof Libphonenumber | undefined;
 
 // Pragmatic address check: one @, a dot in the domain, no spaces or angle brackets. Deliberately not RFC 5322:
 // CRMs reject far less exotic input than the RFC allows, and a false "valid" only costs a failed send.
@@ -45,7 +46,7 @@ export function normalizePhone(raw: string, defaultCountry?: string): Normalized
 
 function parsePhone(raw: string, defaultCountry?: string): Normalized {
   const v = raw.trim();
-  library ??= require('libphonenumber-js') as typeof import('libphonenumber-js');
+  library ??= require('libphonenumber-js') as typeof Libphonenumber;
   const n = library.parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
   if (n && n.isValid()) return { ok: true, value: n.number };
   return invalidPhone(v, defaultCountry);

@@ -53,7 +53,7 @@ interface Plan {
  * null when the fast path leaves that code to the library (shared codes such as 1, 7, 44; non-geographic
  * codes such as 800; anything whose metadata does not have the shape checked below).
  */
-const PLANS: ReadonlyMap<string, Plan | null> = buildPlans(metadataJson as unknown);
+const PLANS: ReadonlyMap<string, Plan | null> = buildPlans(metadataJson);
 
 /** PLANS by the calling code's number (codes have no leading zero, so the number stands for the digits). */
 const PLANS_BY_CODE: Array<Plan | null | undefined> = [];
@@ -93,7 +93,7 @@ function planFor(code: string, country: unknown, countries: Record<string, unkno
   // national-number pattern. In metadata.min.json only countries sharing a calling code have types;
   // should that change, such a country is simply left to the library.
   if (m[11]) return null;
-  const possibleLengths = m[3];
+  const possibleLengths: unknown = m[3];
   // checkNumberLength() reads possible lengths as a non-empty ascending list; anything else is left to the library.
   if (possibleLengths && !isAscendingNumberList(possibleLengths)) return null;
   // NumberingPlan.nationalPrefixForParsing(): metadata[7] || metadata[5] (truthiness, as the library).

@@ -80,7 +80,7 @@ export class HubSpotSink implements Sink {
 
   /** Create (mode create) or upsert by email (mode update) up to 100 leads; one outcome per item, same order. */
   async send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]> {
-    const outcomes: Array<SinkOutcome | undefined> = new Array(items.length).fill(undefined);
+    const outcomes = new Array<SinkOutcome | undefined>(items.length).fill(undefined);
     const creates: number[] = [];
     const updates: number[] = [];
     items.forEach((item, i) => {

@@ -4,8 +4,7 @@
 import iconv from 'iconv-lite';
 import { detectEncoding } from './detect-encoding.js';
 import { formatFromName, sniffFormat } from './detect-format.js';
-import type { OpenedInput } from './open-input.js';
-import { openInput } from './open-input.js';
+import { type OpenedInput, openInput } from './open-input.js';
 import type { ResolvedInput } from './resolve-inputs.js';
 import { sniffDelimiter } from './sniff-delimiter.js';
 import type { InputInfo, ReadOptions } from './types.js';

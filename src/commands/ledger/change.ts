@@ -30,7 +30,7 @@ export function locked<T extends object>(path: string, command: string, args: Re
 function countsOf(r: object): Record<string, number> {
   const out: Record<string, number> = {};
   const walk = (o: object, prefix: string) => {
-    for (const [k, v] of Object.entries(o)) {
+    for (const [k, v] of Object.entries(o) as Array<[string, unknown]>) {
       if (typeof v === 'number') out[prefix + k] = v;
       else if (v && typeof v === 'object' && !Array.isArray(v) && k !== 'plan') walk(v, prefix + k + '.');
     }

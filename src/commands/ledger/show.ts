@@ -35,7 +35,7 @@ export function ledgerShow(o: LedgerShowOptions, ctx: CommandContext): LedgerSho
     const runIds = new Set<number>();
     for (const a of attempts) if (a.run_id !== null) runIds.add(a.run_id);
     if (row.run_id !== null) runIds.add(row.run_id);
-    let lead: unknown = null;
+    let lead: unknown;
     try {
       lead = row.lead_json === null ? null : JSON.parse(row.lead_json);
     } catch {
