@@ -29,7 +29,12 @@ const zones = [
     from: above.map((f) => `./src/${f}`),
     message: `src/${target}/ sits below these folders (ARCHITECTURE.md): move the shared piece down instead`,
   })),
-  { target: './src/sinks', from: './src/mapping', except: ['./types.ts'], message: 'sinks take only the Lead type from mapping' },
+  {
+    target: './src/sinks',
+    from: './src/mapping',
+    except: ['./types.ts'],
+    message: 'sinks take only the Lead type from mapping',
+  },
 ];
 
 export default tseslint.config(
@@ -43,12 +48,19 @@ export default tseslint.config(
       // node:test's test() and describe() return promises that the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] },
+          ],
+        },
       ],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-import-type-side-effects': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
       '@typescript-eslint/prefer-promise-reject-errors': 'off',
@@ -72,7 +84,10 @@ export default tseslint.config(
       'import-x/no-useless-path-segments': 'error',
       'import-x/first': 'error',
       'import-x/newline-after-import': 'error',
-      'import-x/no-extraneous-dependencies': ['error', { devDependencies: ['test/**', 'bench/**', 'scripts/**', 'eslint.config.js'] }],
+      'import-x/no-extraneous-dependencies': [
+        'error',
+        { devDependencies: ['test/**', 'bench/**', 'scripts/**', 'eslint.config.js'] },
+      ],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       'no-var': 'error',
       'prefer-const': 'error',

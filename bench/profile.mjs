@@ -43,7 +43,12 @@ if (!Number.isInteger(o.events) || o.events < 10 || !['jsonl', 'csv'].includes(o
 }
 
 const log = (s) => console.error(s);
-const data = new Data({ dir: path.join(benchDir, '.data'), generator: path.join(benchDir, 'gen-events.mjs'), seed: o.seed, log });
+const data = new Data({
+  dir: path.join(benchDir, '.data'),
+  generator: path.join(benchDir, 'gen-events.mjs'),
+  seed: o.seed,
+  log,
+});
 const k = Math.floor(o.events * 0.4);
 const file = await data.events(o.events, o.format);
 const ids = await data.ledgerIds(o.events, k);
@@ -54,7 +59,11 @@ await data.warm(file);
 const profDir = mkdtempSync(path.join(tmpdir(), 'leadledger-profile-'));
 log(`profiling: leadledger push ${path.basename(file)} --dry-run (ledger of ${k.toLocaleString('en-US')} ids) …`);
 const t0 = Date.now();
-const run = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, cli, 'push', file, '--dry-run', '--ledger', ledger, '--json', '--quiet'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+const run = spawnSync(
+  process.execPath,
+  ['--cpu-prof', `--cpu-prof-dir=${profDir}`, cli, 'push', file, '--dry-run', '--ledger', ledger, '--json', '--quiet'],
+  { encoding: 'utf8', maxBuffer: 1 << 26 },
+);
 const wall = (Date.now() - t0) / 1000;
 if (run.status !== 0) {
   console.error(`leadledger exited ${run.status}: ${run.stderr}`);
@@ -63,16 +72,30 @@ if (run.status !== 0) {
 const counts = JSON.parse(run.stdout).counts;
 
 // One profile per thread: CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread.
-const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).sort((a, b) => threadOf(a) - threadOf(b));
-console.log(`${o.format.toUpperCase()} dry-run of ${o.events.toLocaleString('en-US')} events: ${wall.toFixed(2)} s wall (profiling slows it a little); read ${counts.read.toLocaleString('en-US')}, new ${counts.new.toLocaleString('en-US')}`);
-console.log('Shares are of each thread\'s samples over the whole run; "idle" is time the thread waited (for input, for the other threads, or for a core).\n');
+const files = readdirSync(profDir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort((a, b) => threadOf(a) - threadOf(b));
+console.log(
+  `${o.format.toUpperCase()} dry-run of ${o.events.toLocaleString('en-US')} events: ${wall.toFixed(2)} s wall (profiling slows it a little); read ${counts.read.toLocaleString('en-US')}, new ${counts.new.toLocaleString('en-US')}`,
+);
+console.log(
+  'Shares are of each thread\'s samples over the whole run; "idle" is time the thread waited (for input, for the other threads, or for a core).\n',
+);
 for (const f of files) {
   const t = threadOf(f);
   const p = JSON.parse(readFileSync(path.join(profDir, f), 'utf8'));
   const { byModule, byFunction, total } = summarize(p);
   const pct = (v) => `${((100 * v) / total).toFixed(0).padStart(3)}%`;
-  console.log(`${t === 0 ? 'main thread (reads, decides, reports)' : `map worker ${t} (parses, maps, looks up)`}: ${(total / 1e6).toFixed(2)} s sampled`);
-  console.log('  by module:   ' + byModule.slice(0, 9).map(([m, v]) => `${m} ${pct(v).trim()}`).join(', '));
+  console.log(
+    `${t === 0 ? 'main thread (reads, decides, reports)' : `map worker ${t} (parses, maps, looks up)`}: ${(total / 1e6).toFixed(2)} s sampled`,
+  );
+  console.log(
+    '  by module:   ' +
+      byModule
+        .slice(0, 9)
+        .map(([m, v]) => `${m} ${pct(v).trim()}`)
+        .join(', '),
+  );
   for (const [fn, v] of byFunction.slice(0, o.top)) console.log(`  ${pct(v)}  ${fn}`);
   console.log('');
 }

@@ -35,13 +35,29 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
 
 function parseArgs(argv) {
   const o = {
-    only: new Set(['1', '2', '3', '4', '5']), runs: 5, events: 1_000_000, skip10m: false, bigEvents: 10_000_000, bigRuns: 1,
-    pushEvents: 100_000, pushRuns: 1, pushConcurrency: null, tightEvents: 2000, noiseRps: 4, startupRuns: 20, seed: 42,
-    dataDir: path.join(benchDir, '.data'), write: true, argv: ['npm run bench --', ...argv].join(' ').replace(/ --$/, ''),
+    only: new Set(['1', '2', '3', '4', '5']),
+    runs: 5,
+    events: 1_000_000,
+    skip10m: false,
+    bigEvents: 10_000_000,
+    bigRuns: 1,
+    pushEvents: 100_000,
+    pushRuns: 1,
+    pushConcurrency: null,
+    tightEvents: 2000,
+    noiseRps: 4,
+    startupRuns: 20,
+    seed: 42,
+    dataDir: path.join(benchDir, '.data'),
+    write: true,
+    argv: ['npm run bench --', ...argv].join(' ').replace(/ --$/, ''),
   };
   const num = (name, v, min = 1) => {
     const n = Number(String(v ?? '').replace(/_/g, ''));
-    if (!Number.isInteger(n) || n < min) { console.error(`${name} needs an integer ≥ ${min}, got "${v}"`); process.exit(2); }
+    if (!Number.isInteger(n) || n < min) {
+      console.error(`${name} needs an integer ≥ ${min}, got "${v}"`);
+      process.exit(2);
+    }
     return n;
   };
   for (let i = 0; i < argv.length; i++) {
@@ -50,29 +66,75 @@ function parseArgs(argv) {
     const val = () => inline ?? argv[++i];
     switch (flag) {
       case '--only': {
-        const s = String(val() ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-        if (!s.length || s.some((x) => !/^[1-5]$/.test(x))) { console.error('--only takes scenario numbers 1-5, e.g. --only 1,2,5'); process.exit(2); }
-        o.only = new Set(s); break;
+        const s = String(val() ?? '')
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
+        if (!s.length || s.some((x) => !/^[1-5]$/.test(x))) {
+          console.error('--only takes scenario numbers 1-5, e.g. --only 1,2,5');
+          process.exit(2);
+        }
+        o.only = new Set(s);
+        break;
       }
-      case '--runs': o.runs = num(flag, val()); break;
-      case '--events': o.events = num(flag, val(), 10); break;
-      case '--skip-10m': o.skip10m = true; break;
-      case '--big-events': o.bigEvents = num(flag, val(), 10); break;
-      case '--big-runs': o.bigRuns = num(flag, val()); break;
-      case '--push-events': o.pushEvents = num(flag, val(), 10); break;
-      case '--push-runs': o.pushRuns = num(flag, val()); break;
-      case '--push-concurrency': o.pushConcurrency = num(flag, val()); break;
-      case '--tight-events': o.tightEvents = num(flag, val(), 10); break;
-      case '--shared-rps': { const n = num(flag, val(), 0); o.noiseRps = n === 0 ? null : n; break; }
-      case '--startup-runs': o.startupRuns = num(flag, val()); break;
-      case '--seed': o.seed = num(flag, val(), 0); break;
-      case '--data-dir': o.dataDir = path.resolve(val()); break;
-      case '--no-write': o.write = false; break;
-      case '-h': case '--help': console.log(HELP); process.exit(0); break;
-      default: console.error(`unknown option ${a}\n\n${HELP}`); process.exit(2);
+      case '--runs':
+        o.runs = num(flag, val());
+        break;
+      case '--events':
+        o.events = num(flag, val(), 10);
+        break;
+      case '--skip-10m':
+        o.skip10m = true;
+        break;
+      case '--big-events':
+        o.bigEvents = num(flag, val(), 10);
+        break;
+      case '--big-runs':
+        o.bigRuns = num(flag, val());
+        break;
+      case '--push-events':
+        o.pushEvents = num(flag, val(), 10);
+        break;
+      case '--push-runs':
+        o.pushRuns = num(flag, val());
+        break;
+      case '--push-concurrency':
+        o.pushConcurrency = num(flag, val());
+        break;
+      case '--tight-events':
+        o.tightEvents = num(flag, val(), 10);
+        break;
+      case '--shared-rps': {
+        const n = num(flag, val(), 0);
+        o.noiseRps = n === 0 ? null : n;
+        break;
+      }
+      case '--startup-runs':
+        o.startupRuns = num(flag, val());
+        break;
+      case '--seed':
+        o.seed = num(flag, val(), 0);
+        break;
+      case '--data-dir':
+        o.dataDir = path.resolve(val());
+        break;
+      case '--no-write':
+        o.write = false;
+        break;
+      case '-h':
+      case '--help':
+        console.log(HELP);
+        process.exit(0);
+        break;
+      default:
+        console.error(`unknown option ${a}\n\n${HELP}`);
+        process.exit(2);
     }
   }
-  if (o.bigEvents < o.events) { console.error('--big-events must be at least --events (the big file must contain the ledger ids)'); process.exit(2); }
+  if (o.bigEvents < o.events) {
+    console.error('--big-events must be at least --events (the big file must contain the ledger ids)');
+    process.exit(2);
+  }
   return o;
 }
 
@@ -85,9 +147,16 @@ if (!existsSync(path.join(root, 'dist', 'cli', 'main.js'))) {
 
 const mismatches = [];
 const ctx = {
-  opts, root, cli, benchDir, log,
+  opts,
+  root,
+  cli,
+  benchDir,
+  log,
   data: new Data({ dir: opts.dataDir, generator: path.join(benchDir, 'gen-events.mjs'), seed: opts.seed, log }),
-  mismatch(msg) { mismatches.push(msg); log(`  !!! MISMATCH: ${msg}`); },
+  mismatch(msg) {
+    mismatches.push(msg);
+    log(`  !!! MISMATCH: ${msg}`);
+  },
 };
 
 let interrupted = false;
@@ -103,22 +172,44 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 process.on('exit', () => killChildren('SIGKILL'));
 
 const missingTools = ['sqlite3', 'jq', 'mlr'].filter((c) => !which(c));
-if (missingTools.length) log(`note: ${missingTools.join(', ')} not installed; their peer rows are skipped (Debian/Ubuntu: apt-get install -y sqlite3 jq miller)`);
-if (!which('hyperfine')) log('note: hyperfine not installed; scenario 5 times with spawn + hrtime (apt-get install -y hyperfine)');
+if (missingTools.length)
+  log(
+    `note: ${missingTools.join(', ')} not installed; their peer rows are skipped (Debian/Ubuntu: apt-get install -y sqlite3 jq miller)`,
+  );
+if (!which('hyperfine'))
+  log('note: hyperfine not installed; scenario 5 times with spawn + hrtime (apt-get install -y hyperfine)');
 
 const machine = machineInfo(root, cli);
-log(`leadledger bench: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB, Node ${machine.node}; scenarios ${[...opts.only].sort().join(',')}, ${opts.runs} run(s) each`);
+log(
+  `leadledger bench: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB, Node ${machine.node}; scenarios ${[...opts.only].sort().join(',')}, ${opts.runs} run(s) each`,
+);
 
 const rows = [];
 const t0 = Date.now();
 let rows1 = null;
 let failure = null;
 try {
-  if (opts.only.has('1')) { log('\n== 1. dry-run audit, JSONL'); rows1 = await scenario1(ctx); rows.push(...rows1); }
-  if (opts.only.has('2')) { log('\n== 2. dry-run audit, CSV'); rows.push(...(await scenario2(ctx))); }
-  if (opts.only.has('3')) { log('\n== 3. push to the emulator'); rows.push(...(await scenario3(ctx))); }
-  if (opts.only.has('4')) { log('\n== 4. peak RSS'); rows.push(...(await scenario4(ctx, rows1))); }
-  if (opts.only.has('5')) { log('\n== 5. start-up'); rows.push(...(await scenario5(ctx))); }
+  if (opts.only.has('1')) {
+    log('\n== 1. dry-run audit, JSONL');
+    rows1 = await scenario1(ctx);
+    rows.push(...rows1);
+  }
+  if (opts.only.has('2')) {
+    log('\n== 2. dry-run audit, CSV');
+    rows.push(...(await scenario2(ctx)));
+  }
+  if (opts.only.has('3')) {
+    log('\n== 3. push to the emulator');
+    rows.push(...(await scenario3(ctx)));
+  }
+  if (opts.only.has('4')) {
+    log('\n== 4. peak RSS');
+    rows.push(...(await scenario4(ctx, rows1)));
+  }
+  if (opts.only.has('5')) {
+    log('\n== 5. start-up');
+    rows.push(...(await scenario5(ctx)));
+  }
 } catch (e) {
   failure = e;
   log(`\nbench aborted: ${e?.stack ?? e}`);
@@ -127,15 +218,20 @@ if (interrupted) process.exit(130);
 
 const table = textTable(rows);
 console.log(`\nleadledger bench — ${machine.date}`);
-console.log(`machine: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB RAM, Node ${machine.node}, leadledger ${machine.leadledger}${machine.commit ? ` at ${machine.commit}` : ''}`);
-console.log(`peers: sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}; ll/peer = leadledger median ÷ peer median (below 1 = leadledger faster)`);
+console.log(
+  `machine: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB RAM, Node ${machine.node}, leadledger ${machine.leadledger}${machine.commit ? ` at ${machine.commit}` : ''}`,
+);
+console.log(
+  `peers: sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}; ll/peer = leadledger median ÷ peer median (below 1 = leadledger faster)`,
+);
 console.log(table);
 console.log('\ntargets (issue 5):');
 for (const l of summaryLines(rows)) console.log(l);
 if (mismatches.length) {
   console.log('\n!!!!!!!! MISMATCH !!!!!!!! a tool counted a different number of new unique event ids than expected:');
   for (const m of mismatches) console.log(`  MISMATCH ${m}`);
-} else if (rows.length) console.log('\ncounts: every tool agreed with the expected number of new unique event ids in every run.');
+} else if (rows.length)
+  console.log('\ncounts: every tool agreed with the expected number of new unique event ids in every run.');
 console.log(`\ntotal bench time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 
 if (opts.write && rows.length) {

@@ -18,11 +18,19 @@ function freePort() {
 
 export async function startSandbox(cli, { latencyMs, rateLimit }) {
   const port = await freePort();
-  const child = track(spawn(process.execPath, [cli, 'sandbox', '--port', String(port), '--latency', String(latencyMs), '--rate-limit', rateLimit, '--quiet'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  }));
+  const child = track(
+    spawn(
+      process.execPath,
+      [cli, 'sandbox', '--port', String(port), '--latency', String(latencyMs), '--rate-limit', rateLimit, '--quiet'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    ),
+  );
   let err = '';
-  child.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
+  child.stderr.on('data', (d) => {
+    err = (err + d).slice(-4000);
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 15_000;
   for (;;) {
@@ -30,7 +38,9 @@ export async function startSandbox(cli, { latencyMs, rateLimit }) {
     try {
       const r = await fetch(`${url}/__admin/stats`);
       if (r.ok) break;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     if (Date.now() > deadline) throw new Error(`sandbox did not answer on ${url} within 15 s: ${err}`);
     await delay(100);
   }
@@ -40,7 +50,9 @@ export async function startSandbox(cli, { latencyMs, rateLimit }) {
       const r = await fetch(`${url}/__admin/reset`, { method: 'POST' });
       if (!r.ok) throw new Error(`reset: HTTP ${r.status}`);
     },
-    async stats() { return (await fetch(`${url}/__admin/stats`)).json(); },
+    async stats() {
+      return (await fetch(`${url}/__admin/stats`)).json();
+    },
     async contactCount() {
       const body = await (await fetch(`${url}/__admin/contacts`)).json();
       return Array.isArray(body) ? body.length : Array.isArray(body?.results) ? body.results.length : null;

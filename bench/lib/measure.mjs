@@ -9,7 +9,11 @@ const children = new Set();
 /** Kill every child the harness started (on exit or Ctrl-C); each by its own pid. */
 export function killChildren(signal = 'SIGTERM') {
   for (const c of children) {
-    try { c.kill(signal); } catch { /* already gone */ }
+    try {
+      c.kill(signal);
+    } catch {
+      /* already gone */
+    }
   }
 }
 export function track(child) {
@@ -23,7 +27,15 @@ export function haveGnuTime(tmpDir) {
   if (gnuTime !== undefined) return gnuTime;
   const out = path.join(tmpDir, 'gnu-time-probe.txt');
   const r = spawnSync('/usr/bin/time', ['-f', '%M', '-o', out, 'true'], { stdio: 'ignore' });
-  gnuTime = r.status === 0 && (() => { try { return /^\d+\s*$/m.test(readFileSync(out, 'utf8')); } catch { return false; } })();
+  gnuTime =
+    r.status === 0 &&
+    (() => {
+      try {
+        return /^\d+\s*$/m.test(readFileSync(out, 'utf8'));
+      } catch {
+        return false;
+      }
+    })();
   rmSync(out, { force: true });
   return gnuTime;
 }
@@ -48,12 +60,21 @@ export function measure(cmd, args, opts = {}) {
   const [c, a] = useTime ? ['/usr/bin/time', ['-f', '%M', '-o', timeFile, cmd, ...args]] : [cmd, args];
   return new Promise((resolve) => {
     const t0 = process.hrtime.bigint();
-    const child = track(spawn(c, a, { cwd: opts.cwd, env: { ...process.env, ...(opts.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = track(
+      spawn(c, a, { cwd: opts.cwd, env: { ...process.env, ...(opts.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     const out = [];
     let outLen = 0;
     let err = '';
-    child.stdout.on('data', (d) => { if (outLen < MAX_STDOUT) { out.push(d); outLen += d.length; } });
-    child.stderr.on('data', (d) => { err = (err + d.toString('utf8')).slice(-4000); });
+    child.stdout.on('data', (d) => {
+      if (outLen < MAX_STDOUT) {
+        out.push(d);
+        outLen += d.length;
+      }
+    });
+    child.stderr.on('data', (d) => {
+      err = (err + d.toString('utf8')).slice(-4000);
+    });
     let hwmKb = 0;
     let poll;
     if (!useTime) {
@@ -61,10 +82,14 @@ export function measure(cmd, args, opts = {}) {
         try {
           const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
           if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
-        } catch { /* exited */ }
+        } catch {
+          /* exited */
+        }
       }, 20);
     }
-    child.on('error', (e) => { err += `\n${e.message}`; });
+    child.on('error', (e) => {
+      err += `\n${e.message}`;
+    });
     child.on('close', (code, signal) => {
       const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
       if (poll) clearInterval(poll);
@@ -74,10 +99,19 @@ export function measure(cmd, args, opts = {}) {
           // GNU time writes "Command exited with non-zero status N" before the format line on failure.
           const lines = readFileSync(timeFile, 'utf8').trim().split('\n');
           rssKb = Number(lines[lines.length - 1]) || null;
-        } catch { /* no file: spawn failed */ }
+        } catch {
+          /* no file: spawn failed */
+        }
         rmSync(timeFile, { force: true });
       }
-      resolve({ wallMs, rssKb, code: code ?? (signal ? 128 : 1), signal, stdout: Buffer.concat(out).toString('utf8'), stderrTail: err.trim() });
+      resolve({
+        wallMs,
+        rssKb,
+        code: code ?? (signal ? 128 : 1),
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderrTail: err.trim(),
+      });
     });
   });
 }
@@ -97,5 +131,9 @@ export function lastInt(stdout) {
 
 /** Parse the leadledger --json document (the whole stdout). */
 export function parseJsonDoc(stdout) {
-  try { return JSON.parse(stdout); } catch { return null; }
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    return null;
+  }
 }

@@ -10,7 +10,11 @@ const sh = (cmd, args) => {
 
 export function machineInfo(root, cli) {
   let cpu = null;
-  try { cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? null; } catch { /* not Linux */ }
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? null;
+  } catch {
+    /* not Linux */
+  }
   const nproc = Number(sh('nproc', [])) || os.availableParallelism?.() || os.cpus().length;
   const firstLine = (s) => (s ? s.split('\n')[0] : null);
   const gitHead = sh('git', ['-C', root, 'rev-parse', '--short', 'HEAD']);
@@ -47,7 +51,24 @@ const fmtRuns = (row) => {
   }
   return fmtRunList(row);
 };
-const fmtRunList = (row) => (row.runs?.length ? row.runs.map((v) => (v == null ? 'ERR' : row.unit === 's' ? v.toFixed(2) : row.unit === 'ms' ? v.toFixed(0) : row.unit === '%' ? v.toFixed(1) : row.unit === 'MB' ? v.toFixed(0) : String(v))).join(' ') : '');
+const fmtRunList = (row) =>
+  row.runs?.length
+    ? row.runs
+        .map((v) =>
+          v == null
+            ? 'ERR'
+            : row.unit === 's'
+              ? v.toFixed(2)
+              : row.unit === 'ms'
+                ? v.toFixed(0)
+                : row.unit === '%'
+                  ? v.toFixed(1)
+                  : row.unit === 'MB'
+                    ? v.toFixed(0)
+                    : String(v),
+        )
+        .join(' ')
+    : '';
 const fmtRatio = (r) => (r == null ? '' : `${r.toFixed(2)}×`);
 const verdict = (row) => (row.pass === true ? 'PASS' : row.pass === false ? 'MISS' : row.target ? 'n/a' : '');
 const check = (row) => (row.skipped ? '' : row.correct === false ? 'MISMATCH' : row.correct === true ? 'ok' : '');
@@ -55,10 +76,23 @@ const check = (row) => (row.skipped ? '' : row.correct === false ? 'MISMATCH' : 
 function extra(row) {
   const bits = [];
   if (row.peakRssMbMedian != null) bits.push(`peak RSS ${row.peakRssMbMedian.toFixed(0)} MB`);
-  if (row.counts?.length && row.counts.every((c) => c === row.counts[0])) bits.push(`count ${Number(row.counts[0]).toLocaleString('en-US')}`);
-  if (row.medianLeadsPerS != null) bits.push(`${row.medianLeadsPerS.toFixed(0)} leads/s of ${row.ceilingLeadsPerS} ceiling; ${row.delivered.join('/')} delivered in ${row.wallS.map((s) => s.toFixed(1)).join('/')} s (burst-aware least time ${row.idealS.map((s) => s.toFixed(0)).join('/')} s); requests ${row.requests.join('/')}; 429s ${row.rateLimited.join('/')}`);
-  if (row.emulator429) bits.push(`sent ${row.sent.join('/')} of new ${row.expectedNew.join('/')}, failed ${row.failed.join('/')}, inDoubt ${row.inDoubt.join('/')}, retries ${row.retries.join('/')}, emulator 429s ${row.emulator429.join('/')}${row.noise ? ` (the other client: ${row.noise.map((x) => `${x?.requests ?? '?'} requests, ${x?.rateLimited ?? '?'} refused`).join('/')})` : ''}`);
-  if (row.unit === 'MB' && row.wallS != null) bits.push(`time ${[].concat(row.wallS).map((s) => (s == null ? '?' : `${s.toFixed(1)} s`)).join('/')}`);
+  if (row.counts?.length && row.counts.every((c) => c === row.counts[0]))
+    bits.push(`count ${Number(row.counts[0]).toLocaleString('en-US')}`);
+  if (row.medianLeadsPerS != null)
+    bits.push(
+      `${row.medianLeadsPerS.toFixed(0)} leads/s of ${row.ceilingLeadsPerS} ceiling; ${row.delivered.join('/')} delivered in ${row.wallS.map((s) => s.toFixed(1)).join('/')} s (burst-aware least time ${row.idealS.map((s) => s.toFixed(0)).join('/')} s); requests ${row.requests.join('/')}; 429s ${row.rateLimited.join('/')}`,
+    );
+  if (row.emulator429)
+    bits.push(
+      `sent ${row.sent.join('/')} of new ${row.expectedNew.join('/')}, failed ${row.failed.join('/')}, inDoubt ${row.inDoubt.join('/')}, retries ${row.retries.join('/')}, emulator 429s ${row.emulator429.join('/')}${row.noise ? ` (the other client: ${row.noise.map((x) => `${x?.requests ?? '?'} requests, ${x?.rateLimited ?? '?'} refused`).join('/')})` : ''}`,
+    );
+  if (row.unit === 'MB' && row.wallS != null)
+    bits.push(
+      `time ${[]
+        .concat(row.wallS)
+        .map((s) => (s == null ? '?' : `${s.toFixed(1)} s`))
+        .join('/')}`,
+    );
   if (row.growth != null) bits.push(`${row.growth.toFixed(2)}× the smaller run's peak RSS`);
   if (row.skipped) bits.push(row.skipped);
   if (row.errors?.length) bits.push(`errors: ${row.errors.join('; ')}`);
@@ -66,19 +100,31 @@ function extra(row) {
   return bits.join('; ');
 }
 
-function pad(s, n) { s = String(s); return s.length >= n ? s : s + ' '.repeat(n - s.length); }
-function padL(s, n) { s = String(s); return s.length >= n ? s : ' '.repeat(n - s.length) + s; }
+function pad(s, n) {
+  s = String(s);
+  return s.length >= n ? s : s + ' '.repeat(n - s.length);
+}
+function padL(s, n) {
+  s = String(s);
+  return s.length >= n ? s : ' '.repeat(n - s.length) + s;
+}
 
 export function textTable(rows) {
   const out = [];
-  let scen = null, title = null;
+  let scen = null,
+    title = null;
   for (const row of rows) {
     if (row.scenario !== scen || row.title !== title) {
-      scen = row.scenario; title = row.title;
+      scen = row.scenario;
+      title = row.title;
       out.push('', `${row.scenario}. ${row.title}`);
-      out.push(`   ${pad('tool', 22)} ${padL('median', 11)}  ${pad('runs', 24)} ${padL('ll/peer', 8)}  ${pad('check', 8)} ${pad('target', 20)} result`);
+      out.push(
+        `   ${pad('tool', 22)} ${padL('median', 11)}  ${pad('runs', 24)} ${padL('ll/peer', 8)}  ${pad('check', 8)} ${pad('target', 20)} result`,
+      );
     }
-    out.push(`   ${pad(row.tool, 22)} ${padL(fmtValue(row.median, row.unit), 11)}  ${pad(fmtRuns(row), 24)} ${padL(fmtRatio(row.ratio), 8)}  ${pad(check(row), 8)} ${pad(row.target ?? '', 20)} ${verdict(row)}`);
+    out.push(
+      `   ${pad(row.tool, 22)} ${padL(fmtValue(row.median, row.unit), 11)}  ${pad(fmtRuns(row), 24)} ${padL(fmtRatio(row.ratio), 8)}  ${pad(check(row), 8)} ${pad(row.target ?? '', 20)} ${verdict(row)}`,
+    );
     const x = extra(row);
     if (x) out.push(`   ${' '.repeat(22)}   └ ${x}`);
   }
@@ -86,7 +132,12 @@ export function textTable(rows) {
 }
 
 export function summaryLines(rows) {
-  return rows.filter((r) => r.target).map((r) => `  ${pad(verdict(r), 5)} ${r.scenario}. ${r.tool}: ${fmtValue(r.median, r.unit)}${r.target.startsWith('≤') ? ` = ${fmtRatio(ratioOf(rows, r))} the sqlite3 CLI's time` : ''}, target ${r.target}`);
+  return rows
+    .filter((r) => r.target)
+    .map(
+      (r) =>
+        `  ${pad(verdict(r), 5)} ${r.scenario}. ${r.tool}: ${fmtValue(r.median, r.unit)}${r.target.startsWith('≤') ? ` = ${fmtRatio(ratioOf(rows, r))} the sqlite3 CLI's time` : ''}, target ${r.target}`,
+    );
 }
 function ratioOf(rows, r) {
   const peer = rows.find((x) => x.scenario === r.scenario && x.title === r.title && x.tool === 'sqlite3 CLI');
@@ -98,16 +149,21 @@ const mdEsc = (s) => String(s).replace(/\|/g, '\\|');
 export function markdown(rows, machine, opts, mismatches) {
   const lines = [];
   lines.push(`### Benchmark (\`npm run bench\`)`, '');
-  lines.push(`Machine: ${machine.nproc} CPUs (${machine.cpu ?? 'unknown CPU'}), ${machine.ramGiB} GiB RAM, ${machine.os}; Node ${machine.node}; ` +
-    `leadledger ${machine.leadledger ?? '?'}${machine.commit ? ` at ${machine.commit}` : ''}; sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}${machine.hyperfine ? `, ${machine.hyperfine}` : ''}. ` +
-    `Run ${machine.date.slice(0, 16).replace('T', ' ')} UTC with \`${opts.argv}\` (medians of ${opts.runs} run${opts.runs === 1 ? '' : 's'}; push: ${opts.pushRuns}).`, '');
+  lines.push(
+    `Machine: ${machine.nproc} CPUs (${machine.cpu ?? 'unknown CPU'}), ${machine.ramGiB} GiB RAM, ${machine.os}; Node ${machine.node}; ` +
+      `leadledger ${machine.leadledger ?? '?'}${machine.commit ? ` at ${machine.commit}` : ''}; sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}${machine.hyperfine ? `, ${machine.hyperfine}` : ''}. ` +
+      `Run ${machine.date.slice(0, 16).replace('T', ' ')} UTC with \`${opts.argv}\` (medians of ${opts.runs} run${opts.runs === 1 ? '' : 's'}; push: ${opts.pushRuns}).`,
+    '',
+  );
   lines.push('| # | scenario | tool | median | runs | leadledger / peer | count | target | result |');
   lines.push('|---|---|---|---:|---|---:|---|---|---|');
   let prev = null;
   for (const row of rows) {
     const first = prev === null || prev.scenario !== row.scenario || prev.title !== row.title;
     prev = row;
-    lines.push(`| ${first ? row.scenario : ''} | ${first ? mdEsc(row.title) : ''} | ${mdEsc(row.tool)} | ${fmtValue(row.median, row.unit)} | ${fmtRuns(row)} | ${fmtRatio(row.ratio)} | ${check(row) || (row.skipped ? mdEsc(row.skipped) : '')} | ${mdEsc(row.target ?? '')} | ${verdict(row)} |`);
+    lines.push(
+      `| ${first ? row.scenario : ''} | ${first ? mdEsc(row.title) : ''} | ${mdEsc(row.tool)} | ${fmtValue(row.median, row.unit)} | ${fmtRuns(row)} | ${fmtRatio(row.ratio)} | ${check(row) || (row.skipped ? mdEsc(row.skipped) : '')} | ${mdEsc(row.target ?? '')} | ${verdict(row)} |`,
+    );
   }
   const notes = rows.map((r) => [r, extra(r)]).filter(([, x]) => x);
   if (notes.length) {

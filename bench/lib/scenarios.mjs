@@ -20,8 +20,18 @@ function leadledgerCount(doc) {
  */
 async function timedTools(ctx, { scenario, title, tools, expected, runs }) {
   const rows = tools.map((t) => ({
-    scenario, title, tool: t.name, command: t.display, metric: 'wall time', unit: 's',
-    runs: [], peakRssMb: [], counts: [], expected, errors: [], skipped: t.skipped ?? null,
+    scenario,
+    title,
+    tool: t.name,
+    command: t.display,
+    metric: 'wall time',
+    unit: 's',
+    runs: [],
+    peakRssMb: [],
+    counts: [],
+    expected,
+    errors: [],
+    skipped: t.skipped ?? null,
   }));
   const live = tools.map((t, i) => ({ t, row: rows[i] })).filter((x) => !x.t.skipped);
   for (let r = 0; r < runs; r++) {
@@ -36,12 +46,21 @@ async function timedTools(ctx, { scenario, title, tools, expected, runs }) {
       row.runs.push(m.code === 0 ? m.wallMs / 1000 : null);
       row.peakRssMb.push(m.rssKb ? m.rssKb / 1024 : null);
       row.counts.push(count);
-      ctx.log(`  [${scenario}]   ${t.name}: ${(m.wallMs / 1000).toFixed(2)} s, count ${fmtInt(count)}${m.rssKb ? `, peak RSS ${(m.rssKb / 1024).toFixed(0)} MB` : ''}${m.code ? `, EXIT ${m.code}` : ''}`);
-      if (count !== expected) ctx.mismatch(`scenario ${scenario}, ${t.name}, run ${r + 1}: counted ${fmtInt(count)}, expected ${fmtInt(expected)}${m.code ? ` (exit ${m.code}: ${m.stderrTail.slice(-300)})` : ''}`);
+      ctx.log(
+        `  [${scenario}]   ${t.name}: ${(m.wallMs / 1000).toFixed(2)} s, count ${fmtInt(count)}${m.rssKb ? `, peak RSS ${(m.rssKb / 1024).toFixed(0)} MB` : ''}${m.code ? `, EXIT ${m.code}` : ''}`,
+      );
+      if (count !== expected)
+        ctx.mismatch(
+          `scenario ${scenario}, ${t.name}, run ${r + 1}: counted ${fmtInt(count)}, expected ${fmtInt(expected)}${m.code ? ` (exit ${m.code}: ${m.stderrTail.slice(-300)})` : ''}`,
+        );
     }
   }
   for (const row of rows) {
-    if (row.skipped) { row.median = null; row.correct = null; continue; }
+    if (row.skipped) {
+      row.median = null;
+      row.correct = null;
+      continue;
+    }
     row.median = median(row.runs);
     row.peakRssMbMedian = median(row.peakRssMb);
     row.correct = row.counts.length > 0 && row.counts.every((c) => c === expected);
@@ -52,7 +71,9 @@ async function timedTools(ctx, { scenario, title, tools, expected, runs }) {
 function applyRatios(rows, { targetPeer, factor, targetText }) {
   const ll = rows.find((r) => r.tool === 'leadledger');
   for (const row of rows) {
-    row.ratio = null; row.target = null; row.pass = null;
+    row.ratio = null;
+    row.target = null;
+    row.pass = null;
     if (row === ll || row.median == null || ll?.median == null) continue;
     row.ratio = ll.median / row.median;
   }
@@ -71,8 +92,12 @@ function llDryRun(ctx, file, baseDb) {
     name: 'leadledger',
     display: `leadledger push ${path.basename(file)} --dry-run --ledger <copy of ledger> --json --quiet`,
     cmd: process.execPath,
-    get args() { return [ctx.cli, 'push', file, '--dry-run', '--ledger', copy, '--json', '--quiet']; },
-    before() { copy = ctx.data.ledgerCopy(baseDb); },
+    get args() {
+      return [ctx.cli, 'push', file, '--dry-run', '--ledger', copy, '--json', '--quiet'];
+    },
+    before() {
+      copy = ctx.data.ledgerCopy(baseDb);
+    },
     parse: (out) => {
       const doc = parseJsonDoc(out);
       return leadledgerCount(doc);
@@ -83,7 +108,11 @@ function llDryRun(ctx, file, baseDb) {
 function peer(ctx, name, script, display, args, needs) {
   const missing = needs.filter((c) => !which(c));
   return {
-    name, display, cmd: 'bash', args: [path.join(ctx.benchDir, 'peers', script), ...args], parse: lastInt,
+    name,
+    display,
+    cmd: 'bash',
+    args: [path.join(ctx.benchDir, 'peers', script), ...args],
+    parse: lastInt,
     skipped: missing.length ? `not installed: ${missing.join(', ')}` : null,
   };
 }
@@ -98,7 +127,9 @@ export async function auditSetup(ctx) {
   const ids = await ctx.data.ledgerIds(n, k);
   const db = await ctx.data.ledgerDb(ids.file, k, ctx.cli);
   ctx.audit = { n, k, jsonl, idsFile: ids.file, db, unique: ids.uniqueInFile, expected: ids.uniqueInFile - k };
-  ctx.log(`setup: ${fmtInt(ids.uniqueInFile)} unique ids in the file, so ${fmtInt(ctx.audit.expected)} new ones expected`);
+  ctx.log(
+    `setup: ${fmtInt(ids.uniqueInFile)} unique ids in the file, so ${fmtInt(ctx.audit.expected)} new ones expected`,
+  );
   return ctx.audit;
 }
 
@@ -109,11 +140,37 @@ export async function scenario1(ctx) {
   const ll = llDryRun(ctx, a.jsonl, a.db);
   const tools = [
     ll,
-    peer(ctx, 'sqlite3 CLI', 'sqlite3-jsonl.sh', '.import (one TEXT per line) + json_extract + EXCEPT ledger.events', [a.jsonl, a.db], ['sqlite3']),
-    peer(ctx, 'jq | sort -u | comm', 'jq.sh', 'jq -r .event_id | sort -u | comm -23 - ledger-ids (LC_ALL=C)', [a.jsonl, a.idsFile], ['jq']),
-    peer(ctx, 'Miller', 'miller-jsonl.sh', 'mlr --ijsonl cut -f event_id | sort -u | comm -23 - ledger-ids', [a.jsonl, a.idsFile], ['mlr']),
-    { name: 'node naive', display: 'bench/peers/node-naive.mjs: readline, JSON.parse, Set, one prepared SELECT per id', cmd: process.execPath,
-      args: [path.join(ctx.benchDir, 'peers', 'node-naive.mjs'), a.jsonl, a.db], parse: lastInt },
+    peer(
+      ctx,
+      'sqlite3 CLI',
+      'sqlite3-jsonl.sh',
+      '.import (one TEXT per line) + json_extract + EXCEPT ledger.events',
+      [a.jsonl, a.db],
+      ['sqlite3'],
+    ),
+    peer(
+      ctx,
+      'jq | sort -u | comm',
+      'jq.sh',
+      'jq -r .event_id | sort -u | comm -23 - ledger-ids (LC_ALL=C)',
+      [a.jsonl, a.idsFile],
+      ['jq'],
+    ),
+    peer(
+      ctx,
+      'Miller',
+      'miller-jsonl.sh',
+      'mlr --ijsonl cut -f event_id | sort -u | comm -23 - ledger-ids',
+      [a.jsonl, a.idsFile],
+      ['mlr'],
+    ),
+    {
+      name: 'node naive',
+      display: 'bench/peers/node-naive.mjs: readline, JSON.parse, Set, one prepared SELECT per id',
+      cmd: process.execPath,
+      args: [path.join(ctx.benchDir, 'peers', 'node-naive.mjs'), a.jsonl, a.db],
+      parse: lastInt,
+    },
   ];
   const rows = await timedTools(ctx, { scenario: '1', title, tools, expected: a.expected, runs: ctx.opts.runs });
   return applyRatios(rows, { targetPeer: 'sqlite3 CLI', factor: 0.8, targetText: '≤ 0.8× sqlite3 CLI' });
@@ -127,7 +184,14 @@ export async function scenario2(ctx) {
   const tools = [
     llDryRun(ctx, csv, a.db),
     peer(ctx, 'sqlite3 CLI', 'sqlite3-csv.sh', '.import --csv + EXCEPT ledger.events', [csv, a.db], ['sqlite3']),
-    peer(ctx, 'Miller', 'miller-csv.sh', 'mlr --icsv cut -f event_id | sort -u | comm -23 - ledger-ids', [csv, a.idsFile], ['mlr']),
+    peer(
+      ctx,
+      'Miller',
+      'miller-csv.sh',
+      'mlr --icsv cut -f event_id | sort -u | comm -23 - ledger-ids',
+      [csv, a.idsFile],
+      ['mlr'],
+    ),
   ];
   const rows = await timedTools(ctx, { scenario: '2', title, tools, expected: a.expected, runs: ctx.opts.runs });
   return applyRatios(rows, { targetPeer: 'sqlite3 CLI', factor: 1.0, targetText: '≤ 1.0× sqlite3 CLI' });
@@ -138,8 +202,25 @@ async function onePush(ctx, sandbox, file, extraArgs, noise = null) {
   await sandbox.reset();
   const ledger = path.join(ctx.data.work, 'push-ledger.db');
   for (const f of [ledger, `${ledger}-wal`, `${ledger}-shm`]) rmSync(f, { force: true });
-  const args = [ctx.cli, 'push', file, '--sink', 'hubspot', '--hubspot-url', sandbox.url, '--ledger', ledger, '--json', '--quiet', ...extraArgs];
-  const m = await measure(process.execPath, args, { tmpDir: ctx.data.work, cwd: ctx.root, env: { HUBSPOT_TOKEN: 'bench-token' } });
+  const args = [
+    ctx.cli,
+    'push',
+    file,
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    sandbox.url,
+    '--ledger',
+    ledger,
+    '--json',
+    '--quiet',
+    ...extraArgs,
+  ];
+  const m = await measure(process.execPath, args, {
+    tmpDir: ctx.data.work,
+    cwd: ctx.root,
+    env: { HUBSPOT_TOKEN: 'bench-token' },
+  });
   const doc = parseJsonDoc(m.stdout);
   const noiseCounts = noise ? await noise.stop() : null;
   const stats = await sandbox.stats();
@@ -149,9 +230,24 @@ async function onePush(ctx, sandbox, file, extraArgs, noise = null) {
   const c = doc?.counts ?? {};
   const delivered = (d.sent ?? 0) + (d.updated ?? 0) + (d.exists ?? 0);
   return {
-    code: m.code, stderr: m.stderrTail, wallS: m.wallMs / 1000, durationS: doc?.durationMs != null ? doc.durationMs / 1000 : null,
-    counts: c, delivery: d, http: h, delivered, contacts, noise: noiseCounts, emulator: { requests: stats.requests, rateLimited: stats.rateLimited, sent429: stats.sent429 },
-    ok: m.code === 0 && doc != null && d.sent === c.new && (d.failed ?? 0) === 0 && (d.inDoubt ?? 0) === 0 && contacts === d.sent,
+    code: m.code,
+    stderr: m.stderrTail,
+    wallS: m.wallMs / 1000,
+    durationS: doc?.durationMs != null ? doc.durationMs / 1000 : null,
+    counts: c,
+    delivery: d,
+    http: h,
+    delivered,
+    contacts,
+    noise: noiseCounts,
+    emulator: { requests: stats.requests, rateLimited: stats.rateLimited, sent429: stats.sent429 },
+    ok:
+      m.code === 0 &&
+      doc != null &&
+      d.sent === c.new &&
+      (d.failed ?? 0) === 0 &&
+      (d.inDoubt ?? 0) === 0 &&
+      contacts === d.sent,
   };
 }
 
@@ -160,11 +256,23 @@ function startNoise(url, rps) {
   const counts = { requests: 0, rateLimited: 0 };
   const timer = setInterval(() => {
     fetch(`${url}/crm/v3/objects/contacts/bench-other-client`, { headers: { authorization: 'Bearer other-client' } })
-      .then((r) => { counts.requests++; if (r.status === 429) counts.rateLimited++; return r.arrayBuffer(); })
+      .then((r) => {
+        counts.requests++;
+        if (r.status === 429) counts.rateLimited++;
+        return r.arrayBuffer();
+      })
       .catch(() => {});
   }, 1000 / rps);
   let stopped = false;
-  return { stop() { if (!stopped) { stopped = true; clearInterval(timer); } return { ...counts }; } };
+  return {
+    stop() {
+      if (!stopped) {
+        stopped = true;
+        clearInterval(timer);
+      }
+      return { ...counts };
+    },
+  };
 }
 
 function parseLimit(spec) {
@@ -178,7 +286,9 @@ export async function scenario3(ctx) {
   const o = ctx.opts;
   // Main: throughput against the rate-limit ceiling.
   {
-    const limitSpec = '100/10s', latencyMs = 20, batch = 100;
+    const limitSpec = '100/10s',
+      latencyMs = 20,
+      batch = 100;
     const lim = parseLimit(limitSpec);
     const ceiling = (lim.max * batch) / (lim.intervalMs / 1000);
     const file = await ctx.data.events(o.pushEvents, 'jsonl');
@@ -187,31 +297,61 @@ export async function scenario3(ctx) {
     const runs = [];
     try {
       for (let r = 0; r < o.pushRuns; r++) {
-        ctx.log(`  [3] push run ${r + 1}/${o.pushRuns}: ${fmtInt(o.pushEvents)} events, ceiling ${fmtInt(ceiling)} leads/s …`);
-        const p = await onePush(ctx, sandbox, file, o.pushConcurrency ? ['--concurrency', String(o.pushConcurrency)] : []);
+        ctx.log(
+          `  [3] push run ${r + 1}/${o.pushRuns}: ${fmtInt(o.pushEvents)} events, ceiling ${fmtInt(ceiling)} leads/s …`,
+        );
+        const p = await onePush(
+          ctx,
+          sandbox,
+          file,
+          o.pushConcurrency ? ['--concurrency', String(o.pushConcurrency)] : [],
+        );
         p.leadsPerS = p.delivered / p.wallS;
         // The rolling window admits a first full window at once, so the least time for R requests is
         // (ceil(R / max) - 1) windows: the nominal ceiling is beatable on small pushes.
         const minRequests = Math.ceil(p.delivered / batch);
         p.idealS = Math.max(0, Math.ceil(minRequests / lim.max) - 1) * (lim.intervalMs / 1000);
         runs.push(p);
-        ctx.log(`  [3]   ${p.wallS.toFixed(1)} s, ${fmtInt(p.delivered)} delivered, ${p.leadsPerS.toFixed(0)} leads/s (${((100 * p.leadsPerS) / ceiling).toFixed(1)}% of ceiling), ${p.http.requests ?? '?'} requests, ${p.http.rateLimited ?? '?'} 429s${p.ok ? '' : ' — CHECK FAILED'}`);
-        if (!p.ok) ctx.mismatch(`scenario 3, push run ${r + 1}: sent ${p.delivery.sent} of ${p.counts.new} new, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, emulator holds ${p.contacts} contacts, exit ${p.code} ${p.stderr.slice(-300)}`);
+        ctx.log(
+          `  [3]   ${p.wallS.toFixed(1)} s, ${fmtInt(p.delivered)} delivered, ${p.leadsPerS.toFixed(0)} leads/s (${((100 * p.leadsPerS) / ceiling).toFixed(1)}% of ceiling), ${p.http.requests ?? '?'} requests, ${p.http.rateLimited ?? '?'} 429s${p.ok ? '' : ' — CHECK FAILED'}`,
+        );
+        if (!p.ok)
+          ctx.mismatch(
+            `scenario 3, push run ${r + 1}: sent ${p.delivery.sent} of ${p.counts.new} new, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, emulator holds ${p.contacts} contacts, exit ${p.code} ${p.stderr.slice(-300)}`,
+          );
       }
-    } finally { await sandbox.stop(); }
+    } finally {
+      await sandbox.stop();
+    }
     const pct = runs.map((p) => (100 * p.leadsPerS) / ceiling);
     const med = median(pct);
     rows.push({
-      scenario: '3', title, tool: 'leadledger', metric: 'leads/s as % of ceiling', unit: '%',
+      scenario: '3',
+      title,
+      tool: 'leadledger',
+      metric: 'leads/s as % of ceiling',
+      unit: '%',
       command: `leadledger push <file> --sink hubspot --hubspot-url <emulator>${o.pushConcurrency ? ` --concurrency ${o.pushConcurrency}` : ''}`,
-      runs: pct, median: med, ratio: null, ceilingLeadsPerS: ceiling,
-      leadsPerS: runs.map((p) => p.leadsPerS), medianLeadsPerS: median(runs.map((p) => p.leadsPerS)),
-      wallS: runs.map((p) => p.wallS), idealS: runs.map((p) => p.idealS), delivered: runs.map((p) => p.delivered),
-      requests: runs.map((p) => p.http.requests ?? null), rateLimited: runs.map((p) => p.http.rateLimited ?? null),
-      rateLimitWaitMs: runs.map((p) => p.http.rateLimitWaitMs ?? null), emulatorRequests: runs.map((p) => p.emulator.requests),
+      runs: pct,
+      median: med,
+      ratio: null,
+      ceilingLeadsPerS: ceiling,
+      leadsPerS: runs.map((p) => p.leadsPerS),
+      medianLeadsPerS: median(runs.map((p) => p.leadsPerS)),
+      wallS: runs.map((p) => p.wallS),
+      idealS: runs.map((p) => p.idealS),
+      delivered: runs.map((p) => p.delivered),
+      requests: runs.map((p) => p.http.requests ?? null),
+      rateLimited: runs.map((p) => p.http.rateLimited ?? null),
+      rateLimitWaitMs: runs.map((p) => p.http.rateLimitWaitMs ?? null),
+      emulatorRequests: runs.map((p) => p.emulator.requests),
       correct: runs.every((p) => p.ok),
-      note: o.pushEvents < 100_000 ? `only ${fmtInt(o.pushEvents)} events: the first window's burst lets a small push beat the nominal ceiling` : null,
-      target: '≥ 90% of ceiling', pass: med == null ? null : med >= 90 && runs.every((p) => p.ok),
+      note:
+        o.pushEvents < 100_000
+          ? `only ${fmtInt(o.pushEvents)} events: the first window's burst lets a small push beat the nominal ceiling`
+          : null,
+      target: '≥ 90% of ceiling',
+      pass: med == null ? null : med >= 90 && runs.every((p) => p.ok),
     });
   }
   // Tight limit: 429s must all be retried; nothing failed or left in doubt. leadledger paces itself by the
@@ -219,7 +359,10 @@ export async function scenario3(ctx) {
   // another client (as integrations on one HubSpot app do), which the headers can't foresee.
   for (const noiseRps of [0, ctx.opts.noiseRps]) {
     if (noiseRps === null) continue;
-    const limitSpec = '10/1s', latencyMs = 20, n = o.tightEvents, conc = 8;
+    const limitSpec = '10/1s',
+      latencyMs = 20,
+      n = o.tightEvents,
+      conc = 8;
     const file = await ctx.data.events(n, 'jsonl');
     const title = `Push ${fmtInt(n)} events, tight limit ${limitSpec}, --concurrency ${conc}${noiseRps ? `, quota shared with another client sending ${noiseRps} req/s` : ''}: 429s hit, none left unretried`;
     const sandbox = await startSandbox(ctx.cli, { latencyMs, rateLimit: limitSpec });
@@ -229,23 +372,45 @@ export async function scenario3(ctx) {
         ctx.log(`  [3] tight-limit${noiseRps ? ` + ${noiseRps} req/s of other traffic` : ''} run ${r + 1}/${o.runs} …`);
         const noise = noiseRps ? startNoise(sandbox.url, noiseRps) : null;
         let p;
-        try { p = await onePush(ctx, sandbox, file, ['--concurrency', String(conc)], noise); } finally { noise?.stop(); }
+        try {
+          p = await onePush(ctx, sandbox, file, ['--concurrency', String(conc)], noise);
+        } finally {
+          noise?.stop();
+        }
         runs.push(p);
-        ctx.log(`  [3]   ${p.wallS.toFixed(1)} s, sent ${p.delivery.sent}/${p.counts.new} new, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, 429s seen ${p.http.rateLimited} (emulator sent ${p.emulator.rateLimited}), retries ${p.http.retries}${p.ok ? '' : ' — CHECK FAILED'}`);
-        if (!p.ok) ctx.mismatch(`scenario 3 tight${noiseRps ? ' shared' : ''}, run ${r + 1}: sent ${p.delivery.sent} of ${p.counts.new} new, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, emulator holds ${p.contacts} contacts, exit ${p.code} ${p.stderr.slice(-300)}`);
+        ctx.log(
+          `  [3]   ${p.wallS.toFixed(1)} s, sent ${p.delivery.sent}/${p.counts.new} new, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, 429s seen ${p.http.rateLimited} (emulator sent ${p.emulator.rateLimited}), retries ${p.http.retries}${p.ok ? '' : ' — CHECK FAILED'}`,
+        );
+        if (!p.ok)
+          ctx.mismatch(
+            `scenario 3 tight${noiseRps ? ' shared' : ''}, run ${r + 1}: sent ${p.delivery.sent} of ${p.counts.new} new, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, emulator holds ${p.contacts} contacts, exit ${p.code} ${p.stderr.slice(-300)}`,
+          );
       }
-    } finally { await sandbox.stop(); }
+    } finally {
+      await sandbox.stop();
+    }
     rows.push({
-      scenario: '3', title, tool: 'leadledger', metric: '429s hit', unit: '429s',
+      scenario: '3',
+      title,
+      tool: 'leadledger',
+      metric: '429s hit',
+      unit: '429s',
       command: `leadledger push <file> --sink hubspot --concurrency ${conc}`,
-      runs: runs.map((p) => p.http.rateLimited ?? null), median: median(runs.map((p) => p.http.rateLimited ?? null)), ratio: null,
-      emulator429: runs.map((p) => p.emulator.rateLimited), retries: runs.map((p) => p.http.retries ?? null),
-      sent: runs.map((p) => p.delivery.sent ?? null), expectedNew: runs.map((p) => p.counts.new ?? null),
-      failed: runs.map((p) => p.delivery.failed ?? null), inDoubt: runs.map((p) => p.delivery.inDoubt ?? null),
-      contacts: runs.map((p) => p.contacts), wallS: runs.map((p) => p.wallS),
+      runs: runs.map((p) => p.http.rateLimited ?? null),
+      median: median(runs.map((p) => p.http.rateLimited ?? null)),
+      ratio: null,
+      emulator429: runs.map((p) => p.emulator.rateLimited),
+      retries: runs.map((p) => p.http.retries ?? null),
+      sent: runs.map((p) => p.delivery.sent ?? null),
+      expectedNew: runs.map((p) => p.counts.new ?? null),
+      failed: runs.map((p) => p.delivery.failed ?? null),
+      inDoubt: runs.map((p) => p.delivery.inDoubt ?? null),
+      contacts: runs.map((p) => p.contacts),
+      wallS: runs.map((p) => p.wallS),
       noise: noiseRps ? runs.map((p) => p.noise) : null,
       correct: runs.every((p) => p.ok),
-      target: 'no 429 left unretried', pass: runs.length > 0 && runs.every((p) => p.ok),
+      target: 'no 429 left unretried',
+      pass: runs.length > 0 && runs.every((p) => p.ok),
     });
   }
   return rows;
@@ -257,44 +422,99 @@ export async function scenario4(ctx, rows1) {
   const rows = [];
   // Peak RSS at the scenario-1 size: from scenario 1's runs when they were made in this bench run, else one run.
   const small = rows1?.find((r) => r.tool === 'leadledger');
-  let smallRss = small?.peakRssMbMedian ?? null, smallTime = small?.median ?? null;
+  let smallRss = small?.peakRssMbMedian ?? null,
+    smallTime = small?.median ?? null;
   if (smallRss == null) {
     ctx.log(`  [4] one dry-run over ${fmtInt(a.n)} events for the comparison …`);
     const copy = ctx.data.ledgerCopy(a.db);
-    const m = await measure(process.execPath, [ctx.cli, 'push', a.jsonl, '--dry-run', '--ledger', copy, '--json', '--quiet'], { tmpDir: ctx.data.work, cwd: ctx.root });
+    const m = await measure(
+      process.execPath,
+      [ctx.cli, 'push', a.jsonl, '--dry-run', '--ledger', copy, '--json', '--quiet'],
+      { tmpDir: ctx.data.work, cwd: ctx.root },
+    );
     const count = leadledgerCount(parseJsonDoc(m.stdout));
-    if (count !== a.expected) ctx.mismatch(`scenario 4, leadledger at ${fmtInt(a.n)} events: counted ${fmtInt(count)}, expected ${fmtInt(a.expected)}`);
-    smallRss = m.rssKb ? m.rssKb / 1024 : null; smallTime = m.code === 0 ? m.wallMs / 1000 : null;
+    if (count !== a.expected)
+      ctx.mismatch(
+        `scenario 4, leadledger at ${fmtInt(a.n)} events: counted ${fmtInt(count)}, expected ${fmtInt(a.expected)}`,
+      );
+    smallRss = m.rssKb ? m.rssKb / 1024 : null;
+    smallTime = m.code === 0 ? m.wallMs / 1000 : null;
   }
   rows.push({
-    scenario: '4', title: `Peak RSS of a dry-run over ${fmtInt(a.n)} events (${fmtInt(a.unique)} distinct ids)`, tool: 'leadledger',
-    metric: 'peak RSS', unit: 'MB', runs: [smallRss], median: smallRss, wallS: smallTime, ratio: null, target: null, pass: null, correct: true,
+    scenario: '4',
+    title: `Peak RSS of a dry-run over ${fmtInt(a.n)} events (${fmtInt(a.unique)} distinct ids)`,
+    tool: 'leadledger',
+    metric: 'peak RSS',
+    unit: 'MB',
+    runs: [smallRss],
+    median: smallRss,
+    wallS: smallTime,
+    ratio: null,
+    target: null,
+    pass: null,
+    correct: true,
   });
   if (o.skip10m) {
-    rows.push({ scenario: '4', title: `Peak RSS of a dry-run over ${fmtInt(o.bigEvents)} events`, tool: 'leadledger', metric: 'peak RSS', unit: 'MB',
-      runs: [], median: null, ratio: null, target: '< 300 MB', pass: null, skipped: 'skipped (--skip-10m)' });
+    rows.push({
+      scenario: '4',
+      title: `Peak RSS of a dry-run over ${fmtInt(o.bigEvents)} events`,
+      tool: 'leadledger',
+      metric: 'peak RSS',
+      unit: 'MB',
+      runs: [],
+      median: null,
+      ratio: null,
+      target: '< 300 MB',
+      pass: null,
+      skipped: 'skipped (--skip-10m)',
+    });
     return rows;
   }
   const big = await ctx.data.events(o.bigEvents, 'jsonl');
   const uniq = await ctx.data.uniqueIds(o.bigEvents);
   // The first N events of the big file are the N-event file (same generator, same seed), so every ledger id is in it.
   const expected = uniq.count - a.k;
-  const runs = [], times = [], counts = [];
+  const runs = [],
+    times = [],
+    counts = [];
   for (let r = 0; r < o.bigRuns; r++) {
     const copy = ctx.data.ledgerCopy(a.db);
     ctx.log(`  [4] dry-run over ${fmtInt(o.bigEvents)} events, run ${r + 1}/${o.bigRuns} (slow) …`);
-    const m = await measure(process.execPath, [ctx.cli, 'push', big, '--dry-run', '--ledger', copy, '--json', '--quiet'], { tmpDir: ctx.data.work, cwd: ctx.root });
+    const m = await measure(
+      process.execPath,
+      [ctx.cli, 'push', big, '--dry-run', '--ledger', copy, '--json', '--quiet'],
+      { tmpDir: ctx.data.work, cwd: ctx.root },
+    );
     const count = m.code === 0 ? leadledgerCount(parseJsonDoc(m.stdout)) : null;
-    ctx.log(`  [4]   ${(m.wallMs / 1000).toFixed(1)} s, peak RSS ${m.rssKb ? (m.rssKb / 1024).toFixed(0) : '?'} MB, count ${fmtInt(count)}${m.code ? `, EXIT ${m.code}: ${m.stderrTail.slice(-300)}` : ''}`);
-    if (count !== expected) ctx.mismatch(`scenario 4, leadledger at ${fmtInt(o.bigEvents)} events, run ${r + 1}: counted ${fmtInt(count)}, expected ${fmtInt(expected)}`);
-    runs.push(m.rssKb ? m.rssKb / 1024 : null); times.push(m.code === 0 ? m.wallMs / 1000 : null); counts.push(count);
+    ctx.log(
+      `  [4]   ${(m.wallMs / 1000).toFixed(1)} s, peak RSS ${m.rssKb ? (m.rssKb / 1024).toFixed(0) : '?'} MB, count ${fmtInt(count)}${m.code ? `, EXIT ${m.code}: ${m.stderrTail.slice(-300)}` : ''}`,
+    );
+    if (count !== expected)
+      ctx.mismatch(
+        `scenario 4, leadledger at ${fmtInt(o.bigEvents)} events, run ${r + 1}: counted ${fmtInt(count)}, expected ${fmtInt(expected)}`,
+      );
+    runs.push(m.rssKb ? m.rssKb / 1024 : null);
+    times.push(m.code === 0 ? m.wallMs / 1000 : null);
+    counts.push(count);
   }
   const med = median(runs);
   rows.push({
-    scenario: '4', title: `Peak RSS of a dry-run over ${fmtInt(o.bigEvents)} events (${fmtInt(uniq.count)} distinct ids)`, tool: 'leadledger',
-    metric: 'peak RSS', unit: 'MB', runs, median: med, wallS: times, medianWallS: median(times), counts, expected,
-    growth: med != null && smallRss ? med / smallRss : null, ratio: null,
-    correct: counts.every((c) => c === expected), target: '< 300 MB', pass: med == null ? null : med < 300 && counts.every((c) => c === expected),
+    scenario: '4',
+    title: `Peak RSS of a dry-run over ${fmtInt(o.bigEvents)} events (${fmtInt(uniq.count)} distinct ids)`,
+    tool: 'leadledger',
+    metric: 'peak RSS',
+    unit: 'MB',
+    runs,
+    median: med,
+    wallS: times,
+    medianWallS: median(times),
+    counts,
+    expected,
+    growth: med != null && smallRss ? med / smallRss : null,
+    ratio: null,
+    correct: counts.every((c) => c === expected),
+    target: '< 300 MB',
+    pass: med == null ? null : med < 300 && counts.every((c) => c === expected),
   });
   return rows;
 }
@@ -308,13 +528,18 @@ export async function scenario5(ctx) {
   ];
   const rel = (a) => a.map((x) => (x === ctx.cli ? path.relative(ctx.root, ctx.cli) : x));
   const show = (c) => ['node', ...rel(c.args)].join(' ');
-  let times = null, how;
+  let times = null,
+    how;
   if (which('hyperfine')) {
     const json = path.join(ctx.data.work, 'hyperfine.json');
     const q = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
     const hfCmds = cmds.map((c) => [process.execPath, ...c.args].map(q).join(' '));
     ctx.log(`  [5] hyperfine, ${o.startupRuns} runs each …`);
-    const m = await measure('hyperfine', ['-N', '--style', 'none', '--warmup', '3', '--runs', String(o.startupRuns), '--export-json', json, ...hfCmds], { tmpDir: ctx.data.work, cwd: ctx.root });
+    const m = await measure(
+      'hyperfine',
+      ['-N', '--style', 'none', '--warmup', '3', '--runs', String(o.startupRuns), '--export-json', json, ...hfCmds],
+      { tmpDir: ctx.data.work, cwd: ctx.root },
+    );
     if (m.code === 0) {
       const res = JSON.parse(readFileSync(json, 'utf8')).results;
       times = res.map((r) => r.times.map((t) => t * 1000));
@@ -336,8 +561,18 @@ export async function scenario5(ctx) {
   return cmds.map((c, i) => {
     const med = median(times[i]);
     return {
-      scenario: '5', title: `Start-up wall time (${how}, ${o.startupRuns} runs)`, tool: c.tool, command: show(c), metric: 'wall time', unit: 'ms',
-      runs: times[i], median: med, ratio: null, target: c.target ?? null, pass: c.limit ? med != null && med < c.limit : null, correct: null,
+      scenario: '5',
+      title: `Start-up wall time (${how}, ${o.startupRuns} runs)`,
+      tool: c.tool,
+      command: show(c),
+      metric: 'wall time',
+      unit: 'ms',
+      runs: times[i],
+      median: med,
+      ratio: null,
+      target: c.target ?? null,
+      pass: c.limit ? med != null && med < c.limit : null,
+      correct: null,
     };
   });
 }

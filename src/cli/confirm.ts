@@ -13,11 +13,16 @@ export interface ConfirmIO {
  * Builds the confirm callback of a destructive command: `--yes` answers yes; without a TTY it throws a UsageError
  * (exit 2) naming --yes and --dry-run; on a TTY it asks "question [y/N]" and only y/yes is yes.
  */
-export function createConfirm(o: { yes?: boolean; command: string }, io: ConfirmIO = { input: process.stdin, output: process.stderr }): (question: string) => Promise<boolean> {
+export function createConfirm(
+  o: { yes?: boolean; command: string },
+  io: ConfirmIO = { input: process.stdin, output: process.stderr },
+): (question: string) => Promise<boolean> {
   return async (question) => {
     if (o.yes) return true;
     if (!io.input.isTTY) {
-      throw new UsageError(`${question}\n${o.command} changes the ledger and stdin is not a terminal, so nobody can confirm: pass --yes to go ahead, or --dry-run to see what would change`);
+      throw new UsageError(
+        `${question}\n${o.command} changes the ledger and stdin is not a terminal, so nobody can confirm: pass --yes to go ahead, or --dry-run to see what would change`,
+      );
     }
     return ask(`${question} [y/N] `, io);
   };

@@ -10,6 +10,8 @@ export function reportError(e: unknown, verbose: boolean): number {
   }
   const err = e as Error;
   process.stderr.write(`leadledger: unexpected error: ${err?.message ?? String(e)}\n`);
-  process.stderr.write(verbose && err?.stack ? err.stack + '\n' : 'run again with --verbose for details, and please report it\n');
+  process.stderr.write(
+    verbose && err?.stack ? err.stack + '\n' : 'run again with --verbose for details, and please report it\n',
+  );
   return ExitCode.incomplete;
 }

@@ -16,80 +16,155 @@ const whole = (name: string, min: number) => (v: string) => {
 
 // Flags only the management commands take; the shared ones (--ledger, --json, ...) come from the option table.
 const LOCAL: Record<string, () => Option> = {
-  status: () => new Option('--status <status>', 'only events in these statuses: pending, sent, failed, in_doubt (comma-separated)'),
-  timeField: () => new Option('--time-field <field>', '--since/--until apply to when the event was first seen or last updated').choices(['first_seen', 'updated']).default('first_seen'),
+  status: () =>
+    new Option('--status <status>', 'only events in these statuses: pending, sent, failed, in_doubt (comma-separated)'),
+  timeField: () =>
+    new Option('--time-field <field>', '--since/--until apply to when the event was first seen or last updated')
+      .choices(['first_seen', 'updated'])
+      .default('first_seen'),
   source: () => new Option('--source <file>', 'only events read from this input file (whole path, or its last part)'),
-  run: () => new Option('--run <id>', 'only events last touched by this run (see `ledger runs`)').argParser(whole('--run', 1)),
+  run: () =>
+    new Option('--run <id>', 'only events last touched by this run (see `ledger runs`)').argParser(whole('--run', 1)),
   limit: () => new Option('--limit <n>', 'at most n rows; 0 for all').argParser(whole('--limit', 0)),
   dryRun: () => new Option('--dry-run', 'show what would change and change nothing (the ledger is opened read-only)'),
-  yes: () => new Option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal, e.g. in cron)'),
+  yes: () =>
+    new Option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal, e.g. in cron)'),
 };
 
 /** Adds stats, list, show, runs, export, forget, prune, verify and import to the `ledger` command. */
 export function registerLedgerCommands(ledger: Command): void {
-  common(ledger.command('stats').description('counts by status, source and run; oldest and newest event; size on disk; schema version'))
-    .action(async (flags: Flags) => {
-      const { out, ctx } = await setup(flags);
-      const [{ ledgerStats }, v] = await Promise.all([import('../commands/ledger/stats.js'), import('./ledger-views.js')]);
-      const r = ledgerStats({ ledger: str(flags.ledger) }, ctx);
-      print(flags.json ? json(r) : v.formatStats(r, out.chalk));
-    });
+  common(
+    ledger
+      .command('stats')
+      .description('counts by status, source and run; oldest and newest event; size on disk; schema version'),
+  ).action(async (flags: Flags) => {
+    const { out, ctx } = await setup(flags);
+    const [{ ledgerStats }, v] = await Promise.all([
+      import('../commands/ledger/stats.js'),
+      import('./ledger-views.js'),
+    ]);
+    const r = ledgerStats({ ledger: str(flags.ledger) }, ctx);
+    print(flags.json ? json(r) : v.formatStats(r, out.chalk));
+  });
 
-  filters(common(ledger.command('list').description('list events, most recently updated first (the stored lead is left out: see show and export)')))
+  filters(
+    common(
+      ledger
+        .command('list')
+        .description('list events, most recently updated first (the stored lead is left out: see show and export)'),
+    ),
+  )
     .addOption(LOCAL.limit!().default(50))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerList }, v] = await Promise.all([import('../commands/ledger/list.js'), import('./ledger-views.js')]);
+      const [{ ledgerList }, v] = await Promise.all([
+        import('../commands/ledger/list.js'),
+        import('./ledger-views.js'),
+      ]);
       const r = ledgerList({ ledger: str(flags.ledger), ...filterFlags(flags), limit: flags.limit as number }, ctx);
       print(flags.json ? json(r.events) : r.events.length ? v.formatEventList(r) : '');
       if (!r.events.length) out.info('no matching events');
-      else if (r.total > r.events.length) out.info(`showing ${r.events.length} of ${r.total} matching events (--limit ${flags.limit as number}; 0 for all)`);
+      else if (r.total > r.events.length)
+        out.info(
+          `showing ${r.events.length} of ${r.total} matching events (--limit ${flags.limit as number}; 0 for all)`,
+        );
     });
 
-  common(ledger.command('show').description('one event: its row, the lead stored for it, its attempts and the runs that touched it').argument('<key>', 'the event key'))
-    .action(async (key: string, flags: Flags) => {
-      const { out, ctx } = await setup(flags);
-      const [{ ledgerShow }, v] = await Promise.all([import('../commands/ledger/show.js'), import('./ledger-views.js')]);
-      const r = ledgerShow({ ledger: str(flags.ledger), key }, ctx);
-      print(flags.json ? json(r) : v.formatShow(r, out.chalk));
-    });
+  common(
+    ledger
+      .command('show')
+      .description('one event: its row, the lead stored for it, its attempts and the runs that touched it')
+      .argument('<key>', 'the event key'),
+  ).action(async (key: string, flags: Flags) => {
+    const { out, ctx } = await setup(flags);
+    const [{ ledgerShow }, v] = await Promise.all([import('../commands/ledger/show.js'), import('./ledger-views.js')]);
+    const r = ledgerShow({ ledger: str(flags.ledger), key }, ctx);
+    print(flags.json ? json(r) : v.formatShow(r, out.chalk));
+  });
 
-  common(ledger.command('runs').description('recorded runs, newest first: command, status, times, counts and arguments (secrets masked)'))
+  common(
+    ledger
+      .command('runs')
+      .description('recorded runs, newest first: command, status, times, counts and arguments (secrets masked)'),
+  )
     .addOption(LOCAL.limit!().default(20))
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
-      const [{ ledgerRuns }, v] = await Promise.all([import('../commands/ledger/runs.js'), import('./ledger-views.js')]);
+      const [{ ledgerRuns }, v] = await Promise.all([
+        import('../commands/ledger/runs.js'),
+        import('./ledger-views.js'),
+      ]);
       const r = ledgerRuns({ ledger: str(flags.ledger), limit: flags.limit as number }, ctx);
       print(flags.json ? json(r.runs) : r.runs.length ? v.formatRuns(r) : '');
       if (!r.runs.length) out.info('no runs recorded');
       else if (r.total > r.runs.length) out.info(`showing ${r.runs.length} of ${r.total} runs (--limit 0 for all)`);
     });
 
-  filters(common(ledger.command('export').summary('write events (filtered like list) as CSV or JSONL').description('Write events (filtered like list) as CSV or JSONL; `ledger export --status sent` then `ledger import` moves what was delivered to another ledger. The file holds personal data: it is written with mode 0600.')))
+  filters(
+    common(
+      ledger
+        .command('export')
+        .summary('write events (filtered like list) as CSV or JSONL')
+        .description(
+          'Write events (filtered like list) as CSV or JSONL; `ledger export --status sent` then `ledger import` moves what was delivered to another ledger. The file holds personal data: it is written with mode 0600.',
+        ),
+    ),
+  )
     .addOption(new Option('-o, --output <file>', 'a .csv or .jsonl file, or - for stdout').makeOptionMandatory())
-    .addOption(new Option('--format <format>', 'csv or jsonl (default: from the file name; jsonl for -)').choices(['csv', 'jsonl']))
+    .addOption(
+      new Option('--format <format>', 'csv or jsonl (default: from the file name; jsonl for -)').choices([
+        'csv',
+        'jsonl',
+      ]),
+    )
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
       const { ledgerExport } = await import('../commands/ledger/export.js');
-      const r = await ledgerExport({ ledger: str(flags.ledger), ...filterFlags(flags), output: flags.output as string, format: flags.format as 'csv' | 'jsonl' | undefined, stdout: process.stdout }, ctx);
+      const r = await ledgerExport(
+        {
+          ledger: str(flags.ledger),
+          ...filterFlags(flags),
+          output: flags.output as string,
+          format: flags.format as 'csv' | 'jsonl' | undefined,
+          stdout: process.stdout,
+        },
+        ctx,
+      );
       // With -, stdout is the export itself: the JSON summary would corrupt it.
       if (flags.json && r.output !== '-') print(json(r));
       out.info(`exported ${r.rows} events from ${r.ledger} to ${r.output === '-' ? 'stdout' : r.output} (${r.format})`);
     });
 
-  common(ledger.command('forget')
-    .summary('delete events so they are sent again; --email: erase a person (LGPD/GDPR)')
-    .description('Delete events (and their attempts) so they are eligible to be sent again.\n\nWith --email, erase a person (LGPD/GDPR): every event whose natural key or stored lead holds the address is deleted, its key kept only as a hash (old events of theirs are still skipped as duplicates), the address is scrubbed from the text of other rows, and the file is compacted so no copy remains in ledger.db or its WAL.')
-    .argument('[keys...]', 'event keys to forget'))
+  common(
+    ledger
+      .command('forget')
+      .summary('delete events so they are sent again; --email: erase a person (LGPD/GDPR)')
+      .description(
+        'Delete events (and their attempts) so they are eligible to be sent again.\n\nWith --email, erase a person (LGPD/GDPR): every event whose natural key or stored lead holds the address is deleted, its key kept only as a hash (old events of theirs are still skipped as duplicates), the address is scrubbed from the text of other rows, and the file is compacted so no copy remains in ledger.db or its WAL.',
+      )
+      .argument('[keys...]', 'event keys to forget'),
+  )
     .addOption(new Option('--email <address>', 'erase every event of this person, and every mention of the address'))
     .addOption(LOCAL.dryRun!())
     .addOption(LOCAL.yes!())
     .action(async (keys: string[], flags: Flags) => {
       const { out, ctx } = await setup(flags);
       const [{ ledgerForget }, { createConfirm }, v, { ExitCode }] = await Promise.all([
-        import('../commands/ledger/forget.js'), import('./confirm.js'), import('./ledger-views.js'), import('../errors.js'),
+        import('../commands/ledger/forget.js'),
+        import('./confirm.js'),
+        import('./ledger-views.js'),
+        import('../errors.js'),
       ]);
-      const r = await ledgerForget({ ledger: str(flags.ledger), keys, email: str(flags.email), dryRun: !!flags.dryRun, confirm: createConfirm({ yes: !!flags.yes, command: 'ledger forget' }) }, ctx);
+      const r = await ledgerForget(
+        {
+          ledger: str(flags.ledger),
+          keys,
+          email: str(flags.email),
+          dryRun: !!flags.dryRun,
+          confirm: createConfirm({ yes: !!flags.yes, command: 'ledger forget' }),
+        },
+        ctx,
+      );
       report(flags, out, r, v.formatForget(r, out.chalk));
       if (r.mode === 'email' && r.erasure && !r.erasure.walTruncated) {
         out.warn('another process kept the WAL open: stop it and run this command again to finish the erasure');
@@ -97,53 +172,96 @@ export function registerLedgerCommands(ledger: Command): void {
       } else if (declined(r)) process.exitCode = ExitCode.incomplete;
     });
 
-  common(ledger.command('prune')
-    .summary('retention: clear the stored lead of old sent events (--rows: delete them)')
-    .description('Retention: clear the stored lead of sent events last updated before the cutoff; they still count as delivered, but can no longer be replayed.\n\nWith --rows, delete those rows instead. Pruned rows are not tombstoned: they no longer count as delivered, and a later push that reads those events sends them again.\n\nPending, failed and in-doubt events are never touched.'))
+  common(
+    ledger
+      .command('prune')
+      .summary('retention: clear the stored lead of old sent events (--rows: delete them)')
+      .description(
+        'Retention: clear the stored lead of sent events last updated before the cutoff; they still count as delivered, but can no longer be replayed.\n\nWith --rows, delete those rows instead. Pruned rows are not tombstoned: they no longer count as delivered, and a later push that reads those events sends them again.\n\nPending, failed and in-doubt events are never touched.',
+      ),
+  )
     .addOption(new Option('--older-than <age>', 'cutoff: an age like 90d, 12h, or an ISO date').makeOptionMandatory())
-    .addOption(new Option('--rows', 'delete the sent rows instead of clearing their payload (the events become eligible again)'))
+    .addOption(
+      new Option('--rows', 'delete the sent rows instead of clearing their payload (the events become eligible again)'),
+    )
     .addOption(LOCAL.dryRun!())
     .addOption(LOCAL.yes!())
     .action(async (flags: Flags) => {
       const { out, ctx } = await setup(flags);
       const [{ ledgerPrune }, { createConfirm }, v, { ExitCode }] = await Promise.all([
-        import('../commands/ledger/prune.js'), import('./confirm.js'), import('./ledger-views.js'), import('../errors.js'),
+        import('../commands/ledger/prune.js'),
+        import('./confirm.js'),
+        import('./ledger-views.js'),
+        import('../errors.js'),
       ]);
-      const r = await ledgerPrune({ ledger: str(flags.ledger), olderThan: str(flags.olderThan), rows: !!flags.rows, dryRun: !!flags.dryRun, confirm: createConfirm({ yes: !!flags.yes, command: 'ledger prune' }) }, ctx);
+      const r = await ledgerPrune(
+        {
+          ledger: str(flags.ledger),
+          olderThan: str(flags.olderThan),
+          rows: !!flags.rows,
+          dryRun: !!flags.dryRun,
+          confirm: createConfirm({ yes: !!flags.yes, command: 'ledger prune' }),
+        },
+        ctx,
+      );
       report(flags, out, r, v.formatPrune(r, out.chalk));
       if (declined(r)) process.exitCode = ExitCode.incomplete;
     });
 
-  common(ledger.command('verify').description('check the file (SQLite integrity_check) and the ledger invariants; exit 5 when a problem is found'))
-    .action(async (flags: Flags) => {
-      const { out, ctx } = await setup(flags);
-      const [{ ledgerVerify }, v, { ExitCode }] = await Promise.all([import('../commands/ledger/verify.js'), import('./ledger-views.js'), import('../errors.js')]);
-      const r = ledgerVerify({ ledger: str(flags.ledger) }, ctx);
-      if (flags.json) print(json(r));
-      else if (!r.ok || !out.quiet) print(v.formatVerify(r, out.chalk));
-      if (!r.ok) process.exitCode = ExitCode.ledger;
-    });
+  common(
+    ledger
+      .command('verify')
+      .description('check the file (SQLite integrity_check) and the ledger invariants; exit 5 when a problem is found'),
+  ).action(async (flags: Flags) => {
+    const { out, ctx } = await setup(flags);
+    const [{ ledgerVerify }, v, { ExitCode }] = await Promise.all([
+      import('../commands/ledger/verify.js'),
+      import('./ledger-views.js'),
+      import('../errors.js'),
+    ]);
+    const r = ledgerVerify({ ledger: str(flags.ledger) }, ctx);
+    if (flags.json) print(json(r));
+    else if (!r.ok || !out.quiet) print(v.formatVerify(r, out.chalk));
+    if (!r.ok) process.exitCode = ExitCode.ledger;
+  });
 
   addOptions(
-    ledger.command('import').description('mark event keys or people (emails) as already delivered: adopting leadledger on an existing CRM').argument('<files...>', 'text (one key or email per line), CSV or JSONL; a CRM contact export works')
+    ledger
+      .command('import')
+      .description('mark event keys or people (emails) as already delivered: adopting leadledger on an existing CRM')
+      .argument('<files...>', 'text (one key or email per line), CSV or JSONL; a CRM contact export works')
       .addOption(new Option('--as <what>', 'what the values are').choices(['auto', 'keys', 'emails']).default('auto')),
     'ledger',
   ).action(async (files: string[], flags: Flags) => {
     const [{ ledgerImport }, { createOutput }, { installStopSignals }] = await Promise.all([
-      import('../commands/ledger/import.js'), import('./output.js'), import('./signals.js'),
+      import('../commands/ledger/import.js'),
+      import('./output.js'),
+      import('./signals.js'),
     ]);
     const out = await createOutput(flags);
     const signals = installStopSignals();
     try {
       const r = await ledgerImport(
-        { files, ledger: str(flags.ledger), as: (flags.as as 'auto' | 'keys' | 'emails' | undefined) ?? 'auto',
-          read: { format: flags.format as 'csv' | 'json' | 'jsonl' | undefined, encoding: str(flags.encoding), delimiter: str(flags.delimiter), select: str(flags.select) } },
+        {
+          files,
+          ledger: str(flags.ledger),
+          as: (flags.as as 'auto' | 'keys' | 'emails' | undefined) ?? 'auto',
+          read: {
+            format: flags.format as 'csv' | 'json' | 'jsonl' | undefined,
+            encoding: str(flags.encoding),
+            delimiter: str(flags.delimiter),
+            select: str(flags.select),
+          },
+        },
         { env: process.env, cwd: process.cwd(), stop: signals.stop, hardStop: signals.hardStop, warn: out.warn },
       );
       if (flags.json) print(json(r));
-      out.info(`ledger ${r.ledger}: imported ${r.keys} keys and ${r.emails} emails as delivered (${r.added} new, ${r.alreadyPresent} already there)`);
+      out.info(
+        `ledger ${r.ledger}: imported ${r.keys} keys and ${r.emails} emails as delivered (${r.added} new, ${r.alreadyPresent} already there)`,
+      );
       for (const x of r.rejected) out.warn(`${x.source}:${x.line}: ${x.reason}`);
-      if (r.rejectedCount > r.rejected.length) out.warn(`… and ${r.rejectedCount - r.rejected.length} more rejected lines`);
+      if (r.rejectedCount > r.rejected.length)
+        out.warn(`… and ${r.rejectedCount - r.rejected.length} more rejected lines`);
       process.exitCode = r.rejectedCount ? 1 : 0;
     } finally {
       signals.dispose();
@@ -153,7 +271,8 @@ export function registerLedgerCommands(ledger: Command): void {
 
 // The options every management subcommand takes, from the shared option table.
 function common(cmd: Command): Command {
-  for (const flags of ['--ledger <file>', '--json', '--quiet', '--verbose', '--no-color']) cmd.addOption(tableOption(flags));
+  for (const flags of ['--ledger <file>', '--json', '--quiet', '--verbose', '--no-color'])
+    cmd.addOption(tableOption(flags));
   return cmd;
 }
 
@@ -178,8 +297,12 @@ function tableOption(flags: string): Option {
 
 function filterFlags(flags: Flags) {
   return {
-    status: str(flags.status), since: str(flags.since), until: str(flags.until),
-    timeField: flags.timeField as 'first_seen' | 'updated' | undefined, source: str(flags.source), run: flags.run as number | undefined,
+    status: str(flags.status),
+    since: str(flags.since),
+    until: str(flags.until),
+    timeField: flags.timeField as 'first_seen' | 'updated' | undefined,
+    source: str(flags.source),
+    run: flags.run as number | undefined,
   };
 }
 
@@ -199,7 +322,11 @@ function report(flags: Flags, out: Output, r: { dryRun: boolean }, text: string)
   else out.info(text);
 }
 
-function declined(r: { dryRun: boolean; applied: boolean } & ({ mode: 'keys'; plan: { found: unknown[] } } | { mode: 'email' } | { matched: number })): boolean {
+function declined(
+  r: { dryRun: boolean; applied: boolean } & (
+    { mode: 'keys'; plan: { found: unknown[] } } | { mode: 'email' } | { matched: number }
+  ),
+): boolean {
   if (r.dryRun || r.applied) return false;
   if ('matched' in r) return r.matched > 0;
   return r.mode === 'keys' ? r.plan.found.length > 0 : true;

@@ -43,16 +43,44 @@ export function formatStats(r: LedgerStatsResult, c: ChalkInstance): string {
     `${r.attempts} attempts · ${r.runs} runs · ${r.tombstones} erased keys (tombstones) · ${r.payloadsPruned} sent events with payload pruned`,
   ];
   if (r.byStatus.length) {
-    lines.push('', formatTable([{ header: 'status' }, { header: 'events', right: true }], r.byStatus.map((s) => [s.failure ? `${s.status} (${s.failure})` : s.status, String(s.count)])));
+    lines.push(
+      '',
+      formatTable(
+        [{ header: 'status' }, { header: 'events', right: true }],
+        r.byStatus.map((s) => [s.failure ? `${s.status} (${s.failure})` : s.status, String(s.count)]),
+      ),
+    );
   }
   if (r.bySource.length) {
-    lines.push('', formatTable([{ header: 'source', max: 60 }, { header: 'events', right: true }], r.bySource.map((s) => [s.source ?? '(none)', String(s.count)])));
+    lines.push(
+      '',
+      formatTable(
+        [
+          { header: 'source', max: 60 },
+          { header: 'events', right: true },
+        ],
+        r.bySource.map((s) => [s.source ?? '(none)', String(s.count)]),
+      ),
+    );
   }
   if (r.byRun.length) {
-    lines.push('', formatTable(
-      [{ header: 'last run', right: true }, { header: 'command' }, { header: 'run status' }, { header: 'events', right: true }],
-      r.byRun.map((x) => [x.runId === null ? '(none)' : String(x.runId), x.command ?? (x.runId === null ? '' : '(missing)'), x.status ?? '', String(x.count)]),
-    ));
+    lines.push(
+      '',
+      formatTable(
+        [
+          { header: 'last run', right: true },
+          { header: 'command' },
+          { header: 'run status' },
+          { header: 'events', right: true },
+        ],
+        r.byRun.map((x) => [
+          x.runId === null ? '(none)' : String(x.runId),
+          x.command ?? (x.runId === null ? '' : '(missing)'),
+          x.status ?? '',
+          String(x.count),
+        ]),
+      ),
+    );
   }
   return lines.join('\n');
 }
@@ -60,8 +88,24 @@ export function formatStats(r: LedgerStatsResult, c: ChalkInstance): string {
 /** `ledger list` as a table. */
 export function formatEventList(r: LedgerListResult): string {
   return formatTable(
-    [{ header: 'key', max: 40 }, { header: 'status' }, { header: 'natural key', max: 32 }, { header: 'crm id', max: 20 }, { header: 'attempts', right: true }, { header: 'last error', max: 48 }, { header: 'updated' }],
-    r.events.map((e) => [e.key, e.failure && e.status === 'failed' ? `failed (${e.failure})` : e.status, e.natural_key ?? '', e.crm_id ?? '', String(e.attempts), e.last_error ?? '', time(e.updated_at)]),
+    [
+      { header: 'key', max: 40 },
+      { header: 'status' },
+      { header: 'natural key', max: 32 },
+      { header: 'crm id', max: 20 },
+      { header: 'attempts', right: true },
+      { header: 'last error', max: 48 },
+      { header: 'updated' },
+    ],
+    r.events.map((e) => [
+      e.key,
+      e.failure && e.status === 'failed' ? `failed (${e.failure})` : e.status,
+      e.natural_key ?? '',
+      e.crm_id ?? '',
+      String(e.attempts),
+      e.last_error ?? '',
+      time(e.updated_at),
+    ]),
   );
 }
 
@@ -69,18 +113,38 @@ export function formatEventList(r: LedgerListResult): string {
 export function formatShow(r: LedgerShowResult, c: ChalkInstance): string {
   const e = r.event;
   const fields: Array<[string, unknown]> = [
-    ['key', e.key], ['key kind', e.key_kind], ['status', e.failure && e.status === 'failed' ? `failed (${e.failure})` : e.status], ['outcome', e.outcome],
-    ['natural key', e.natural_key], ['crm id', e.crm_id], ['attempts', e.attempts], ['last error', e.last_error], ['sink', e.sink],
-    ['downstream key', e.downstream_key], ['payload hash', e.payload_hash], ['source', e.source === null ? null : `${e.source}${e.source_line ? `:${e.source_line}` : ''}`],
-    ['event time', e.event_time], ['first seen', time(e.first_seen_at)], ['updated', time(e.updated_at)], ['sent', time(e.sent_at)], ['last run', e.run_id],
+    ['key', e.key],
+    ['key kind', e.key_kind],
+    ['status', e.failure && e.status === 'failed' ? `failed (${e.failure})` : e.status],
+    ['outcome', e.outcome],
+    ['natural key', e.natural_key],
+    ['crm id', e.crm_id],
+    ['attempts', e.attempts],
+    ['last error', e.last_error],
+    ['sink', e.sink],
+    ['downstream key', e.downstream_key],
+    ['payload hash', e.payload_hash],
+    ['source', e.source === null ? null : `${e.source}${e.source_line ? `:${e.source_line}` : ''}`],
+    ['event time', e.event_time],
+    ['first seen', time(e.first_seen_at)],
+    ['updated', time(e.updated_at)],
+    ['sent', time(e.sent_at)],
+    ['last run', e.run_id],
   ];
   const w = Math.max(...fields.map(([k]) => k.length));
   const lines = fields.filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${c.dim(k.padEnd(w))}  ${String(v)}`);
-  lines.push(`${c.dim('lead'.padEnd(w))}  ${e.lead === null ? '(not stored: pruned or imported)' : JSON.stringify(e.lead)}`);
+  lines.push(
+    `${c.dim('lead'.padEnd(w))}  ${e.lead === null ? '(not stored: pruned or imported)' : JSON.stringify(e.lead)}`,
+  );
   lines.push('', c.bold('attempts'));
-  lines.push(r.attempts.length
-    ? formatTable([{ header: 'at' }, { header: 'run', right: true }, { header: 'outcome' }, { header: 'detail', max: 80 }], r.attempts.map((a) => [time(a.at), a.run_id === null ? '' : String(a.run_id), a.outcome, a.detail ?? '']))
-    : '  (none)');
+  lines.push(
+    r.attempts.length
+      ? formatTable(
+          [{ header: 'at' }, { header: 'run', right: true }, { header: 'outcome' }, { header: 'detail', max: 80 }],
+          r.attempts.map((a) => [time(a.at), a.run_id === null ? '' : String(a.run_id), a.outcome, a.detail ?? '']),
+        )
+      : '  (none)',
+  );
   lines.push('', c.bold('runs'));
   lines.push(r.runs.length ? runTable(r.runs, false) : '  (none)');
   return lines.join('\n');
@@ -94,11 +158,32 @@ export function formatRuns(r: LedgerRunsResult): string {
 function runTable(runs: RunSummary[], withArgs: boolean): string {
   const counts = (v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.entries(v as Record<string, unknown>).filter(([, n]) => typeof n !== 'object' && n !== 0).map(([k, n]) => `${k}=${String(n)}`).join(' ')
-      : v === null ? '' : JSON.stringify(v);
+      ? Object.entries(v as Record<string, unknown>)
+          .filter(([, n]) => typeof n !== 'object' && n !== 0)
+          .map(([k, n]) => `${k}=${String(n)}`)
+          .join(' ')
+      : v === null
+        ? ''
+        : JSON.stringify(v);
   return formatTable(
-    [{ header: 'id', right: true }, { header: 'command' }, { header: 'status' }, { header: 'started' }, { header: 'duration', right: true }, { header: 'counts', max: 60 }, ...(withArgs ? [{ header: 'args', max: 60 }] : [])],
-    runs.map((x) => [String(x.id), x.command, x.status, time(x.startedAt), formatDuration(x.durationMs), counts(x.counts), ...(withArgs ? [x.args === null ? '' : JSON.stringify(x.args)] : [])]),
+    [
+      { header: 'id', right: true },
+      { header: 'command' },
+      { header: 'status' },
+      { header: 'started' },
+      { header: 'duration', right: true },
+      { header: 'counts', max: 60 },
+      ...(withArgs ? [{ header: 'args', max: 60 }] : []),
+    ],
+    runs.map((x) => [
+      String(x.id),
+      x.command,
+      x.status,
+      time(x.startedAt),
+      formatDuration(x.durationMs),
+      counts(x.counts),
+      ...(withArgs ? [x.args === null ? '' : JSON.stringify(x.args)] : []),
+    ]),
   );
 }
 
@@ -121,20 +206,33 @@ export function formatForget(r: ForgetKeysResult | ErasureCommandResult, c: Chal
   if (r.mode === 'keys') {
     const verb = r.dryRun ? 'would forget' : r.applied ? 'forgot' : 'not forgotten';
     if (r.plan.found.length) {
-      lines.push(`${verb} ${r.plan.found.length} event${r.plan.found.length === 1 ? '' : 's'} (${r.applied ? `${r.attemptsDeleted} attempts deleted` : 'with their attempts'}); they are eligible to be sent again:`);
+      lines.push(
+        `${verb} ${r.plan.found.length} event${r.plan.found.length === 1 ? '' : 's'} (${r.applied ? `${r.attemptsDeleted} attempts deleted` : 'with their attempts'}); they are eligible to be sent again:`,
+      );
       for (const f of r.plan.found) lines.push(`  ${f.key}  ${f.status}`);
     } else lines.push('no matching events in the ledger: nothing to forget');
-    for (const k of r.plan.tombstoned) lines.push(c.yellow(`  ${k}: erased earlier (forget --email); its tombstone stays, so it is still skipped`));
+    for (const k of r.plan.tombstoned)
+      lines.push(c.yellow(`  ${k}: erased earlier (forget --email); its tombstone stays, so it is still skipped`));
     for (const k of r.plan.missing) lines.push(c.yellow(`  ${k}: not in the ledger`));
     return lines.join('\n');
   }
   const p = r.plan;
   const verb = r.dryRun ? 'would erase' : r.applied ? 'erased' : 'not erased';
-  lines.push(`${verb} ${p.found.length} event${p.found.length === 1 ? '' : 's'} of this person (${p.attempts} attempts); their keys stay known as tombstones`);
+  lines.push(
+    `${verb} ${p.found.length} event${p.found.length === 1 ? '' : 's'} of this person (${p.attempts} attempts); their keys stay known as tombstones`,
+  );
   for (const f of p.found) lines.push(`  ${f.key}  ${f.status}`);
   const m = p.scrub;
-  if (m.attempts + m.events + m.runs) lines.push(`${r.dryRun ? 'would scrub' : 'scrubbed'} the address from ${m.attempts} attempts, ${m.events} other events and ${m.runs} runs`);
-  if (r.erasure) lines.push(r.erasure.walTruncated ? 'compacted the ledger: no copy of the address remains in ledger.db or its WAL' : c.red('another process holds the ledger open: its WAL could not be emptied, and may still hold the address'));
+  if (m.attempts + m.events + m.runs)
+    lines.push(
+      `${r.dryRun ? 'would scrub' : 'scrubbed'} the address from ${m.attempts} attempts, ${m.events} other events and ${m.runs} runs`,
+    );
+  if (r.erasure)
+    lines.push(
+      r.erasure.walTruncated
+        ? 'compacted the ledger: no copy of the address remains in ledger.db or its WAL'
+        : c.red('another process holds the ledger open: its WAL could not be emptied, and may still hold the address'),
+    );
   return lines.join('\n');
 }
 
@@ -143,12 +241,19 @@ export function formatPrune(r: LedgerPruneResult, c: ChalkInstance): string {
   const lines: string[] = [];
   if (r.dryRun) lines.push(c.bold('dry run: nothing was changed'));
   const what = `${r.matched} sent event${r.matched === 1 ? '' : 's'} last updated before ${time(r.cutoff)}`;
-  if (!r.matched) lines.push(`no ${r.mode === 'rows' ? '' : 'stored payloads of '}sent events last updated before ${time(r.cutoff)}: nothing to prune`);
+  if (!r.matched)
+    lines.push(
+      `no ${r.mode === 'rows' ? '' : 'stored payloads of '}sent events last updated before ${time(r.cutoff)}: nothing to prune`,
+    );
   else if (r.mode === 'rows') {
-    lines.push(`${r.dryRun ? 'would delete' : r.applied ? 'deleted' : 'kept'} ${what}${r.matched ? ` (${time(r.oldest)} … ${time(r.newest)})` : ''}`);
+    lines.push(
+      `${r.dryRun ? 'would delete' : r.applied ? 'deleted' : 'kept'} ${what}${r.matched ? ` (${time(r.oldest)} … ${time(r.newest)})` : ''}`,
+    );
     lines.push('pruned rows no longer count as delivered: a later push that reads those events sends them again');
   } else {
-    lines.push(`${r.dryRun ? 'would clear' : r.applied ? 'cleared' : 'kept'} the stored lead of ${what}; they still count as delivered but can no longer be replayed`);
+    lines.push(
+      `${r.dryRun ? 'would clear' : r.applied ? 'cleared' : 'kept'} the stored lead of ${what}; they still count as delivered but can no longer be replayed`,
+    );
   }
   return lines.join('\n');
 }

@@ -24,14 +24,19 @@ ${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}
 /** Builds the commander program. */
 export function buildProgram(): Command {
   const program = new Command('leadledger')
-    .description('Replay exported webhook events and CSV lead exports into a CRM exactly once.\nA local ledger of event keys skips what was already delivered.')
+    .description(
+      'Replay exported webhook events and CSV lead exports into a CRM exactly once.\nA local ledger of event keys skips what was already delivered.',
+    )
     .version(pkg.version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXAMPLES)
     .exitOverride();
 
   addOptions(
-    program.command('push').description('read inputs, skip what the ledger already holds, send the rest (or --dry-run: report it)').argument('<inputs...>', 'files (.jsonl .json .csv .tsv, optionally .gz), globs, or - for stdin'),
+    program
+      .command('push')
+      .description('read inputs, skip what the ledger already holds, send the rest (or --dry-run: report it)')
+      .argument('<inputs...>', 'files (.jsonl .json .csv .tsv, optionally .gz), globs, or - for stdin'),
     'push',
   ).action(async (inputs: string[], flags: Record<string, unknown>) => {
     const { runPush } = await import('./run-push.js');
@@ -39,7 +44,11 @@ export function buildProgram(): Command {
   });
 
   addOptions(
-    program.command('replay').description('re-send from the ledger what failed or is in doubt (or, with --force, what was sent), exactly once'),
+    program
+      .command('replay')
+      .description(
+        're-send from the ledger what failed or is in doubt (or, with --force, what was sent), exactly once',
+      ),
     'replay',
   ).action(async (flags: Record<string, unknown>) => {
     const { runReplay } = await import('./run-replay.js');
@@ -49,13 +58,23 @@ export function buildProgram(): Command {
   const ledger = program.command('ledger').description('inspect and manage the ledger');
   registerLedgerCommands(ledger);
   addOptions(
-    program.command('sandbox').description('run a local CRM emulator (HubSpot contacts API and a webhook receiver) for trying leadledger safely')
+    program
+      .command('sandbox')
+      .description(
+        'run a local CRM emulator (HubSpot contacts API and a webhook receiver) for trying leadledger safely',
+      )
       .option('--port <n>', 'port on 127.0.0.1', '8765')
-      .option('--token-env <name>', 'environment variable holding the only token the emulator accepts (default: any bearer token)')
+      .option(
+        '--token-env <name>',
+        'environment variable holding the only token the emulator accepts (default: any bearer token)',
+      )
       .option('--latency <ms>', 'added latency per request', '0')
       .option('--rate-limit <n/interval>', 'HubSpot-style limit, e.g. 100/10s', '100/10s')
       .option('--faults <json>', 'fault injection, e.g. {"error5xxRate":0.1,"commitThenDropRate":0.05}')
-      .option('--webhook-secret-env <name>', 'environment variable holding the HMAC secret the webhook receiver verifies')
+      .option(
+        '--webhook-secret-env <name>',
+        'environment variable holding the HMAC secret the webhook receiver verifies',
+      )
       .option('--honour-idempotency-key', 'the webhook receiver drops repeated Idempotency-Keys'),
     'sandbox',
   ).action(async (flags: Record<string, unknown>) => {

@@ -18,7 +18,8 @@ export interface OptionDef {
 
 const int = (name: string, min: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} takes a whole number ≥ ${min}, not '${v}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new InvalidArgumentError(`${name} takes a whole number ≥ ${min}, not '${v}'`);
   return n;
 };
 const num = (name: string) => (v: string) => {
@@ -26,52 +27,229 @@ const num = (name: string) => (v: string) => {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive number, not '${v}'`);
   return n;
 };
-const list = (v: string, prev: unknown) => [...((prev as string[] | undefined) ?? []), ...v.split(',').map((s) => s.trim()).filter(Boolean)];
+const list = (v: string, prev: unknown) => [
+  ...((prev as string[] | undefined) ?? []),
+  ...v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
 const seconds = (name: string) => (v: string) => Math.round(num(name)(v) * 1000);
 
 /** The option table. */
 export const OPTIONS: OptionDef[] = [
-  { flags: '--dry-run', description: 'decide and report what a push would send; no CRM is called and the ledger is not written', commands: ['push', 'replay'] },
-  { flags: '--ledger <file>', description: 'the ledger file', env: 'LEADLEDGER_LEDGER', default: '.leadledger/ledger.db', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--config <file>', description: 'config file (field mapping, key, types, sinks)', default: 'leadledger.config.json if present', commands: ['push', 'replay'] },
-  { flags: '--format <format>', description: 'input format: jsonl, json or csv (default: from the extension or the content)', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--encoding <name>', description: 'text encoding of CSV inputs, e.g. utf-8, windows-1252 (default: detected)', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--delimiter <char>', description: 'CSV delimiter (default: sniffed from , ; tab |)', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--select <path>', description: 'dotted path of the event inside each record of a wrapped log (e.g. body, payload)', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--default-country <code>', description: 'country of national phone numbers, ISO 3166 (e.g. BR, US)', env: 'LEADLEDGER_DEFAULT_COUNTRY', commands: ['push', 'replay'] },
-  { flags: '--type <types>', description: 'accept only these event types (comma-separated, repeatable)', parse: list, commands: ['push', 'replay'] },
-  { flags: '--since <time>', description: 'only events at or after this time (ISO date/time, or an age like 7d, 12h)', commands: ['push', 'replay', 'ledger'] },
+  {
+    flags: '--dry-run',
+    description: 'decide and report what a push would send; no CRM is called and the ledger is not written',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--ledger <file>',
+    description: 'the ledger file',
+    env: 'LEADLEDGER_LEDGER',
+    default: '.leadledger/ledger.db',
+    commands: ['push', 'replay', 'ledger'],
+  },
+  {
+    flags: '--config <file>',
+    description: 'config file (field mapping, key, types, sinks)',
+    default: 'leadledger.config.json if present',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--format <format>',
+    description: 'input format: jsonl, json or csv (default: from the extension or the content)',
+    commands: ['push', 'replay', 'ledger'],
+  },
+  {
+    flags: '--encoding <name>',
+    description: 'text encoding of CSV inputs, e.g. utf-8, windows-1252 (default: detected)',
+    commands: ['push', 'replay', 'ledger'],
+  },
+  {
+    flags: '--delimiter <char>',
+    description: 'CSV delimiter (default: sniffed from , ; tab |)',
+    commands: ['push', 'replay', 'ledger'],
+  },
+  {
+    flags: '--select <path>',
+    description: 'dotted path of the event inside each record of a wrapped log (e.g. body, payload)',
+    commands: ['push', 'replay', 'ledger'],
+  },
+  {
+    flags: '--default-country <code>',
+    description: 'country of national phone numbers, ISO 3166 (e.g. BR, US)',
+    env: 'LEADLEDGER_DEFAULT_COUNTRY',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--type <types>',
+    description: 'accept only these event types (comma-separated, repeatable)',
+    parse: list,
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--since <time>',
+    description: 'only events at or after this time (ISO date/time, or an age like 7d, 12h)',
+    commands: ['push', 'replay', 'ledger'],
+  },
   { flags: '--until <time>', description: 'only events before this time', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--report <file>', description: 'write a row per record read (.csv or .jsonl): source, line, key, email, decision, reason, result', commands: ['push', 'replay'] },
-  { flags: '--json', description: 'print the run report as one JSON document on stdout', commands: ['push', 'replay', 'ledger'] },
-  { flags: '--sink <name>', description: 'destination: hubspot, webhook or jsonl', env: 'LEADLEDGER_SINK', commands: ['push', 'replay'] },
-  { flags: '--url <url>', description: 'webhook URL (webhook sink)', env: 'LEADLEDGER_WEBHOOK_URL', commands: ['push', 'replay'] },
-  { flags: '--output <file>', description: 'jsonl sink: file to append to, - for stdout', commands: ['push', 'replay'] },
-  { flags: '--hubspot-url <url>', description: 'HubSpot API base URL', env: 'LEADLEDGER_HUBSPOT_URL', default: 'https://api.hubapi.com', commands: ['push', 'replay'] },
-  { flags: '--token-file <file>', description: 'file holding the CRM token (else HUBSPOT_TOKEN); tokens are never flag values', commands: ['push', 'replay'] },
-  { flags: '--allow-insecure', description: 'allow plain http:// to a host other than loopback', commands: ['push', 'replay'] },
-  { flags: '--existing <policy>', description: 'a person already delivered by another event: skip or update', default: 'skip', commands: ['push', 'replay'] },
-  { flags: '--concurrency <n>', description: 'batches in flight at once', default: 4, parse: int('--concurrency', 1), commands: ['push', 'replay'] },
-  { flags: '--rate <n>', description: 'at most n requests per second (the CRM’s rate-limit headers are obeyed too)', parse: num('--rate'), commands: ['push', 'replay'] },
-  { flags: '--max-retries <n>', description: 'retries of one request on 408/429/5xx/network errors', default: 5, parse: int('--max-retries', 0), commands: ['push', 'replay'] },
-  { flags: '--backoff <ms>', description: 'first retry delay; doubles on each retry, with jitter (Retry-After wins)', default: 500, parse: int('--backoff', 0), commands: ['push', 'replay'] },
-  { flags: '--timeout <seconds>', description: 'per-request timeout', default: 30, parse: seconds('--timeout'), commands: ['push', 'replay'] },
-  { flags: '--wait [seconds]', description: 'if another run holds the ledger, wait for it (default 600 s) instead of exiting 5', parse: seconds('--wait'), commands: ['push', 'replay'] },
-  { flags: '--quiet', description: 'print nothing but errors (and --json)', commands: ['push', 'replay', 'ledger', 'sandbox'] },
-  { flags: '--verbose', description: 'stack traces and HTTP retry details', commands: ['push', 'replay', 'ledger', 'sandbox'] },
-  { flags: '--no-color', description: 'no colour (also NO_COLOR=1)', commands: ['push', 'replay', 'ledger', 'sandbox'] },
-  { flags: '--failed', description: 'replay retryable failures (the default when no status flag is given)', commands: ['replay'] },
-  { flags: '--permanent', description: 'replay permanent (4xx) failures too, e.g. after fixing the mapping', commands: ['replay'] },
-  { flags: '--in-doubt', description: 'replay in-doubt events: looked up in the CRM first where the sink can', commands: ['replay'] },
-  { flags: '--force', description: 'also re-send events already sent (same downstream key; asks first)', commands: ['replay'] },
+  {
+    flags: '--report <file>',
+    description: 'write a row per record read (.csv or .jsonl): source, line, key, email, decision, reason, result',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--json',
+    description: 'print the run report as one JSON document on stdout',
+    commands: ['push', 'replay', 'ledger'],
+  },
+  {
+    flags: '--sink <name>',
+    description: 'destination: hubspot, webhook or jsonl',
+    env: 'LEADLEDGER_SINK',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--url <url>',
+    description: 'webhook URL (webhook sink)',
+    env: 'LEADLEDGER_WEBHOOK_URL',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--output <file>',
+    description: 'jsonl sink: file to append to, - for stdout',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--hubspot-url <url>',
+    description: 'HubSpot API base URL',
+    env: 'LEADLEDGER_HUBSPOT_URL',
+    default: 'https://api.hubapi.com',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--token-file <file>',
+    description: 'file holding the CRM token (else HUBSPOT_TOKEN); tokens are never flag values',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--allow-insecure',
+    description: 'allow plain http:// to a host other than loopback',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--existing <policy>',
+    description: 'a person already delivered by another event: skip or update',
+    default: 'skip',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--concurrency <n>',
+    description: 'batches in flight at once',
+    default: 4,
+    parse: int('--concurrency', 1),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--rate <n>',
+    description: 'at most n requests per second (the CRM’s rate-limit headers are obeyed too)',
+    parse: num('--rate'),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--max-retries <n>',
+    description: 'retries of one request on 408/429/5xx/network errors',
+    default: 5,
+    parse: int('--max-retries', 0),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--backoff <ms>',
+    description: 'first retry delay; doubles on each retry, with jitter (Retry-After wins)',
+    default: 500,
+    parse: int('--backoff', 0),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--timeout <seconds>',
+    description: 'per-request timeout',
+    default: 30,
+    parse: seconds('--timeout'),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--wait [seconds]',
+    description: 'if another run holds the ledger, wait for it (default 600 s) instead of exiting 5',
+    parse: seconds('--wait'),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--quiet',
+    description: 'print nothing but errors (and --json)',
+    commands: ['push', 'replay', 'ledger', 'sandbox'],
+  },
+  {
+    flags: '--verbose',
+    description: 'stack traces and HTTP retry details',
+    commands: ['push', 'replay', 'ledger', 'sandbox'],
+  },
+  {
+    flags: '--no-color',
+    description: 'no colour (also NO_COLOR=1)',
+    commands: ['push', 'replay', 'ledger', 'sandbox'],
+  },
+  {
+    flags: '--failed',
+    description: 'replay retryable failures (the default when no status flag is given)',
+    commands: ['replay'],
+  },
+  {
+    flags: '--permanent',
+    description: 'replay permanent (4xx) failures too, e.g. after fixing the mapping',
+    commands: ['replay'],
+  },
+  {
+    flags: '--in-doubt',
+    description: 'replay in-doubt events: looked up in the CRM first where the sink can',
+    commands: ['replay'],
+  },
+  {
+    flags: '--force',
+    description: 'also re-send events already sent (same downstream key; asks first)',
+    commands: ['replay'],
+  },
   { flags: '--yes', description: 'answer yes to confirmations (needed off a terminal)', commands: ['replay'] },
-  { flags: '--keys <keys>', description: 'only these event keys (comma-separated, repeatable)', parse: list, commands: ['replay'] },
-  { flags: '--keys-from <file>', description: 'only the event keys listed in a file, one per line (- for stdin)', commands: ['replay'] },
+  {
+    flags: '--keys <keys>',
+    description: 'only these event keys (comma-separated, repeatable)',
+    parse: list,
+    commands: ['replay'],
+  },
+  {
+    flags: '--keys-from <file>',
+    description: 'only the event keys listed in a file, one per line (- for stdin)',
+    commands: ['replay'],
+  },
   { flags: '--source <file>', description: 'only events that came from this input file', commands: ['replay'] },
-  { flags: '--run <id>', description: 'only events last touched by this run (see ledger runs)', parse: int('--run', 1), commands: ['replay'] },
+  {
+    flags: '--run <id>',
+    description: 'only events last touched by this run (see ledger runs)',
+    parse: int('--run', 1),
+    commands: ['replay'],
+  },
   { flags: '--limit <n>', description: 'at most n events', parse: int('--limit', 1), commands: ['replay'] },
-  { flags: '--from <files...>', description: 'match these input files to the ledger and re-send their failed / in-doubt events from the inputs', commands: ['replay'] },
-  { flags: '--no-lock', description: 'do not take the run lock (claims still prevent double sends)', commands: ['push', 'replay'], hidden: true },
+  {
+    flags: '--from <files...>',
+    description: 'match these input files to the ledger and re-send their failed / in-doubt events from the inputs',
+    commands: ['replay'],
+  },
+  {
+    flags: '--no-lock',
+    description: 'do not take the run lock (claims still prevent double sends)',
+    commands: ['push', 'replay'],
+    hidden: true,
+  },
 ];
 
 /** Exit codes, as --help and the README show them. */

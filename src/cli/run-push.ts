@@ -12,18 +12,21 @@ export async function runPush(inputs: string[], flags: Record<string, unknown>):
 
 /** Converts commander's flags into push options, validating what commander cannot. */
 export function toPushOptions(inputs: string[], f: Record<string, unknown>): PushOptions {
-  const str = (k: string) => (typeof f[k] === 'string' ? (f[k]) : undefined);
+  const str = (k: string) => (typeof f[k] === 'string' ? f[k] : undefined);
   const time = (k: string) => {
     const v = str(k);
     if (v === undefined) return undefined;
     const d = parseTimeBound(v);
-    if (!d) throw new UsageError(`--${k} '${v}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d)`);
+    if (!d)
+      throw new UsageError(`--${k} '${v}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d)`);
     return d;
   };
   const format = str('format');
-  if (format && !['jsonl', 'json', 'csv'].includes(format)) throw new UsageError(`--format takes jsonl, json or csv, not '${format}'`);
+  if (format && !['jsonl', 'json', 'csv'].includes(format))
+    throw new UsageError(`--format takes jsonl, json or csv, not '${format}'`);
   const existing = str('existing') ?? 'skip';
-  if (existing !== 'skip' && existing !== 'update') throw new UsageError(`--existing takes skip or update, not '${existing}'`);
+  if (existing !== 'skip' && existing !== 'update')
+    throw new UsageError(`--existing takes skip or update, not '${existing}'`);
   const delimiter = str('delimiter');
   const wait = f.wait === true ? 600_000 : typeof f.wait === 'number' ? f.wait : undefined;
   return {

@@ -10,10 +10,19 @@ export async function runReplay(flags: Record<string, unknown>): Promise<number>
   const p = toPushOptions([], flags);
   const o: ReplayOptions = {
     ...p,
-    failed: !!flags.failed, permanent: !!flags.permanent, inDoubt: !!flags.inDoubt, force: !!flags.force,
-    keys: flags.keys as string[] | undefined, keysFrom: flags.keysFrom as string | undefined, source: flags.source as string | undefined,
-    run: flags.run as number | undefined, limit: flags.limit as number | undefined, from: flags.from as string[] | undefined,
+    failed: !!flags.failed,
+    permanent: !!flags.permanent,
+    inDoubt: !!flags.inDoubt,
+    force: !!flags.force,
+    keys: flags.keys as string[] | undefined,
+    keysFrom: flags.keysFrom as string | undefined,
+    source: flags.source as string | undefined,
+    run: flags.run as number | undefined,
+    limit: flags.limit as number | undefined,
+    from: flags.from as string[] | undefined,
     read: { format: p.format, encoding: p.encoding, delimiter: p.delimiter, select: p.select },
   };
-  return runWithReport(flags, (ctx) => replay(o, { ...ctx, confirm: createConfirm({ yes: !!flags.yes, command: 'replay --force' }) }));
+  return runWithReport(flags, (ctx) =>
+    replay(o, { ...ctx, confirm: createConfirm({ yes: !!flags.yes, command: 'replay --force' }) }),
+  );
 }

@@ -7,8 +7,10 @@ import type { Faults } from '../sandbox/faults.js';
 export async function runSandboxCommand(flags: Record<string, unknown>): Promise<number> {
   const port = Number(flags.port);
   const latency = Number(flags.latency);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port takes a port number, not '${String(flags.port)}'`);
-  if (!Number.isFinite(latency) || latency < 0) throw new UsageError(`--latency takes milliseconds, not '${String(flags.latency)}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port takes a port number, not '${String(flags.port)}'`);
+  if (!Number.isFinite(latency) || latency < 0)
+    throw new UsageError(`--latency takes milliseconds, not '${String(flags.latency)}'`);
   let faults: Faults | undefined;
   if (typeof flags.faults === 'string') {
     try {
@@ -18,7 +20,9 @@ export async function runSandboxCommand(flags: Record<string, unknown>): Promise
     }
   }
   await runSandbox({
-    port, latency, faults,
+    port,
+    latency,
+    faults,
     tokenEnv: flags.tokenEnv as string | undefined,
     rateLimit: flags.rateLimit as string | undefined,
     webhookSecretEnv: flags.webhookSecretEnv as string | undefined,

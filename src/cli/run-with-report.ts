@@ -6,13 +6,23 @@ import { createOutput, describeHttpEvent } from './output.js';
 import { installStopSignals } from './signals.js';
 
 /** Runs a reporting command with Ctrl-C handling and progress, prints its report; returns the exit code. */
-export async function runWithReport(flags: Record<string, unknown>, run: (ctx: CommandContext) => Promise<RunReport>): Promise<number> {
+export async function runWithReport(
+  flags: Record<string, unknown>,
+  run: (ctx: CommandContext) => Promise<RunReport>,
+): Promise<number> {
   const out = await createOutput(flags);
-  const signals = installStopSignals(10_000, () => out.info('stopping: no new sends; waiting for in-flight sends to settle (Ctrl-C again to cut them)'));
+  const signals = installStopSignals(10_000, () =>
+    out.info('stopping: no new sends; waiting for in-flight sends to settle (Ctrl-C again to cut them)'),
+  );
   try {
     const report = await run({
-      env: process.env, cwd: process.cwd(), stdin: process.stdin, stop: signals.stop, hardStop: signals.hardStop,
-      onProgress: (p) => out.progress(p), warn: (m) => out.warn(m),
+      env: process.env,
+      cwd: process.cwd(),
+      stdin: process.stdin,
+      stop: signals.stop,
+      hardStop: signals.hardStop,
+      onProgress: (p) => out.progress(p),
+      warn: (m) => out.warn(m),
       onHttpEvent: out.verbose ? (e) => e.type !== 'request' && out.info(describeHttpEvent(e)) : undefined,
     });
     out.stopProgress();

@@ -2,7 +2,10 @@
 // second signal, or the end of the grace period, cuts them (their events end in doubt, never lost).
 
 /** Signals for a command: `stop` on the first SIGINT/SIGTERM, `hardStop` on the second or after graceMs. */
-export function installStopSignals(graceMs = 10_000, onStop?: () => void): { stop: AbortSignal; hardStop: AbortSignal; dispose(): void } {
+export function installStopSignals(
+  graceMs = 10_000,
+  onStop?: () => void,
+): { stop: AbortSignal; hardStop: AbortSignal; dispose(): void } {
   const stop = new AbortController();
   const hard = new AbortController();
   let timer: NodeJS.Timeout | undefined;

@@ -62,7 +62,16 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
   if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
 
   const writeRow = (d: Decision, result = '', crmId = '') =>
-    reportFile?.write({ source: d.source, line: d.line, key: d.key ?? '', email: d.event?.lead.email ?? '', decision: d.kind, reason: d.reason, result, crm_id: crmId });
+    reportFile?.write({
+      source: d.source,
+      line: d.line,
+      key: d.key ?? '',
+      email: d.event?.lead.email ?? '',
+      decision: d.kind,
+      reason: d.reason,
+      result,
+      crm_id: crmId,
+    });
 
   try {
     if (sink && ledger) {
@@ -70,8 +79,14 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       heartbeat = ledger.keepAlive(runId);
       const { Deliverer } = await import('../deliver/deliver.js');
       deliverer = new Deliverer({
-        ledger, sink, runId, namespace: config.namespace ?? 'leadledger', concurrency: opts.concurrency ?? 4,
-        existing: opts.existing ?? 'skip', stop: ctx.stop, hardStop: ctx.hardStop,
+        ledger,
+        sink,
+        runId,
+        namespace: config.namespace ?? 'leadledger',
+        concurrency: opts.concurrency ?? 4,
+        existing: opts.existing ?? 'skip',
+        stop: ctx.stop,
+        hardStop: ctx.hardStop,
         onSettled: (s: SettledItem) => {
           progress.settled++;
           if (s.decision) writeRow(s.decision, s.result, s.crmId ?? '');
@@ -81,8 +96,20 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       await deliverer.recoverInDoubt();
     }
 
-    const read = { format: opts.format, encoding: opts.encoding, delimiter: opts.delimiter, select: opts.select, stdin: ctx.stdin };
-    const map = { config, defaultCountry: opts.defaultCountry, types: opts.types, since: opts.since, until: opts.until };
+    const read = {
+      format: opts.format,
+      encoding: opts.encoding,
+      delimiter: opts.delimiter,
+      select: opts.select,
+      stdin: ctx.stdin,
+    };
+    const map = {
+      config,
+      defaultCountry: opts.defaultCountry,
+      types: opts.types,
+      since: opts.since,
+      until: opts.until,
+    };
     // A dry-run that writes no report rows wants only counts and examples: the decider counts, making few objects.
     const tally = opts.dryRun && !reportFile ? collector : undefined;
     for await (const decisions of decideInputs({ inputs: opts.inputs, read, map, ledger, stop: ctx.stop, tally })) {
@@ -111,7 +138,8 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
     clearInterval(heartbeat);
     await reportFile?.close();
     const report = buildReport();
-    if (ledger && runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
+    if (ledger && runId !== undefined)
+      ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
     ledger?.close();
     await sink?.close?.();
     finalReport = report;
@@ -121,10 +149,22 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
   function buildReport(): RunReport {
     const delivery = deliverer?.counts;
     return {
-      command: 'push', dryRun: opts.dryRun, ledger: path, runId, sink: sink?.describe(), inputs: opts.inputs, options: params,
-      counts: collector.counts, perSource: collector.perSource, examples: collector.examples,
-      delivery, failures: deliverer?.failures, http: http && sinks ? sinks.httpSummary(http) : undefined, interrupted: interrupted || undefined,
-      startedAt: new Date(started).toISOString(), durationMs: Date.now() - started,
+      command: 'push',
+      dryRun: opts.dryRun,
+      ledger: path,
+      runId,
+      sink: sink?.describe(),
+      inputs: opts.inputs,
+      options: params,
+      counts: collector.counts,
+      perSource: collector.perSource,
+      examples: collector.examples,
+      delivery,
+      failures: deliverer?.failures,
+      http: http && sinks ? sinks.httpSummary(http) : undefined,
+      interrupted: interrupted || undefined,
+      startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
       exitCode: runExitCode(delivery, interrupted),
     };
   }
@@ -133,10 +173,26 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
 /** The run's parameters as recorded in the ledger and the JSON report: never a token or secret. */
 function publicParams(o: PushOptions): Record<string, unknown> {
   const p: Record<string, unknown> = {
-    inputs: o.inputs, dryRun: o.dryRun, sink: o.sink, url: o.url ? redactUrl(o.url) : undefined, output: o.output,
-    hubspotUrl: o.hubspotUrl, format: o.format, encoding: o.encoding, delimiter: o.delimiter, select: o.select,
-    defaultCountry: o.defaultCountry, types: o.types, since: o.since?.toISOString(), until: o.until?.toISOString(),
-    existing: o.existing, concurrency: o.concurrency, rate: o.rate, maxRetries: o.maxRetries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs,
+    inputs: o.inputs,
+    dryRun: o.dryRun,
+    sink: o.sink,
+    url: o.url ? redactUrl(o.url) : undefined,
+    output: o.output,
+    hubspotUrl: o.hubspotUrl,
+    format: o.format,
+    encoding: o.encoding,
+    delimiter: o.delimiter,
+    select: o.select,
+    defaultCountry: o.defaultCountry,
+    types: o.types,
+    since: o.since?.toISOString(),
+    until: o.until?.toISOString(),
+    existing: o.existing,
+    concurrency: o.concurrency,
+    rate: o.rate,
+    maxRetries: o.maxRetries,
+    backoffMs: o.backoffMs,
+    timeoutMs: o.timeoutMs,
     host: hostname(),
   };
   for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];

@@ -82,10 +82,39 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
     const decisions = new Map<string, Decision>();
     const decide = (s: Selected): Decision => {
       const lead = s.lead ?? (s.row.lead_json ? (JSON.parse(s.row.lead_json) as Lead) : undefined);
-      const base = { source: s.row.source ?? '(ledger)', line: s.row.source_line ?? 0, key: s.row.key, naturalKey: s.row.natural_key ?? undefined };
-      if (!lead) return { ...base, kind: 'invalid', reason: 'no stored lead (pruned by retention): replay --from <the input file>' };
-      const why = s.from === 'failed' ? `failed earlier: ${s.row.last_error ?? s.row.failure}` : s.from === 'in_doubt' ? 'in doubt: looked up first where the sink can' : 'sent earlier: re-sent with --force';
-      return { ...base, kind: 'new', reason: `replay: ${why}`, event: { kind: 'event', source: base.source, line: base.line, key: s.row.key, keyKind: 'id', payloadHash: s.row.payload_hash ?? '', naturalKey: base.naturalKey, lead } };
+      const base = {
+        source: s.row.source ?? '(ledger)',
+        line: s.row.source_line ?? 0,
+        key: s.row.key,
+        naturalKey: s.row.natural_key ?? undefined,
+      };
+      if (!lead)
+        return {
+          ...base,
+          kind: 'invalid',
+          reason: 'no stored lead (pruned by retention): replay --from <the input file>',
+        };
+      const why =
+        s.from === 'failed'
+          ? `failed earlier: ${s.row.last_error ?? s.row.failure}`
+          : s.from === 'in_doubt'
+            ? 'in doubt: looked up first where the sink can'
+            : 'sent earlier: re-sent with --force';
+      return {
+        ...base,
+        kind: 'new',
+        reason: `replay: ${why}`,
+        event: {
+          kind: 'event',
+          source: base.source,
+          line: base.line,
+          key: s.row.key,
+          keyKind: 'id',
+          payloadHash: s.row.payload_hash ?? '',
+          naturalKey: base.naturalKey,
+          lead,
+        },
+      };
     };
     for (const s of selected) decisions.set(s.row.key, decide(s));
     const resending = selected.filter((s) => s.from === 'sent' && decisions.get(s.row.key)!.kind === 'new');
@@ -94,19 +123,35 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
       ({ sink, http } = await openSink('replay', o, config, ctx));
       if (resending.length) {
         const q = `Re-send ${resending.length} event(s) that were already delivered to ${sink.describe()}? They keep their first downstream keys.`;
-        if (!ctx.confirm || !(await ctx.confirm(q))) throw new UsageError(`not confirmed: ${q} (pass --yes when not on a terminal)`);
+        if (!ctx.confirm || !(await ctx.confirm(q)))
+          throw new UsageError(`not confirmed: ${q} (pass --yes when not on a terminal)`);
       }
     }
     reportFile = o.report ? ReportFile.open(o.report) : undefined;
     const writeRow = (d: Decision, result = '', crmId = '') =>
-      reportFile?.write({ source: d.source, line: d.line, key: d.key ?? '', email: d.event?.lead.email ?? '', decision: d.kind, reason: d.reason, result, crm_id: crmId });
+      reportFile?.write({
+        source: d.source,
+        line: d.line,
+        key: d.key ?? '',
+        email: d.event?.lead.email ?? '',
+        decision: d.kind,
+        reason: d.reason,
+        result,
+        crm_id: crmId,
+      });
 
     if (sink) {
       runId = ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
       heartbeat = ledger.keepAlive(runId);
       deliverer = new Deliverer({
-        ledger, sink, runId, namespace: config.namespace ?? 'leadledger', concurrency: o.concurrency ?? 4, existing: 'skip',
-        stop: ctx.stop, hardStop: ctx.hardStop,
+        ledger,
+        sink,
+        runId,
+        namespace: config.namespace ?? 'leadledger',
+        concurrency: o.concurrency ?? 4,
+        existing: 'skip',
+        stop: ctx.stop,
+        hardStop: ctx.hardStop,
         onSettled: (s: SettledItem) => {
           const d = s.decision ?? decisions.get(s.key);
           if (d) writeRow(d, s.result, s.crmId ?? '');
@@ -142,7 +187,8 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
       await deliverer.finish();
       if (inDoubt.length) {
         await deliverer.recoverInDoubt({
-          rows: inDoubt.map((s) => s.row), blind: !!o.force,
+          rows: inDoubt.map((s) => s.row),
+          blind: !!o.force,
           leads: new Map(inDoubt.filter((s) => s.lead).map((s) => [s.row.key, s.lead!])),
           onDecision: (row) => decisions.get(row.key),
         });
@@ -160,10 +206,23 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
     const delivery = deliverer?.counts;
     const interrupted = ctx.stop.aborted;
     report = {
-      command: 'replay', dryRun: o.dryRun, ledger: path, runId, sink: sink?.describe(), inputs: o.from ?? [], options: params,
-      counts: collector.counts, perSource: collector.perSource, examples: collector.examples, delivery, failures: deliverer?.failures,
-      http: http ? httpSummary(http) : undefined, interrupted: interrupted || undefined, startedAt: new Date(started).toISOString(),
-      durationMs: Date.now() - started, exitCode: runExitCode(delivery, interrupted),
+      command: 'replay',
+      dryRun: o.dryRun,
+      ledger: path,
+      runId,
+      sink: sink?.describe(),
+      inputs: o.from ?? [],
+      options: params,
+      counts: collector.counts,
+      perSource: collector.perSource,
+      examples: collector.examples,
+      delivery,
+      failures: deliverer?.failures,
+      http: http ? httpSummary(http) : undefined,
+      interrupted: interrupted || undefined,
+      startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
+      exitCode: runExitCode(delivery, interrupted),
     };
     if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     ledger.close();
@@ -175,12 +234,27 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
 /** The statuses a replay takes, from its flags: retryable failures unless told otherwise. */
 function chooseStatuses(o: ReplayOptions): { failed: boolean; permanent: boolean; inDoubt: boolean; sent: boolean } {
   const any = o.failed || o.permanent || o.inDoubt;
-  return { failed: !any || !!o.failed || !!o.permanent, permanent: !!o.permanent, inDoubt: !!o.inDoubt, sent: !!o.force };
+  return {
+    failed: !any || !!o.failed || !!o.permanent,
+    permanent: !!o.permanent,
+    inDoubt: !!o.inDoubt,
+    sent: !!o.force,
+  };
 }
 
-async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof chooseStatuses>, config: Parameters<typeof createMapper>[0]['config'], ctx: CommandContext): Promise<Selected[]> {
+async function select(
+  ledger: Ledger,
+  o: ReplayOptions,
+  st: ReturnType<typeof chooseStatuses>,
+  config: Parameters<typeof createMapper>[0]['config'],
+  ctx: CommandContext,
+): Promise<Selected[]> {
   const wanted = (r: LedgerEventRow): EventStatus | undefined => {
-    if (r.status === 'failed' && ((r.failure === 'permanent' && st.permanent) || (r.failure !== 'permanent' && st.failed))) return 'failed';
+    if (
+      r.status === 'failed' &&
+      ((r.failure === 'permanent' && st.permanent) || (r.failure !== 'permanent' && st.failed))
+    )
+      return 'failed';
     if (r.status === 'in_doubt' && st.inDoubt) return 'in_doubt';
     if (r.status === 'sent' && st.sent && r.outcome !== 'imported') return 'sent';
     return undefined;
@@ -188,7 +262,13 @@ async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof ch
   let keys = o.keys ? [...o.keys] : undefined;
   if (o.keysFrom) {
     const text = readFileSync(o.keysFrom === '-' ? 0 : o.keysFrom, 'utf8');
-    keys = [...(keys ?? []), ...text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean)];
+    keys = [
+      ...(keys ?? []),
+      ...text
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ];
   }
   const out: Selected[] = [];
   const limit = o.limit && o.limit > 0 ? o.limit : Infinity;
@@ -198,7 +278,9 @@ async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof ch
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
     for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin })) {
-      const events = batch.flatMap((it) => (it.kind === 'record' ? [map(it)] : [])).flatMap((m) => (m.kind === 'event' ? [m] : []));
+      const events = batch
+        .flatMap((it) => (it.kind === 'record' ? [map(it)] : []))
+        .flatMap((m) => (m.kind === 'event' ? [m] : []));
       const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
       for (const e of events) {
         const r = rows.get(e.key);
@@ -216,14 +298,34 @@ async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof ch
   if (st.failed || st.permanent) statuses.push('failed');
   if (st.inDoubt) statuses.push('in_doubt');
   if (st.sent) statuses.push('sent');
-  const w = whereClause({ status: statuses, since: o.since, until: o.until, source: o.source, runId: o.run, timeField: 'first_seen' });
+  const w = whereClause({
+    status: statuses,
+    since: o.since,
+    until: o.until,
+    source: o.source,
+    runId: o.run,
+    timeField: 'first_seen',
+  });
   const rows = keys
     ? ledger.rowsByKeys(keys).filter((r) => statuses.includes(r.status))
-    : (ledger.db.prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`).all(...w.params) as LedgerEventRow[]);
+    : (ledger.db
+        .prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`)
+        .all(...w.params) as LedgerEventRow[]);
   for (const r of rows) {
     if (keys && (o.since || o.until || o.source || o.run)) {
-      const one = whereClause({ since: o.since, until: o.until, source: o.source, runId: o.run, timeField: 'first_seen' });
-      if (!ledger.db.prepare(`SELECT 1 FROM events ${one.sql ? one.sql + ' AND' : 'WHERE'} key = ?`).get(...one.params, r.key)) continue;
+      const one = whereClause({
+        since: o.since,
+        until: o.until,
+        source: o.source,
+        runId: o.run,
+        timeField: 'first_seen',
+      });
+      if (
+        !ledger.db
+          .prepare(`SELECT 1 FROM events ${one.sql ? one.sql + ' AND' : 'WHERE'} key = ?`)
+          .get(...one.params, r.key)
+      )
+        continue;
     }
     const from = wanted(r);
     if (from) out.push({ row: r, from });
@@ -234,9 +336,22 @@ async function select(ledger: Ledger, o: ReplayOptions, st: ReturnType<typeof ch
 
 function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
   const p: Record<string, unknown> = {
-    dryRun: o.dryRun, sink: o.sink, failed: o.failed, permanent: o.permanent, inDoubt: o.inDoubt, force: o.force,
-    keys: o.keys?.length, keysFrom: o.keysFrom, since: o.since?.toISOString(), until: o.until?.toISOString(), source: o.source,
-    run: o.run, limit: o.limit, from: o.from, hubspotUrl: o.hubspotUrl, output: o.output,
+    dryRun: o.dryRun,
+    sink: o.sink,
+    failed: o.failed,
+    permanent: o.permanent,
+    inDoubt: o.inDoubt,
+    force: o.force,
+    keys: o.keys?.length,
+    keysFrom: o.keysFrom,
+    since: o.since?.toISOString(),
+    until: o.until?.toISOString(),
+    source: o.source,
+    run: o.run,
+    limit: o.limit,
+    from: o.from,
+    hubspotUrl: o.hubspotUrl,
+    output: o.output,
   };
   for (const k of Object.keys(p)) if (p[k] === undefined || p[k] === false) delete p[k];
   return p;

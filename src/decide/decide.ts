@@ -28,7 +28,15 @@ export const enum Outcome {
 
 /** The decision kind of each Outcome. */
 export const OUTCOME_KINDS: readonly DecisionKind[] = [
-  'new', 'new', 'duplicate_in_input', 'conflict', 'duplicate', 'conflict', 'duplicate', 'known_lead', 'known_lead',
+  'new',
+  'new',
+  'duplicate_in_input',
+  'conflict',
+  'duplicate',
+  'conflict',
+  'duplicate',
+  'known_lead',
+  'known_lead',
 ];
 
 /**

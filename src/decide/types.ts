@@ -2,7 +2,15 @@
 import type { LeadEvent } from '../mapping/types.js';
 
 /** Every record read gets exactly one of these. */
-export const DECISION_KINDS = ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid', 'filtered'] as const;
+export const DECISION_KINDS = [
+  'new',
+  'duplicate',
+  'duplicate_in_input',
+  'conflict',
+  'known_lead',
+  'invalid',
+  'filtered',
+] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];
 
 /** What a push would do with one record, and why. */

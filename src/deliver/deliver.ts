@@ -76,8 +76,15 @@ export class Deliverer {
     const mode = d.kind === 'known_lead' ? 'update' : 'create';
     const item: SendItem = { key: e.key, downstreamKey: dk, lead: e.lead, naturalKey: e.naturalKey, mode };
     const claim: ClaimInput = {
-      key: e.key, keyKind: e.keyKind, payloadHash: e.payloadHash, naturalKey: e.naturalKey, downstreamKey: dk,
-      leadJson: e.leadJson ?? JSON.stringify(e.lead), source: e.source, line: e.line, eventTime: e.occurredAt,
+      key: e.key,
+      keyKind: e.keyKind,
+      payloadHash: e.payloadHash,
+      naturalKey: e.naturalKey,
+      downstreamKey: dk,
+      leadJson: e.leadJson ?? JSON.stringify(e.lead),
+      source: e.source,
+      line: e.line,
+      eventTime: e.occurredAt,
     };
     this.batch.push({ key: e.key, item, claim, claimFrom: d.retry ? ['failed'] : undefined, decision: d });
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
@@ -96,7 +103,13 @@ export class Deliverer {
     if (this.fatal) throw this.fatal;
     if (this.o.stop.aborted) return;
     const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
-    const item: SendItem = { key: row.key, downstreamKey: dk, lead, naturalKey: row.natural_key ?? undefined, mode: 'create' };
+    const item: SendItem = {
+      key: row.key,
+      downstreamKey: dk,
+      lead,
+      naturalKey: row.natural_key ?? undefined,
+      mode: 'create',
+    };
     this.batch.push({ key: row.key, item, claimFrom: from, row, decision });
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
   }
@@ -114,18 +127,29 @@ export class Deliverer {
    * Lookups run with the run's concurrency; re-sends go out in the sink's batches.
    */
   async recoverInDoubt(
-    opts: { rows?: LedgerEventRow[]; blind?: boolean; leads?: Map<string, Lead>; onDecision?: (row: LedgerEventRow) => Decision | undefined } = {},
+    opts: {
+      rows?: LedgerEventRow[];
+      blind?: boolean;
+      leads?: Map<string, Lead>;
+      onDecision?: (row: LedgerEventRow) => Decision | undefined;
+    } = {},
   ): Promise<{ recovered: number; resent: number; left: number }> {
     const { ledger, sink, runId } = this.o;
     const caps = sink.capabilities;
     const rows = opts.rows ?? ledger.rowsInStatus('in_doubt', this.sinkId);
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
-    const leadOf = (r: LedgerEventRow): Lead | undefined => opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
+    const leadOf = (r: LedgerEventRow): Lead | undefined =>
+      opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
     // `blind` (replay --in-doubt --force): the user accepts a possible duplicate where nothing can check first.
     const usable = rows.filter((r) => leadOf(r) && (caps.honoursIdempotencyKey || canLookup(r) || opts.blind));
     let left = rows.length - usable.length;
     let recovered = 0;
-    const claimed = ledger.claimExisting(usable.map((r) => r.key), runId, ['in_doubt'], this.sinkId);
+    const claimed = ledger.claimExisting(
+      usable.map((r) => r.key),
+      runId,
+      ['in_doubt'],
+      this.sinkId,
+    );
     const mine = usable.filter((r) => claimed.has(r.key));
     const resend: Pending[] = [];
     await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
@@ -140,26 +164,61 @@ export class Deliverer {
           found = await sink.lookup!(row.natural_key!, this.o.hardStop);
         } catch (e) {
           const cred = e instanceof CredentialsError;
-          ledger.settle([{ key: row.key, status: 'in_doubt', error: cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}` }], runId);
+          ledger.settle(
+            [
+              {
+                key: row.key,
+                status: 'in_doubt',
+                error: cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}`,
+              },
+            ],
+            runId,
+          );
           left++;
           if (cred) this.fatal ??= e as Error;
           return;
         }
         if (found.found) {
-          ledger.settle([{ key: row.key, status: 'sent', outcome: 'recovered', crmId: found.crmId, error: 'found in the CRM after an unsettled send' }], runId);
+          ledger.settle(
+            [
+              {
+                key: row.key,
+                status: 'sent',
+                outcome: 'recovered',
+                crmId: found.crmId,
+                error: 'found in the CRM after an unsettled send',
+              },
+            ],
+            runId,
+          );
           recovered++;
           this.counts.recovered++;
-          this.o.onSettled?.({ row, key: row.key, decision: opts.onDecision?.(row), result: 'recovered', crmId: found.crmId });
+          this.o.onSettled?.({
+            row,
+            key: row.key,
+            decision: opts.onDecision?.(row),
+            result: 'recovered',
+            crmId: found.crmId,
+          });
           return;
         }
       }
       // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
       const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
-      const item: SendItem = { key: row.key, downstreamKey: dk, lead: leadOf(row)!, naturalKey: row.natural_key ?? undefined, mode: 'create' };
+      const item: SendItem = {
+        key: row.key,
+        downstreamKey: dk,
+        lead: leadOf(row)!,
+        naturalKey: row.natural_key ?? undefined,
+        mode: 'create',
+      };
       resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });
     });
     if (this.fatal) {
-      ledger.settle(resend.map((p) => ({ key: p.key, status: 'in_doubt', error: 'not re-sent: the run stopped' })), runId);
+      ledger.settle(
+        resend.map((p) => ({ key: p.key, status: 'in_doubt', error: 'not re-sent: the run stopped' })),
+        runId,
+      );
       throw this.fatal;
     }
     const size = caps.maxBatch;
@@ -190,11 +249,24 @@ export class Deliverer {
     // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
     const fresh = batch.filter((p) => !p.claimFrom);
     const claimed = new Set<string>();
-    if (fresh.length) for (const k of ledger.claimNew(fresh.map((p) => p.claim!), runId, this.sinkId)) claimed.add(k);
+    if (fresh.length)
+      for (const k of ledger.claimNew(
+        fresh.map((p) => p.claim!),
+        runId,
+        this.sinkId,
+      ))
+        claimed.add(k);
     const existing = new Map<string, Pending[]>();
-    for (const p of batch) if (p.claimFrom) existing.set(p.claimFrom.join(), [...(existing.get(p.claimFrom.join()) ?? []), p]);
+    for (const p of batch)
+      if (p.claimFrom) existing.set(p.claimFrom.join(), [...(existing.get(p.claimFrom.join()) ?? []), p]);
     for (const group of existing.values()) {
-      for (const k of ledger.claimExisting(group.map((p) => p.key), runId, group[0]!.claimFrom!, this.sinkId)) claimed.add(k);
+      for (const k of ledger.claimExisting(
+        group.map((p) => p.key),
+        runId,
+        group[0]!.claimFrom!,
+        this.sinkId,
+      ))
+        claimed.add(k);
     }
     const mine: Pending[] = [];
     for (const p of batch) {
@@ -212,8 +284,12 @@ export class Deliverer {
     const { sink } = this.o;
     let outcomes: SinkOutcome[];
     try {
-      outcomes = await sink.send(mine.map((p) => p.item), this.o.hardStop);
-      if (outcomes.length !== mine.length) throw new Error(`sink ${sink.name} returned ${outcomes.length} outcomes for ${mine.length} leads`);
+      outcomes = await sink.send(
+        mine.map((p) => p.item),
+        this.o.hardStop,
+      );
+      if (outcomes.length !== mine.length)
+        throw new Error(`sink ${sink.name} returned ${outcomes.length} outcomes for ${mine.length} leads`);
     } catch (e) {
       // Rejected credentials: nothing was accepted, so the events are retryable failures, then the run stops.
       // Anything else thrown mid-send: the CRM may have the leads, so they are in doubt.
@@ -250,7 +326,12 @@ export class Deliverer {
           done.push({ ...base, result: 'exists', crmId: o.crmId });
           break;
         case 'failed':
-          settlements.push({ key: p.key, status: 'failed', failure: o.permanent ? 'permanent' : 'retryable', error: o.reason });
+          settlements.push({
+            key: p.key,
+            status: 'failed',
+            failure: o.permanent ? 'permanent' : 'retryable',
+            error: o.reason,
+          });
           this.counts.failed++;
           this.failures[o.reason] = (this.failures[o.reason] ?? 0) + 1;
           done.push({ ...base, result: 'failed', error: o.reason });

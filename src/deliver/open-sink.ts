@@ -27,13 +27,27 @@ export async function openSink(
   config: Config,
   ctx: { env: Record<string, string | undefined>; onHttpEvent?: (e: HttpEvent) => void },
 ): Promise<{ sink: Sink; http?: HttpClient }> {
-  if (!f.sink) throw new UsageError(`${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`);
-  if (!(SINK_NAMES as readonly string[]).includes(f.sink)) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
+  if (!f.sink)
+    throw new UsageError(
+      `${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`,
+    );
+  if (!(SINK_NAMES as readonly string[]).includes(f.sink))
+    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
   const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;
   const sink = await createSink({
-    sink: f.sink as SinkName, url: f.url, output: f.output, hubspotUrl: f.hubspotUrl, tokenFile: f.tokenFile,
-    allowInsecure: f.allowInsecure, rate: f.rate, maxRetries: f.maxRetries, timeoutMs: f.timeoutMs, baseDelayMs: f.backoffMs,
-    env: ctx.env, webhook: config.sinks?.webhook, hubspotSourceProperty: hub?.sourceProperty,
+    sink: f.sink as SinkName,
+    url: f.url,
+    output: f.output,
+    hubspotUrl: f.hubspotUrl,
+    tokenFile: f.tokenFile,
+    allowInsecure: f.allowInsecure,
+    rate: f.rate,
+    maxRetries: f.maxRetries,
+    timeoutMs: f.timeoutMs,
+    baseDelayMs: f.backoffMs,
+    env: ctx.env,
+    webhook: config.sinks?.webhook,
+    hubspotSourceProperty: hub?.sourceProperty,
     onHttpEvent: ctx.onHttpEvent,
   });
   return { sink, http: sink.http };
@@ -42,5 +56,12 @@ export async function openSink(
 /** The HTTP counters a report shows: requests, retries, 429s, network errors, time waited for the rate limit. */
 export function httpSummary(http: HttpClient): Record<string, number> {
   const s = http.stats;
-  return { requests: s.requests, retries: s.retries, rateLimited: s.rateLimited, networkErrors: s.networkErrors, timeouts: s.timeouts, rateLimitWaitMs: Math.round(s.rateLimitWaitMs) };
+  return {
+    requests: s.requests,
+    retries: s.retries,
+    rateLimited: s.rateLimited,
+    networkErrors: s.networkErrors,
+    timeouts: s.timeouts,
+    rateLimitWaitMs: Math.round(s.rateLimitWaitMs),
+  };
 }

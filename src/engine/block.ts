@@ -75,7 +75,11 @@ export interface BlockBuffers {
 
 /** The buffers under a block (to give back once it is decided). */
 export function buffersOf(block: MappedBlock): BlockBuffers {
-  return { ints: block.ints.buffer as ArrayBuffer, offs: block.offs.buffer as ArrayBuffer, bytes: block.bytes.buffer as ArrayBuffer };
+  return {
+    ints: block.ints.buffer as ArrayBuffer,
+    offs: block.offs.buffer as ArrayBuffer,
+    bytes: block.bytes.buffer as ArrayBuffer,
+  };
 }
 
 /** String i of a block (record r's field f is i = r * STRS + f). */
@@ -88,7 +92,8 @@ export function str(block: MappedBlock, i: number): string {
 
 // Buffer's own decoder, without toString's argument checks, which cost more than decoding a short string
 // (measured: two thirds of the deciding thread's decoding time). Offsets come from the encoder, always in range.
-const utf8Slice = (Buffer.prototype as unknown as { utf8Slice?: (this: Buffer, start: number, end: number) => string }).utf8Slice;
+const utf8Slice = (Buffer.prototype as unknown as { utf8Slice?: (this: Buffer, start: number, end: number) => string })
+  .utf8Slice;
 
 /** A block as posted by a worker: its bytes arrive as a plain Uint8Array and become a Buffer view again. */
 export function received(block: MappedBlock): MappedBlock {
@@ -130,7 +135,8 @@ export class BlockEncoder {
   /** spare: buffers a decided block gave back, reused where big enough (steady state allocates nothing). */
   constructor(expected = 1024, spare?: BlockBuffers) {
     const cap = Math.max(16, expected);
-    const fits = (b: ArrayBuffer | undefined, bytes: number): b is ArrayBuffer => b !== undefined && b.byteLength >= bytes;
+    const fits = (b: ArrayBuffer | undefined, bytes: number): b is ArrayBuffer =>
+      b !== undefined && b.byteLength >= bytes;
     this.ints = fits(spare?.ints, cap * INTS * 4) ? new Int32Array(spare.ints) : new Int32Array(cap * INTS);
     this.ints.fill(0, 0, cap * INTS);
     this.offs = fits(spare?.offs, (cap * STRS + 1) * 4) ? new Int32Array(spare.offs) : new Int32Array(cap * STRS + 1);
@@ -265,9 +271,11 @@ export class BlockEncoder {
     const s = r * STRS;
     offs[s + STRS] = this.at;
     ints[o + I_KIND] = kind;
-    if (offs[s + S_KEY + 1]! > offs[s + S_KEY]!) fingerprintView(view, bytes, offs[s + S_KEY]!, offs[s + S_KEY + 1]!, ints, o + I_KEY);
+    if (offs[s + S_KEY + 1]! > offs[s + S_KEY]!)
+      fingerprintView(view, bytes, offs[s + S_KEY]!, offs[s + S_KEY + 1]!, ints, o + I_KEY);
     if (kind > Kind.ContentEvent) return;
-    if (offs[s + S_NAT + 1]! > offs[s + S_NAT]!) fingerprintView(view, bytes, offs[s + S_NAT]!, offs[s + S_NAT + 1]!, ints, o + I_NAT);
+    if (offs[s + S_NAT + 1]! > offs[s + S_NAT]!)
+      fingerprintView(view, bytes, offs[s + S_NAT]!, offs[s + S_NAT + 1]!, ints, o + I_NAT);
     fingerprintView(view, bytes, offs[s + S_LEAD]!, offs[s + S_LEAD + 1]!, scratch, 0);
     ints[o + I_PAY] = scratch[1]!;
     ints[o + I_PAY + 1] = scratch[2]!;
@@ -284,7 +292,13 @@ export class BlockEncoder {
   /** The block (views over the encoder's buffers, which go with it); the encoder must not be used after. */
   finish(): MappedBlock {
     const n = this.n;
-    return { n, ints: this.ints.subarray(0, n * INTS), bytes: this.bytes.subarray(0, this.at), offs: this.offs.subarray(0, n * STRS + 1), deliveredBy: [] };
+    return {
+      n,
+      ints: this.ints.subarray(0, n * INTS),
+      bytes: this.bytes.subarray(0, this.at),
+      offs: this.offs.subarray(0, n * STRS + 1),
+      deliveredBy: [],
+    };
   }
 }
 
@@ -365,7 +379,12 @@ export class BlockEvent implements LeadEvent {
   #time: string | undefined;
   #lead: Lead | undefined;
 
-  constructor(block: MappedBlock, r: number, public source: string, public line: number) {
+  constructor(
+    block: MappedBlock,
+    r: number,
+    public source: string,
+    public line: number,
+  ) {
     const s = r * STRS;
     this.#block = block;
     this.#s = s;
@@ -410,7 +429,8 @@ export class BlockEvent implements LeadEvent {
 
   private read(field: number): string {
     const block = this.#block;
-    if (!block || block.released) throw new Error(`internal: field ${field} of event ${this.key} read after its block was released`);
+    if (!block || block.released)
+      throw new Error(`internal: field ${field} of event ${this.key} read after its block was released`);
     return str(block, this.#s + field);
   }
 }

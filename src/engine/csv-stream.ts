@@ -24,7 +24,8 @@ export class CsvStream {
     const ctx = { source: '', selector, progress: { line: 0 }, lineOffset };
     this.done = (async () => {
       try {
-        for await (const batch of readCsv(this.chunks(), ctx, settings)) for (const item of batch) this.out.push(map(item));
+        for await (const batch of readCsv(this.chunks(), ctx, settings))
+          for (const item of batch) this.out.push(map(item));
         this.reply();
       } catch (e) {
         if (this.answering !== undefined) this.answer(this.answering, [], (e as Error).message);

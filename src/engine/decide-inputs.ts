@@ -72,19 +72,32 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   const shareLedger = (): void => {
     if (!pool || pool.ledgerShared) return;
     useIndex();
-    pool.share(decider.index ? { index: decider.index.shared() } : readonlyLedger ? { ledgerPath: readonlyLedger.path } : undefined);
+    pool.share(
+      decider.index
+        ? { index: decider.index.shared() }
+        : readonlyLedger
+          ? { ledgerPath: readonlyLedger.path }
+          : undefined,
+    );
   };
 
   // A large first file will be mapped by the workers: they boot (~60 ms: an isolate and the mapping modules) while
   // this thread opens and sniffs it, instead of after. Should it be a JSON array after all, they go unused.
-  if (want !== 0 && o.read.format !== 'json' && largeFile(o.inputs[0])) pool = new MapPool(want === 'auto' ? availableParallelism() : want, { map: o.map, select: o.read.select });
+  if (want !== 0 && o.read.format !== 'json' && largeFile(o.inputs[0]))
+    pool = new MapPool(want === 'auto' ? availableParallelism() : want, { map: o.map, select: o.read.select });
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
       pool ??= new MapPool(size, { map: o.map, select: o.read.select });
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
-      return readCsvParallel(opened, ctx, pool, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' }, shareLedger);
+      return readCsvParallel(
+        opened,
+        ctx,
+        pool,
+        { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' },
+        shareLedger,
+      );
     }
     useIndex();
     return mapInThread(opened, info, ctx);
@@ -96,7 +109,11 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   }
 
   try {
-    const rejected = (r: RawReject): DecodedBlock => ({ block: encodeMapped([mapItem(mapper, r)]), source: r.source, lineBase: 0 });
+    const rejected = (r: RawReject): DecodedBlock => ({
+      block: encodeMapped([mapItem(mapper, r)]),
+      source: r.source,
+      lineBase: 0,
+    });
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
       if (o.tally) {

@@ -6,13 +6,44 @@ import type { LedgerIndex } from './ledger-index.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
 import {
-  BlockEvent, encodeMapped, fillLedger, INTS, I_KIND, I_LEDGER, I_LINE, I_NAT, I_RUN, Kind, L_HASH_DIFFERS,
-  L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, L_TOMBSTONE, NOT_LOOKED_UP, STATUSES, STRS, S_KEY, S_NAT,
-  S_REASON, str, type MappedBlock,
+  BlockEvent,
+  encodeMapped,
+  fillLedger,
+  INTS,
+  I_KIND,
+  I_LEDGER,
+  I_LINE,
+  I_NAT,
+  I_RUN,
+  Kind,
+  L_HASH_DIFFERS,
+  L_PERMANENT,
+  L_PERSON_DELIVERED,
+  L_RETRYABLE,
+  L_STATUS,
+  L_TOMBSTONE,
+  NOT_LOOKED_UP,
+  STATUSES,
+  STRS,
+  S_KEY,
+  S_NAT,
+  S_REASON,
+  str,
+  type MappedBlock,
 } from './block.js';
 import {
-  classify, conflictReason, duplicateInInputReason, ERASED_REASON, knownInLedgerReason, knownInRunReason, ledgerReason,
-  NEW_REASON, Outcome, OUTCOME_KINDS, RETRY_REASON, type EventFacts,
+  classify,
+  conflictReason,
+  duplicateInInputReason,
+  ERASED_REASON,
+  knownInLedgerReason,
+  knownInRunReason,
+  ledgerReason,
+  NEW_REASON,
+  Outcome,
+  OUTCOME_KINDS,
+  RETRY_REASON,
+  type EventFacts,
 } from '../decide/decide.js';
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import type { EventStatus } from '../ledger/types.js';
@@ -64,7 +95,7 @@ export class Decider implements EventFacts {
   decideBatch(items: Mapped[]): Decision[] {
     const out: Decision[] = [];
     // A block has one source: consecutive records of the same source go together.
-    for (let i = 0; i < items.length; ) {
+    for (let i = 0; i < items.length;) {
       let j = i + 1;
       while (j < items.length && items[j]!.source === items[i]!.source) j++;
       out.push(...this.decideBlock(encodeMapped(items.slice(i, j)), items[i]!.source, 0));
@@ -85,7 +116,8 @@ export class Decider implements EventFacts {
     for (let r = from; r < to; r++) {
       const kind = ints[r * INTS + I_KIND]!;
       const line = ints[r * INTS + I_LINE]! + lineBase;
-      out[r - from] = kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, src, line) : notAnEvent(block, r, source, line);
+      out[r - from] =
+        kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, src, line) : notAnEvent(block, r, source, line);
     }
     return out;
   }
@@ -136,7 +168,12 @@ export class Decider implements EventFacts {
         }
         lookUpStats.here++;
         if (this.index) this.index.fill(block);
-        else fillLedger(block, this.opts.ledger, (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS));
+        else
+          fillLedger(
+            block,
+            this.opts.ledger,
+            (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS),
+          );
         return;
       }
     }
@@ -248,7 +285,15 @@ export class Decider implements EventFacts {
 
   private conflict(e: BlockEvent, earlier: string | undefined, what: string): Decision {
     const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
-    return { source: e.source, line: e.line, key: e.key, event: e, kind: 'conflict', fields, reason: conflictReason(what, fields) };
+    return {
+      source: e.source,
+      line: e.line,
+      key: e.key,
+      event: e,
+      kind: 'conflict',
+      fields,
+      reason: conflictReason(what, fields),
+    };
   }
 
   /**

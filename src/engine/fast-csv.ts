@@ -5,7 +5,15 @@
 // A row it declines (an odd value, a wrong column count, a blank row) is read the general way, one row at a time;
 // from the first row with a quote on, the rest of the block goes to the general reader, which handles quoting.
 import type { BlockEncoder } from './block.js';
-import { CsvRows, decodeCsv, NotWellFormed, readCsv, readCsvWellFormed, wellFormedRows, type CsvSettings } from '../sources/read-csv.js';
+import {
+  CsvRows,
+  decodeCsv,
+  NotWellFormed,
+  readCsv,
+  readCsvWellFormed,
+  wellFormedRows,
+  type CsvSettings,
+} from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { RawItem } from '../sources/types.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
@@ -79,9 +87,17 @@ export class FastCsv {
    * encoder, as readCsvWellFormed and the mapper would; lines are those of ctx. Stops at the first row with a quote,
    * or a CR that does not end a line, and returns where: the caller reads the rest, `lines` lines further on.
    */
-  mapBlock(header: Buffer, body: Buffer, settings: CsvSettings, ctx: ReaderContext, enc: BlockEncoder, toMapped: (item: RawItem) => ReturnType<Mapper>): { at: number; lines: number } {
+  mapBlock(
+    header: Buffer,
+    body: Buffer,
+    settings: CsvSettings,
+    ctx: ReaderContext,
+    enc: BlockEncoder,
+    toMapped: (item: RawItem) => ReturnType<Mapper>,
+  ): { at: number; lines: number } {
     const delimiter = settings.delimiter;
-    if (!UTF8.test(settings.encoding) || delimiter.length !== 1 || delimiter.charCodeAt(0) >= 0x80 || delimiter === '"') return { at: 0, lines: 0 };
+    if (!UTF8.test(settings.encoding) || delimiter.length !== 1 || delimiter.charCodeAt(0) >= 0x80 || delimiter === '"')
+      return { at: 0, lines: 0 };
     const rows = new CsvRows(ctx);
     for (const cells of wellFormedRows(decodeCsv(header, settings.encoding), delimiter)) rows.add(cells);
     const headerLines = rows.lastLine;
@@ -96,7 +112,7 @@ export class FastCsv {
     const quote = after(QUOTE, 0);
     let cr = after(CR, 0);
     let p = 0;
-    for (; p < body.length; ) {
+    for (; p < body.length;) {
       let end = body.indexOf(LF, p);
       const next = end < 0 ? body.length : end + 1;
       if (end < 0) end = body.length;
@@ -121,7 +137,16 @@ export class FastCsv {
 
   // The row at b[start..end) into the encoder, if its columns are what the plan reads and its values need nothing
   // the general path does.
-  private tryRow(b: Buffer, view: DataView, start: number, end: number, d: number, headers: string[], line: number, enc: BlockEncoder): boolean {
+  private tryRow(
+    b: Buffer,
+    view: DataView,
+    start: number,
+    end: number,
+    d: number,
+    headers: string[],
+    line: number,
+    enc: BlockEncoder,
+  ): boolean {
     const cur = this.mapper.current();
     const fieldOf = this.fieldOf;
     if (!fieldOf || !cur || cur.id !== this.planId || headers !== this.headers) return false;

@@ -43,14 +43,16 @@ export class LeadWriter {
   write(b: Buffer, view: DataView, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
     // Bit f: field f has a non-empty text.
     let present = 0;
-    for (let f = 0; f < FAST_FIELDS.length; f++) if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
+    for (let f = 0; f < FAST_FIELDS.length; f++)
+      if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
     if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
     for (let k = 0; k < AS_IS.length; k++) {
       const f = AS_IS[k]!;
       if (present & (1 << f) && !plainText(b, view, spans[f * 2]!, spans[f * 2 + 1]!)) return false;
     }
     const time = (present & (1 << F_TIME)) !== 0;
-    if (time && (spans[F_TIME * 2 + 1]! - spans[F_TIME * 2]! !== 24 || !canonicalTime(b, spans[F_TIME * 2]!))) return false;
+    if (time && (spans[F_TIME * 2 + 1]! - spans[F_TIME * 2]! !== 24 || !canonicalTime(b, spans[F_TIME * 2]!)))
+      return false;
     const email = (present & (1 << F_EMAIL)) !== 0;
     let emailLen = 0;
     if (email) {
@@ -106,7 +108,7 @@ function appendE164(enc: BlockEncoder): void {
  */
 function plainText(b: Uint8Array, view: DataView, start: number, end: number): boolean {
   if (end <= start || b[start] === 0x20 || b[end - 1] === 0x20) return false;
-  for (let i = start; i < end; ) {
+  for (let i = start; i < end;) {
     // Four bytes a step while they are all plain ASCII: none below 0x21 (a space, a control byte), none of 0x80 or
     // above, no backslash (bit tricks on a 32-bit word); a word with one of them is read byte by byte.
     for (; i + 4 <= end; i += 4) {
@@ -135,12 +137,29 @@ const T_SPACE = 1;
 const T_LEAD2 = 2;
 const T_REFUSED = 3;
 const TEXT_BYTE = new Uint8Array(256).map((_, c) =>
-  c === 0x20 ? T_SPACE : c === BACKSLASH || c < 0x20 ? T_REFUSED : c < 0x80 ? T_PLAIN : c >= 0xc2 && c <= 0xdf ? T_LEAD2 : T_REFUSED,
+  c === 0x20
+    ? T_SPACE
+    : c === BACKSLASH || c < 0x20
+      ? T_REFUSED
+      : c < 0x80
+        ? T_PLAIN
+        : c >= 0xc2 && c <= 0xdf
+          ? T_LEAD2
+          : T_REFUSED,
 );
 
 /** yyyy-mm-ddThh:mm:ss.sssZ with every field in range (what the mapper keeps as it is; see isoTime). */
 function canonicalTime(b: Uint8Array, s: number): boolean {
-  if (b[s + 4] !== 0x2d || b[s + 7] !== 0x2d || b[s + 10] !== 0x54 || b[s + 13] !== 0x3a || b[s + 16] !== 0x3a || b[s + 19] !== 0x2e || b[s + 23] !== 0x5a) return false;
+  if (
+    b[s + 4] !== 0x2d ||
+    b[s + 7] !== 0x2d ||
+    b[s + 10] !== 0x54 ||
+    b[s + 13] !== 0x3a ||
+    b[s + 16] !== 0x3a ||
+    b[s + 19] !== 0x2e ||
+    b[s + 23] !== 0x5a
+  )
+    return false;
   const y = digits(b, s, 4);
   const m = digits(b, s + 5, 2);
   const d = digits(b, s + 8, 2);
@@ -161,7 +180,6 @@ function digits(b: Uint8Array, at: number, len: number): number {
   }
   return v;
 }
-
 
 // Each ASCII byte as lowerEmail writes it (lower-cased), or 0 for those EMAIL_RE (normalize.ts) refuses on either
 // side of the @ (ASCII whitespace, @ < > ( ) , ; : "), which the @ itself is checked apart from, and for

@@ -40,7 +40,6 @@ const MAX_DEPTH = 64;
 // Templates kept per plan: lines of one shape may differ in the kinds of a few values (null or a string).
 const MAX_TEMPLATES = 8;
 
-
 interface Template {
   ops: Int32Array;
   /** The keys of the object members, byte for byte. */
@@ -88,11 +87,18 @@ function literalOf(bytes: Uint8Array): Literal {
  * readJsonl and the mapper would: lines of a shape the fast path knows go straight into the block, the others are
  * parsed and mapped (and teach the fast path their shape). Returns the number of lines.
  */
-export function mapJsonlBlock(buf: Buffer, first: boolean, enc: BlockEncoder, mapper: Mapper, fast: FastJsonl | undefined, selector: Selector | null): number {
+export function mapJsonlBlock(
+  buf: Buffer,
+  first: boolean,
+  enc: BlockEncoder,
+  mapper: Mapper,
+  fast: FastJsonl | undefined,
+  selector: Selector | null,
+): number {
   if (first) fast?.startInput();
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let line = 0;
-  for (let start = 0; start < buf.length; ) {
+  for (let start = 0; start < buf.length;) {
     // Most lines: a template's literal bytes from their first byte, ending where the line does, found without
     // looking for the line's end first (the input's first line is not: it may open with a BOM).
     if (fast !== undefined && (start > 0 || !first)) {
@@ -144,7 +150,8 @@ export class FastJsonl {
     const cur = this.mapper.current();
     if (this.off || !cur || cur.id !== this.planId) return false;
     for (const t of this.templates) {
-      if (matchLiterals(t, buf, view, start, end) || match(t, buf, view, start, end)) return this.write(t, buf, view, line, enc);
+      if (matchLiterals(t, buf, view, start, end) || match(t, buf, view, start, end))
+        return this.write(t, buf, view, line, enc);
     }
     return false;
   }
@@ -166,7 +173,8 @@ export class FastJsonl {
       const c = buf[p];
       if (p === n) next = n;
       else if (c === LF) next = p + 1;
-      else if (c === CR && (p + 1 === n || buf[p + 1] === LF)) next = p + 1 === n ? n : p + 2; // lineEnd drops the CR
+      else if (c === CR && (p + 1 === n || buf[p + 1] === LF))
+        next = p + 1 === n ? n : p + 2; // lineEnd drops the CR
       else continue; // the line goes on: it is not of this template
       return this.write(t, buf, view, line, enc) ? next : -1;
     }
@@ -215,7 +223,6 @@ export class FastJsonl {
     const t = learnTemplate(buf, start, end, cur.plan);
     if (t) this.templates.push(t);
   }
-
 }
 
 // ---- matching a line against a template ----
@@ -224,7 +231,7 @@ export class FastJsonl {
 function match(t: Template, b: Uint8Array, view: DataView, start: number, end: number): boolean {
   const { ops, keys, spans } = t;
   let p = ws(b, start, end);
-  for (let pc = 0; pc < ops.length; ) {
+  for (let pc = 0; pc < ops.length;) {
     const op = ops[pc++]!;
     switch (op) {
       case OBJ:
@@ -495,7 +502,16 @@ function escapeEnd(b: Uint8Array, i: number, end: number): number {
     for (let h = 1; h <= 4; h++) if (!isHex(b[i + h]!)) return -1;
     return i + 4;
   }
-  return e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74 ? i : -1;
+  return e === QUOTE ||
+    e === BACKSLASH ||
+    e === 0x2f ||
+    e === 0x62 ||
+    e === 0x66 ||
+    e === 0x6e ||
+    e === 0x72 ||
+    e === 0x74
+    ? i
+    : -1;
 }
 
 /**
@@ -593,4 +609,3 @@ function simpleUtf8(b: Uint8Array, start: number, end: number): boolean {
   }
   return true;
 }
-

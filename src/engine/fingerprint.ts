@@ -27,7 +27,13 @@ function fmix(h: number): number {
  * low bit is set), so a table slot whose first word is 0 is empty. Keys, people and leads are fingerprinted as
  * their UTF-8 bytes: what the map workers write into blocks, and what the fast JSONL path copies from the input.
  */
-export function fingerprintBytes(b: Uint8Array, start: number, end: number, out: Int32Array | Uint32Array, o: number): void {
+export function fingerprintBytes(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  out: Int32Array | Uint32Array,
+  o: number,
+): void {
   fingerprintView(new DataView(b.buffer, b.byteOffset, b.byteLength), b, start, end, out, o);
 }
 
@@ -35,7 +41,14 @@ export function fingerprintBytes(b: Uint8Array, start: number, end: number, out:
  * fingerprintBytes for hot callers that keep a DataView over b (view.getInt32 is one load, where combining four
  * bytes is four loads and their shifts: ~35% less time a byte, measured).
  */
-export function fingerprintView(view: DataView, b: Uint8Array, start: number, end: number, out: Int32Array | Uint32Array, o: number): void {
+export function fingerprintView(
+  view: DataView,
+  b: Uint8Array,
+  start: number,
+  end: number,
+  out: Int32Array | Uint32Array,
+  o: number,
+): void {
   let h1 = 0x9368e53c;
   let h2 = 0x2f6af274;
   let h3 = 0xd1a5c2b7;

@@ -26,7 +26,7 @@ interface Run {
 // Reads `bytes` bytes at `position` into buf (a short read is retried from where it stopped).
 function readFully(fd: number, buf: Uint32Array, bytes: number, position: number): void {
   const view = new Uint8Array(buf.buffer, buf.byteOffset, bytes);
-  for (let done = 0; done < bytes; ) {
+  for (let done = 0; done < bytes;) {
     const n = readSync(fd, view, done, bytes - done, position + done);
     if (n === 0) throw new Error('spill file ended early');
     done += n;
@@ -141,7 +141,12 @@ export class FpTable {
     const g1 = last >>> GROUP_SHIFT;
     // Probe sequences wrap at the end of the table: then the run is read in two pieces (to its end, from its start).
     const wrapped = home + run.reach > mask;
-    const pieces: Array<[number, number]> = wrapped ? [[g0, run.groups.length - 3], [0, g1]] : [[g0, g1]];
+    const pieces: Array<[number, number]> = wrapped
+      ? [
+          [g0, run.groups.length - 3],
+          [0, g1],
+        ]
+      : [[g0, g1]];
     for (const [from, to] of pieces) {
       const first = run.groups[from]!;
       const end = run.groups[to + 1]!;
@@ -173,7 +178,17 @@ export class FpTable {
     const acc = new Int32Array(2);
     for (let g = 0; g < ngroups; g++) {
       groups[g] = acc[0]!;
-      compactGroup(tags, slots, stride, mask, g << GROUP_SHIFT, Math.min(size, (g + 1) << GROUP_SHIFT), out, bloom, acc);
+      compactGroup(
+        tags,
+        slots,
+        stride,
+        mask,
+        g << GROUP_SHIFT,
+        Math.min(size, (g + 1) << GROUP_SHIFT),
+        out,
+        bloom,
+        acc,
+      );
     }
     const n = acc[0]!;
     const reach = acc[1]!;
@@ -181,13 +196,15 @@ export class FpTable {
     groups[ngroups + 1] = n;
     const file = this.openFile();
     const bytes = new Uint8Array(out.buffer, 0, n * stride * 4);
-    for (let done = 0; done < bytes.length; ) done += writeSync(file.fd, bytes, done, bytes.length - done, file.size + done);
+    for (let done = 0; done < bytes.length;)
+      done += writeSync(file.fd, bytes, done, bytes.length - done, file.size + done);
     this.runs.push({ at: file.size, groups, reach, count: n });
     file.size += bytes.length;
     this.tags.fill(0);
     this.count = 0;
     this.spilled += n;
-    if (this.spilled * BLOOM_MIN_BITS_PER_ENTRY > 2 ** this.bloomLog2 && this.bloomLog2 < BLOOM_MAX_LOG2_BITS) this.growBloom();
+    if (this.spilled * BLOOM_MIN_BITS_PER_ENTRY > 2 ** this.bloomLog2 && this.bloomLog2 < BLOOM_MAX_LOG2_BITS)
+      this.growBloom();
   }
 
   // A filter four times larger (at most the largest), fed every spilled entry again from the file.
@@ -197,7 +214,7 @@ export class FpTable {
     const { stride } = this;
     const chunk = new Uint32Array(stride * 32768);
     for (const run of this.runs) {
-      for (let done = 0; done < run.count; ) {
+      for (let done = 0; done < run.count;) {
         const n = Math.min(32768, run.count - done);
         readFully(this.file!.fd, chunk, n * stride * 4, run.at + done * stride * 4);
         for (let o = 0; o < n * stride; o += stride) bloom.add(chunk[o + 1]!, chunk[o + 2]!);
@@ -237,7 +254,17 @@ export class FpTable {
 
 // Copies the occupied slots from..to of a table into out (whole entries, at entry acc[0]), adds them to the Bloom
 // filter, and keeps in acc[1] the longest distance of an entry from its home slot.
-function compactGroup(tags: Uint32Array, slots: Uint32Array, stride: number, mask: number, from: number, to: number, out: Uint32Array, bloom: BloomFilter, acc: Int32Array): void {
+function compactGroup(
+  tags: Uint32Array,
+  slots: Uint32Array,
+  stride: number,
+  mask: number,
+  from: number,
+  to: number,
+  out: Uint32Array,
+  bloom: BloomFilter,
+  acc: Int32Array,
+): void {
   const rest = stride - 1;
   let n = acc[0]!;
   let reach = acc[1]!;

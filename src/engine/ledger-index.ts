@@ -11,7 +11,24 @@
 import type Database from 'better-sqlite3';
 import { fingerprintView } from './fingerprint.js';
 import { FpIndex, FpIndexBuilder, type SharedFpIndex } from './fp-index.js';
-import { INTS, I_KEY, I_KIND, I_LEDGER, I_NAT, I_RUN, Kind, L_HASH_DIFFERS, L_PERMANENT, L_PERSON_DELIVERED, L_RETRYABLE, L_STATUS, payloadHashAt, STATUSES, STRS, type MappedBlock } from './block.js';
+import {
+  INTS,
+  I_KEY,
+  I_KIND,
+  I_LEDGER,
+  I_NAT,
+  I_RUN,
+  Kind,
+  L_HASH_DIFFERS,
+  L_PERMANENT,
+  L_PERSON_DELIVERED,
+  L_RETRYABLE,
+  L_STATUS,
+  payloadHashAt,
+  STATUSES,
+  STRS,
+  type MappedBlock,
+} from './block.js';
 
 // Words of a key entry: fingerprint (3), ledger code with the run id above it, payload hash (first 64 bits).
 const K_CODE = 3;
@@ -78,7 +95,8 @@ export class LedgerIndex {
     // the others as R and their key, ledger code (status and failure; 0: a status the index does not know), the
     // payload hash's first 16 digits after an h (none: empty), the run id (-1: one the index cannot hold), and the
     // person the event delivered, or may have (a send in flight or in doubt; empty for a failed one).
-    const plain = "status = 'sent' AND failure IS NULL AND payload_hash IS NULL AND run_id IS NULL AND natural_key IS NULL";
+    const plain =
+      "status = 'sent' AND failure IS NULL AND payload_hash IS NULL AND run_id IS NULL AND natural_key IS NULL";
     const status = `CASE status ${STATUSES.map((st, i) => (st ? `WHEN '${st}' THEN ${i} ` : '')).join('')}ELSE 0 END`;
     const failure = `CASE failure WHEN 'retryable' THEN ${L_RETRYABLE} WHEN 'permanent' THEN ${L_PERMANENT} ELSE 0 END`;
     const other = [
@@ -181,7 +199,6 @@ export class LedgerIndex {
   hasPerson(ints: Int32Array, o: number): boolean {
     return this.people.find(ints[o]!, ints[o + 1]!, ints[o + 2]!) >= 0;
   }
-
 }
 
 /** Whether a payload hash (hex) starts with the 64 bits an IndexedKey holds. */
@@ -195,7 +212,11 @@ export function hashStartsWith(hash: string, words: [number, number]): boolean {
 // against ~190 ms as pages of strings (measured). `each` returning false stops it: false.
 function pages(db: Database.Database, record: string, each: (blob: Buffer, rows: number) => boolean): boolean {
   const page = (op: string) =>
-    db.prepare(`SELECT count(*), max(key), CAST(group_concat(record, '') AS BLOB) FROM (SELECT key, ${record} AS record FROM events WHERE key ${op} ? ORDER BY key LIMIT ${PAGE})`).raw();
+    db
+      .prepare(
+        `SELECT count(*), max(key), CAST(group_concat(record, '') AS BLOB) FROM (SELECT key, ${record} AS record FROM events WHERE key ${op} ? ORDER BY key LIMIT ${PAGE})`,
+      )
+      .raw();
   const first = page('>=');
   let stmt = first;
   let after = '';

@@ -23,7 +23,13 @@ export interface MapJob {
    * one text. Split: the bytes are whole records (cut by csv-cuts.ts), parsed on their own behind a copy of the
    * header. lineOffset is added to every line either way.
    */
-  csv?: { stream: number; settings: CsvSettings; end: boolean; lineOffset: number; split?: { header: Uint8Array; last: boolean } };
+  csv?: {
+    stream: number;
+    settings: CsvSettings;
+    end: boolean;
+    lineOffset: number;
+    split?: { header: Uint8Array; last: boolean };
+  };
 }
 
 /** A block's records (lines counted from 1 at the block's start, ledger codes filled in by a dry-run's worker). */
@@ -87,7 +93,10 @@ export class MapPool {
   private failure: Error | undefined;
   private readonly spares: ArrayBuffer[] = [];
 
-  constructor(size: number, private readonly init: MapWorkerInit) {
+  constructor(
+    size: number,
+    private readonly init: MapWorkerInit,
+  ) {
     for (let i = 0; i < size; i++) {
       const opts = { workerData: init, resourceLimits: WORKER_LIMITS };
       const w = UNDER_TSX ? new Worker(TSX_BOOT, { ...opts, eval: true }) : new Worker(WORKER_URL, opts);

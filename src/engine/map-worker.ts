@@ -77,7 +77,14 @@ async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<voi
   if (lookupLoading) await lookupLoading;
   if (job.csv) return csvJob(job, job.csv, await loadCsv());
   const enc = new BlockEncoder(job.bytes.length >>> 7, spares.pop());
-  const lines = mapJsonlBlock(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.first, enc, mapper, fast, selector);
+  const lines = mapJsonlBlock(
+    Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength),
+    job.first,
+    enc,
+    mapper,
+    fast,
+    selector,
+  );
   reply({ seq: job.seq, lines, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
 }
 
@@ -111,7 +118,11 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>, m: CsvModules): vo
   let s = csvStreams.get(csv.stream);
   if (!s) {
     s = new m.CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error) => {
-      reply(error === undefined ? { seq, lines: 0, block: lookUp(encodeMapped(items)) } : { seq, lines: 0, block: encodeMapped([]), error });
+      reply(
+        error === undefined
+          ? { seq, lines: 0, block: lookUp(encodeMapped(items)) }
+          : { seq, lines: 0, block: encodeMapped([]), error },
+      );
     });
     csvStreams.set(csv.stream, s);
     const id = csv.stream;
@@ -122,14 +133,25 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>, m: CsvModules): vo
 
 // A CSV block of whole records: parsed on its own, behind a copy of the input's header so that its rows get the
 // same columns, with lines moved to where the block sits in the input (see mapCsvBlock for who reads what).
-async function csvBlock(job: MapJob, csv: NonNullable<MapJob['csv']>, split: { header: Uint8Array; last: boolean }, m: CsvModules): Promise<void> {
+async function csvBlock(
+  job: MapJob,
+  csv: NonNullable<MapJob['csv']>,
+  split: { header: Uint8Array; last: boolean },
+  m: CsvModules,
+): Promise<void> {
   const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset: csv.lineOffset, batchSize: 64 };
   const header = Buffer.from(split.header.buffer, split.header.byteOffset, split.header.byteLength);
   const body = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   try {
     const enc = new BlockEncoder(job.bytes.length >>> 6, spares.pop());
     await m.mapCsvBlock(header, body, split.last, csv.settings, ctx, enc, toMapped, m.fastCsv);
-    reply({ seq: job.seq, lines: 0, block: lookUp(enc.finish()), unclosedQuote: ctx.unclosedQuote === true, spare: job.bytes.buffer as ArrayBuffer });
+    reply({
+      seq: job.seq,
+      lines: 0,
+      block: lookUp(enc.finish()),
+      unclosedQuote: ctx.unclosedQuote === true,
+      spare: job.bytes.buffer as ArrayBuffer,
+    });
   } catch (e) {
     reply({ seq: job.seq, lines: 0, block: encodeMapped([]), error: (e as Error).message });
   }

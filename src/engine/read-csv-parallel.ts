@@ -33,11 +33,20 @@ interface Pending {
  * Yields the mapped records of one CSV input in input order, as the in-thread reader would. `started` is called
  * once, when the workers have their first blocks and this thread would wait for them.
  */
-export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, pool: MapPool, settings: CsvSettings, started?: () => void): AsyncGenerator<DecodedBlock> {
+export async function* readCsvParallel(
+  opened: OpenedInput,
+  ctx: ReaderContext,
+  pool: MapPool,
+  settings: CsvSettings,
+  started?: () => void,
+): AsyncGenerator<DecodedBlock> {
   const maxInFlight = pool.size * 2; // two blocks per worker: four, as for JSONL, measured no faster here
   const queue: Pending[] = [];
   const d = settings.delimiter;
-  const cuts = d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding) ? new CsvCuts(d.charCodeAt(0)) : undefined;
+  const cuts =
+    d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding)
+      ? new CsvCuts(d.charCodeAt(0))
+      : undefined;
   let held: Buffer[] = []; // bytes read since the last block was cut
   let heldBytes = 0;
   let heldFrom = 0; // stream offset of the held bytes
@@ -46,7 +55,12 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   let stream: { id: number; worker: number } | undefined; // once streaming, every later byte goes there
   let ended = false;
 
-  const submit = (bytes: Uint8Array | Uint8Array[], first: boolean, csv: Parameters<MapPool['submit']>[2], to?: number): Promise<MapJobResult> => {
+  const submit = (
+    bytes: Uint8Array | Uint8Array[],
+    first: boolean,
+    csv: Parameters<MapPool['submit']>[2],
+    to?: number,
+  ): Promise<MapJobResult> => {
     const result = pool.submit(bytes, first, csv, to);
     result.catch(() => {}); // surfaces when its turn comes
     return result;
@@ -59,7 +73,7 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     // The block is the held pieces up to the cut (the piece the cut falls in is split; nothing is joined).
     const end = last ? heldBytes : cuts!.lastCut - heldFrom;
     const raw: Buffer[] = [];
-    for (let need = end; need > 0; ) {
+    for (let need = end; need > 0;) {
       const h = held[0]!;
       if (h.length <= need) {
         raw.push(h);
@@ -100,7 +114,14 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     let jobBytes = 0;
     let first = true;
     const send = (): void => {
-      queue.push({ result: submit(job, first && atStart, { stream: id, settings, end: false, lineOffset: atStart ? 0 : lineOffset(lines) }, s.worker) });
+      queue.push({
+        result: submit(
+          job,
+          first && atStart,
+          { stream: id, settings, end: false, lineOffset: atStart ? 0 : lineOffset(lines) },
+          s.worker,
+        ),
+      });
       first = false;
       job = [];
       jobBytes = 0;
@@ -114,7 +135,14 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
     if (ended) endStream();
   };
   const endStream = (): void => {
-    queue.push({ result: submit(new Uint8Array(0), false, { stream: stream!.id, settings, end: true, lineOffset: 0 }, stream!.worker) });
+    queue.push({
+      result: submit(
+        new Uint8Array(0),
+        false,
+        { stream: stream!.id, settings, end: true, lineOffset: 0 },
+        stream!.worker,
+      ),
+    });
   };
 
   const take = async (): Promise<DecodedBlock | undefined> => {
@@ -148,7 +176,9 @@ export async function* readCsvParallel(opened: OpenedInput, ctx: ReaderContext, 
   try {
     for await (const chunk of opened.chunks) {
       if (stream) {
-        queue.push({ result: submit(chunk, false, { stream: stream.id, settings, end: false, lineOffset: 0 }, stream.worker) });
+        queue.push({
+          result: submit(chunk, false, { stream: stream.id, settings, end: false, lineOffset: 0 }, stream.worker),
+        });
       } else {
         cuts?.feed(chunk);
         held.push(chunk);

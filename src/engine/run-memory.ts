@@ -143,7 +143,8 @@ export class RunMemory {
   /** Records the person of record `o` unless already known. */
   addNatural(ints: Int32Array, o: number, line: number, src: number, ord: number): void {
     if (ints[o + I_NAT] === 0) return;
-    if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!)) this.addAbsentNatural(ints, o, line, src, ord);
+    if (!this.naturals.get(ints[o + I_NAT]!, ints[o + I_NAT + 1]!, ints[o + I_NAT + 2]!))
+      this.addAbsentNatural(ints, o, line, src, ord);
   }
 
   /** Spilled runs so far (tests). */
@@ -157,4 +158,3 @@ export class RunMemory {
     this.ringBlock.fill(undefined);
   }
 }
-

@@ -73,9 +73,19 @@ export function planErasure(db: Database.Database, email: string): ErasurePlan {
   let attempts = 0;
   for (const k of keys) attempts += attemptRows.all(k).length;
   const pattern = likePattern(email);
-  const scrubAttempts = (db.prepare(`SELECT key FROM attempts WHERE detail LIKE ? ESCAPE '\\'`).pluck().all(pattern) as string[]).filter((k) => !keys.has(k)).length;
-  const scrubEvents = (db.prepare(`SELECT key FROM events WHERE ${EVENT_TEXT_COLUMNS.map((c) => `${c} LIKE ? ESCAPE '\\'`).join(' OR ')}`).pluck().all(...EVENT_TEXT_COLUMNS.map(() => pattern)) as string[]).filter((k) => !keys.has(k)).length;
-  const scrubRuns = (db.prepare(`SELECT count(*) FROM runs WHERE ${RUN_TEXT_COLUMNS.map((c) => `${c} LIKE ? ESCAPE '\\'`).join(' OR ')}`).pluck().get(...RUN_TEXT_COLUMNS.map(() => pattern)) as number);
+  const scrubAttempts = (
+    db.prepare(`SELECT key FROM attempts WHERE detail LIKE ? ESCAPE '\\'`).pluck().all(pattern) as string[]
+  ).filter((k) => !keys.has(k)).length;
+  const scrubEvents = (
+    db
+      .prepare(`SELECT key FROM events WHERE ${EVENT_TEXT_COLUMNS.map((c) => `${c} LIKE ? ESCAPE '\\'`).join(' OR ')}`)
+      .pluck()
+      .all(...EVENT_TEXT_COLUMNS.map(() => pattern)) as string[]
+  ).filter((k) => !keys.has(k)).length;
+  const scrubRuns = db
+    .prepare(`SELECT count(*) FROM runs WHERE ${RUN_TEXT_COLUMNS.map((c) => `${c} LIKE ? ESCAPE '\\'`).join(' OR ')}`)
+    .pluck()
+    .get(...RUN_TEXT_COLUMNS.map(() => pattern)) as number;
   return { found, attempts, scrub: { attempts: scrubAttempts, events: scrubEvents, runs: scrubRuns } };
 }
 
@@ -89,29 +99,40 @@ export function eraseEmail(db: Database.Database, email: string): ErasureResult 
   const pattern = likePattern(email);
   const re = new RegExp(email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
   const scrubText = (v: string | null) => (v === null ? null : v.replace(re, ERASED));
-  const counts = db.transaction(() => {
-    const rows = personRows(db, email);
-    const insTomb = db.prepare('INSERT INTO tombstones (key_hash) VALUES (?) ON CONFLICT DO NOTHING');
-    let tombstonesAdded = 0;
-    for (const r of rows) tombstonesAdded += insTomb.run(tombstoneHash(r.key)).changes;
-    const { deleted, attemptsDeleted } = deleteRows(db, rows.map((r) => r.key));
+  const counts = db
+    .transaction(() => {
+      const rows = personRows(db, email);
+      const insTomb = db.prepare('INSERT INTO tombstones (key_hash) VALUES (?) ON CONFLICT DO NOTHING');
+      let tombstonesAdded = 0;
+      for (const r of rows) tombstonesAdded += insTomb.run(tombstoneHash(r.key)).changes;
+      const { deleted, attemptsDeleted } = deleteRows(
+        db,
+        rows.map((r) => r.key),
+      );
 
-    const scrubbed = { attempts: 0, events: 0, runs: 0 };
-    const attempts = db.prepare(`SELECT id, detail FROM attempts WHERE detail LIKE ? ESCAPE '\\'`).all(pattern) as Array<{ id: number; detail: string }>;
-    const updAttempt = db.prepare('UPDATE attempts SET detail = ? WHERE id = ?');
-    for (const a of attempts) scrubbed.attempts += updAttempt.run(scrubText(a.detail), a.id).changes;
-    for (const col of EVENT_TEXT_COLUMNS) {
-      const hits = db.prepare(`SELECT key, ${col} AS v FROM events WHERE ${col} LIKE ? ESCAPE '\\'`).all(pattern) as Array<{ key: string; v: string }>;
-      const upd = db.prepare(`UPDATE events SET ${col} = ? WHERE key = ?`);
-      for (const h of hits) scrubbed.events += upd.run(scrubText(h.v), h.key).changes;
-    }
-    for (const col of RUN_TEXT_COLUMNS) {
-      const hits = db.prepare(`SELECT id, ${col} AS v FROM runs WHERE ${col} LIKE ? ESCAPE '\\'`).all(pattern) as Array<{ id: number; v: string }>;
-      const upd = db.prepare(`UPDATE runs SET ${col} = ? WHERE id = ?`);
-      for (const h of hits) scrubbed.runs += upd.run(scrubText(h.v), h.id).changes;
-    }
-    return { deleted, attemptsDeleted, tombstonesAdded, scrubbed };
-  }).immediate();
+      const scrubbed = { attempts: 0, events: 0, runs: 0 };
+      const attempts = db
+        .prepare(`SELECT id, detail FROM attempts WHERE detail LIKE ? ESCAPE '\\'`)
+        .all(pattern) as Array<{ id: number; detail: string }>;
+      const updAttempt = db.prepare('UPDATE attempts SET detail = ? WHERE id = ?');
+      for (const a of attempts) scrubbed.attempts += updAttempt.run(scrubText(a.detail), a.id).changes;
+      for (const col of EVENT_TEXT_COLUMNS) {
+        const hits = db
+          .prepare(`SELECT key, ${col} AS v FROM events WHERE ${col} LIKE ? ESCAPE '\\'`)
+          .all(pattern) as Array<{ key: string; v: string }>;
+        const upd = db.prepare(`UPDATE events SET ${col} = ? WHERE key = ?`);
+        for (const h of hits) scrubbed.events += upd.run(scrubText(h.v), h.key).changes;
+      }
+      for (const col of RUN_TEXT_COLUMNS) {
+        const hits = db
+          .prepare(`SELECT id, ${col} AS v FROM runs WHERE ${col} LIKE ? ESCAPE '\\'`)
+          .all(pattern) as Array<{ id: number; v: string }>;
+        const upd = db.prepare(`UPDATE runs SET ${col} = ? WHERE id = ?`);
+        for (const h of hits) scrubbed.runs += upd.run(scrubText(h.v), h.id).changes;
+      }
+      return { deleted, attemptsDeleted, tombstonesAdded, scrubbed };
+    })
+    .immediate();
   const walTruncated = compact(db);
   return { ...counts, walTruncated };
 }
@@ -124,7 +145,9 @@ export function compact(db: Database.Database): boolean {
   try {
     db.exec('VACUUM');
   } catch (e) {
-    throw new LedgerError(`could not compact the ledger (VACUUM): ${(e as Error).message}; close other leadledger processes and run the command again`);
+    throw new LedgerError(
+      `could not compact the ledger (VACUUM): ${(e as Error).message}; close other leadledger processes and run the command again`,
+    );
   }
   const r = (db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>)[0];
   // Not in WAL mode (log = -1) there is no WAL to empty: VACUUM wrote the main file directly.
@@ -148,10 +171,12 @@ function deleteRows(db: Database.Database, keys: string[]): { deleted: number; a
 function personRows(db: Database.Database, email: string): ForgetTarget[] {
   const pattern = likePattern(email);
   // LIKE is case-insensitive for ASCII, so an address stored as typed ("Ana@X.io") is found too.
-  return db.prepare(
-    `SELECT key, status, run_id AS runId FROM events
+  return db
+    .prepare(
+      `SELECT key, status, run_id AS runId FROM events
       WHERE natural_key = ? OR lead_json LIKE ? ESCAPE '\\' OR key LIKE ? ESCAPE '\\' ORDER BY first_seen_at, key`,
-  ).all(email, pattern, pattern) as ForgetTarget[];
+    )
+    .all(email, pattern, pattern) as ForgetTarget[];
 }
 
 function likePattern(value: string): string {

@@ -73,19 +73,25 @@ export class Ledger {
   private migrate(): void {
     const version = this.db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
-      throw new LedgerError(`ledger ${this.path} has schema version ${version}, newer than this leadledger (${SCHEMA_VERSION}): upgrade leadledger`);
+      throw new LedgerError(
+        `ledger ${this.path} has schema version ${version}, newer than this leadledger (${SCHEMA_VERSION}): upgrade leadledger`,
+      );
     }
     if (version === SCHEMA_VERSION) return;
     if (this.readonly) {
-      throw new LedgerError(`ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`);
+      throw new LedgerError(
+        `ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`,
+      );
     }
     for (let v = version; v < SCHEMA_VERSION; v++) {
-      this.db.transaction(() => {
-        // Another process may have run this step while we waited for the write lock.
-        if ((this.db.pragma('user_version', { simple: true }) as number) > v) return;
-        this.db.exec(MIGRATIONS[v]!);
-        this.db.pragma(`user_version = ${v + 1}`);
-      }).immediate();
+      this.db
+        .transaction(() => {
+          // Another process may have run this step while we waited for the write lock.
+          if ((this.db.pragma('user_version', { simple: true }) as number) > v) return;
+          this.db.exec(MIGRATIONS[v]!);
+          this.db.pragma(`user_version = ${v + 1}`);
+        })
+        .immediate();
     }
   }
 
@@ -118,7 +124,8 @@ export class Ledger {
 
   /** The normalized lead stored for a key (for conflict diffs and replay). */
   getLeadJson(key: string): string | undefined {
-    const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as { lead_json: string | null } | undefined;
+    const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as
+      { lead_json: string | null } | undefined;
     return r?.lead_json ?? undefined;
   }
 
@@ -129,18 +136,23 @@ export class Ledger {
   startRun(command: string, args: Record<string, unknown>, opts: { exclusive: boolean; waitMs?: number }): number {
     const deadline = Date.now() + (opts.waitMs ?? 0);
     for (;;) {
-      const holder = this.db.transaction(() => {
-        const running = this.stmt(`SELECT id, host, pid, heartbeat_at FROM runs WHERE status = 'running'`).all() as Array<{ id: number; host: string; pid: number; heartbeat_at: string }>;
-        const live = running.filter((r) => isAlive(r.host, r.pid, r.heartbeat_at));
-        const dead = running.filter((r) => !live.includes(r));
-        for (const r of dead) this.stmt(`UPDATE runs SET status = 'crashed', ended_at = ? WHERE id = ?`).run(now(), r.id);
-        if (opts.exclusive && live[0]) return live[0];
-        const t = now();
-        const info = this.stmt(
-          `INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES (?, ?, ?, ?, ?, ?, 'running')`,
-        ).run(command, JSON.stringify(args), hostname(), process.pid, t, t);
-        return Number(info.lastInsertRowid);
-      }).immediate();
+      const holder = this.db
+        .transaction(() => {
+          const running = this.stmt(
+            `SELECT id, host, pid, heartbeat_at FROM runs WHERE status = 'running'`,
+          ).all() as Array<{ id: number; host: string; pid: number; heartbeat_at: string }>;
+          const live = running.filter((r) => isAlive(r.host, r.pid, r.heartbeat_at));
+          const dead = running.filter((r) => !live.includes(r));
+          for (const r of dead)
+            this.stmt(`UPDATE runs SET status = 'crashed', ended_at = ? WHERE id = ?`).run(now(), r.id);
+          if (opts.exclusive && live[0]) return live[0];
+          const t = now();
+          const info = this.stmt(
+            `INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES (?, ?, ?, ?, ?, ?, 'running')`,
+          ).run(command, JSON.stringify(args), hostname(), process.pid, t, t);
+          return Number(info.lastInsertRowid);
+        })
+        .immediate();
       if (typeof holder === 'number') return holder;
       if (Date.now() >= deadline) {
         throw new LedgerError(
@@ -165,7 +177,12 @@ export class Ledger {
 
   /** Closes a run record with its status and counts. */
   finishRun(runId: number, status: 'done' | 'failed' | 'interrupted', counts: unknown): void {
-    this.stmt(`UPDATE runs SET status = ?, ended_at = ?, counts_json = ? WHERE id = ?`).run(status, now(), JSON.stringify(counts), runId);
+    this.stmt(`UPDATE runs SET status = ?, ended_at = ?, counts_json = ? WHERE id = ?`).run(
+      status,
+      now(),
+      JSON.stringify(counts),
+      runId,
+    );
   }
 
   /**
@@ -174,16 +191,22 @@ export class Ledger {
    */
   markOrphansInDoubt(): number {
     const t = now();
-    return this.db.transaction(() => {
-      const rows = this.stmt(
-        `SELECT key FROM events WHERE status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`,
-      ).all() as Array<{ key: string }>;
-      for (const r of rows) {
-        this.stmt(`UPDATE events SET status = 'in_doubt', updated_at = ?, last_error = 'run ended before the send was settled' WHERE key = ? AND status = 'pending'`).run(t, r.key);
-        this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, NULL, ?, 'unknown', 'owner run died mid-send')`).run(r.key, t);
-      }
-      return rows.length;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const rows = this.stmt(
+          `SELECT key FROM events WHERE status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`,
+        ).all() as Array<{ key: string }>;
+        for (const r of rows) {
+          this.stmt(
+            `UPDATE events SET status = 'in_doubt', updated_at = ?, last_error = 'run ended before the send was settled' WHERE key = ? AND status = 'pending'`,
+          ).run(t, r.key);
+          this.stmt(
+            `INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, NULL, ?, 'unknown', 'owner run died mid-send')`,
+          ).run(r.key, t);
+        }
+        return rows.length;
+      })
+      .immediate();
   }
 
   /**
@@ -197,12 +220,28 @@ export class Ledger {
       `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
        VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`,
     );
-    this.db.transaction(() => {
-      for (const it of items) {
-        const r = ins.run(it.key, it.keyKind, it.payloadHash, it.naturalKey ?? null, sink, it.downstreamKey, it.leadJson, it.source, it.line, it.eventTime ?? null, runId, t, t);
-        if (r.changes === 1) claimed.add(it.key);
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const it of items) {
+          const r = ins.run(
+            it.key,
+            it.keyKind,
+            it.payloadHash,
+            it.naturalKey ?? null,
+            sink,
+            it.downstreamKey,
+            it.leadJson,
+            it.source,
+            it.line,
+            it.eventTime ?? null,
+            runId,
+            t,
+            t,
+          );
+          if (r.changes === 1) claimed.add(it.key);
+        }
+      })
+      .immediate();
     return claimed;
   }
 
@@ -215,9 +254,11 @@ export class Ledger {
     const t = now();
     const sql = `UPDATE events SET status = 'pending', run_id = ?, sink = ?, updated_at = ? WHERE key = ? AND status IN (${fromStatuses.map((s) => `'${s}'`).join(',')})`;
     const upd = this.stmt(sql);
-    this.db.transaction(() => {
-      for (const k of keys) if (upd.run(runId, sink, t, k).changes === 1) claimed.add(k);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const k of keys) if (upd.run(runId, sink, t, k).changes === 1) claimed.add(k);
+      })
+      .immediate();
     return claimed;
   }
 
@@ -231,16 +272,25 @@ export class Ledger {
        WHERE key = @key AND run_id = @run AND status = 'pending'`,
     );
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
-    this.db.transaction(() => {
-      for (const s of settlements) {
-        upd.run({
-          status: s.status, outcome: s.outcome ?? null, failure: s.failure ?? null, crm: s.crmId ?? null, error: s.error ?? null,
-          t, key: s.key, run: runId, drop: this.dropSentPayloads ? 1 : 0,
-        });
-        const what = s.status === 'sent' ? s.outcome ?? 'sent' : s.status === 'failed' ? 'failed' : 'unknown';
-        hist.run(s.key, runId, t, what, s.error ?? (s.crmId ? `crm id ${s.crmId}` : null));
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const s of settlements) {
+          upd.run({
+            status: s.status,
+            outcome: s.outcome ?? null,
+            failure: s.failure ?? null,
+            crm: s.crmId ?? null,
+            error: s.error ?? null,
+            t,
+            key: s.key,
+            run: runId,
+            drop: this.dropSentPayloads ? 1 : 0,
+          });
+          const what = s.status === 'sent' ? (s.outcome ?? 'sent') : s.status === 'failed' ? 'failed' : 'unknown';
+          hist.run(s.key, runId, t, what, s.error ?? (s.crmId ? `crm id ${s.crmId}` : null));
+        }
+      })
+      .immediate();
   }
 
   /** Rows in a status for a sink, oldest first, with what a re-send needs. */
@@ -250,26 +300,33 @@ export class Ledger {
   }
 
   /** Marks keys, or people by natural key, as already delivered (adopting leadledger on an existing CRM). */
-  importDelivered(entries: Array<{ key?: string; naturalKey?: string; crmId?: string }>, source: string): { added: number; present: number } {
+  importDelivered(
+    entries: Array<{ key?: string; naturalKey?: string; crmId?: string }>,
+    source: string,
+  ): { added: number; present: number } {
     const t = now();
     let added = 0;
     const ins = this.stmt(
       `INSERT INTO events (key, key_kind, natural_key, status, outcome, crm_id, source, first_seen_at, updated_at, sent_at)
        VALUES (?, 'imported', ?, 'sent', 'imported', ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`,
     );
-    this.db.transaction(() => {
-      for (const e of entries) {
-        // A person imported without an event key gets a derived key: the email itself never becomes a key.
-        const key = e.key ?? 'person:' + sha256('person|' + e.naturalKey).slice(0, 40);
-        added += ins.run(key, e.naturalKey ?? null, e.crmId ?? null, source, t, t, t).changes;
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const e of entries) {
+          // A person imported without an event key gets a derived key: the email itself never becomes a key.
+          const key = e.key ?? 'person:' + sha256('person|' + e.naturalKey).slice(0, 40);
+          added += ins.run(key, e.naturalKey ?? null, e.crmId ?? null, source, t, t, t).changes;
+        }
+      })
+      .immediate();
     return { added, present: entries.length - added };
   }
 
   /** Replaces the stored lead of an event (replay --from after a mapping fix), before it is claimed again. */
   storeLead(key: string, leadJson: string, payloadHash: string): void {
-    this.stmt(`UPDATE events SET lead_json = ?, payload_hash = ?, updated_at = ? WHERE key = ? AND status <> 'pending'`).run(leadJson, payloadHash, now(), key);
+    this.stmt(
+      `UPDATE events SET lead_json = ?, payload_hash = ?, updated_at = ? WHERE key = ? AND status <> 'pending'`,
+    ).run(leadJson, payloadHash, now(), key);
   }
 
   /** Full rows for keys, in the order given; absent keys are skipped. */
@@ -280,7 +337,9 @@ export class Ledger {
       // Padded to a power of two with a repeat (IN ignores it), so a long replay keeps a handful of statements.
       const params = [...chunk];
       while (params.length < Math.max(8, 2 ** Math.ceil(Math.log2(chunk.length)))) params.push(chunk[0]!);
-      const rows = this.stmt(`SELECT * FROM events WHERE key IN (${placeholders(params.length)})`).all(...params) as LedgerEventRow[];
+      const rows = this.stmt(`SELECT * FROM events WHERE key IN (${placeholders(params.length)})`).all(
+        ...params,
+      ) as LedgerEventRow[];
       const byKey = new Map(rows.map((r) => [r.key, r]));
       for (const k of chunk) if (byKey.has(k)) out.push(byKey.get(k)!);
     }

@@ -25,14 +25,33 @@ export class LedgerLookup {
   /** As Ledger.lookupKeys: the known keys among these (tombstoned ones as sent). */
   lookupKeys(keys: string[]): Map<string, KnownKey> {
     const out = new Map<string, KnownKey>();
-    this.chunked(keys, (n) => `SELECT key, payload_hash, status, failure, run_id FROM events WHERE key IN (${marks(n)})`, (r) => {
-      out.set(r[0] as string, { payloadHash: r[1] as string | null, status: r[2] as EventStatus, failure: r[3] as KnownKey['failure'], runId: r[4] as number | null });
-    });
+    this.chunked(
+      keys,
+      (n) => `SELECT key, payload_hash, status, failure, run_id FROM events WHERE key IN (${marks(n)})`,
+      (r) => {
+        out.set(r[0] as string, {
+          payloadHash: r[1] as string | null,
+          status: r[2] as EventStatus,
+          failure: r[3] as KnownKey['failure'],
+          runId: r[4] as number | null,
+        });
+      },
+    );
     if (this.hasTombstones) {
       const hashes = new Map(keys.filter((k) => !out.has(k)).map((k) => [sha256('key|' + k), k]));
-      this.chunked([...hashes.keys()], (n) => `SELECT key_hash FROM tombstones WHERE key_hash IN (${marks(n)})`, (r) => {
-        out.set(hashes.get(r[0] as string)!, { payloadHash: null, status: 'sent', failure: null, runId: null, tombstone: true });
-      });
+      this.chunked(
+        [...hashes.keys()],
+        (n) => `SELECT key_hash FROM tombstones WHERE key_hash IN (${marks(n)})`,
+        (r) => {
+          out.set(hashes.get(r[0] as string)!, {
+            payloadHash: null,
+            status: 'sent',
+            failure: null,
+            runId: null,
+            tombstone: true,
+          });
+        },
+      );
     }
     return out;
   }
@@ -40,9 +59,14 @@ export class LedgerLookup {
   /** As Ledger.lookupDelivered: people delivered or possibly delivered, with the first event key found. */
   lookupDelivered(naturalKeys: string[]): Map<string, string> {
     const out = new Map<string, string>();
-    this.chunked(naturalKeys, (n) => `SELECT natural_key, key FROM events WHERE natural_key IN (${marks(n)}) AND status IN ('sent', 'pending', 'in_doubt')`, (r) => {
-      if (!out.has(r[0] as string)) out.set(r[0] as string, r[1] as string);
-    });
+    this.chunked(
+      naturalKeys,
+      (n) =>
+        `SELECT natural_key, key FROM events WHERE natural_key IN (${marks(n)}) AND status IN ('sent', 'pending', 'in_doubt')`,
+      (r) => {
+        if (!out.has(r[0] as string)) out.set(r[0] as string, r[1] as string);
+      },
+    );
     return out;
   }
 

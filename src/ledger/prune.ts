@@ -12,8 +12,16 @@ const WHERE = {
 } as const;
 
 /** How many sent rows a prune would change, and the span of their last update. */
-export function planPrune(db: Database.Database, cutoff: Date, mode: PruneMode): { count: number; oldest: string | null; newest: string | null } {
-  const r = db.prepare(`SELECT count(*) AS count, min(updated_at) AS oldest, max(updated_at) AS newest FROM events WHERE ${WHERE[mode]}`).get(cutoff.toISOString()) as {
+export function planPrune(
+  db: Database.Database,
+  cutoff: Date,
+  mode: PruneMode,
+): { count: number; oldest: string | null; newest: string | null } {
+  const r = db
+    .prepare(
+      `SELECT count(*) AS count, min(updated_at) AS oldest, max(updated_at) AS newest FROM events WHERE ${WHERE[mode]}`,
+    )
+    .get(cutoff.toISOString()) as {
     count: number;
     oldest: string | null;
     newest: string | null;
@@ -22,12 +30,24 @@ export function planPrune(db: Database.Database, cutoff: Date, mode: PruneMode):
 }
 
 /** Applies a prune in one transaction; freed bytes are zeroed (secure_delete) since payloads hold personal data. */
-export function prune(db: Database.Database, cutoff: Date, mode: PruneMode): { changed: number; attemptsDeleted: number } {
+export function prune(
+  db: Database.Database,
+  cutoff: Date,
+  mode: PruneMode,
+): { changed: number; attemptsDeleted: number } {
   db.pragma('secure_delete = ON');
   const t = cutoff.toISOString();
-  return db.transaction(() => {
-    if (mode === 'payloads') return { changed: db.prepare(`UPDATE events SET lead_json = NULL WHERE ${WHERE.payloads}`).run(t).changes, attemptsDeleted: 0 };
-    const attemptsDeleted = db.prepare(`DELETE FROM attempts WHERE key IN (SELECT key FROM events WHERE ${WHERE.rows})`).run(t).changes;
-    return { changed: db.prepare(`DELETE FROM events WHERE ${WHERE.rows}`).run(t).changes, attemptsDeleted };
-  }).immediate();
+  return db
+    .transaction(() => {
+      if (mode === 'payloads')
+        return {
+          changed: db.prepare(`UPDATE events SET lead_json = NULL WHERE ${WHERE.payloads}`).run(t).changes,
+          attemptsDeleted: 0,
+        };
+      const attemptsDeleted = db
+        .prepare(`DELETE FROM attempts WHERE key IN (SELECT key FROM events WHERE ${WHERE.rows})`)
+        .run(t).changes;
+      return { changed: db.prepare(`DELETE FROM events WHERE ${WHERE.rows}`).run(t).changes, attemptsDeleted };
+    })
+    .immediate();
 }

@@ -83,18 +83,26 @@ export function whereClause(f: EventFilter): { sql: string; params: unknown[] } 
 }
 
 /** Events matching a filter, most recently updated first; `limit` 0 means all. */
-export function listEvents(db: Database.Database, f: EventFilter, limit: number): { rows: LedgerEventRow[]; total: number } {
+export function listEvents(
+  db: Database.Database,
+  f: EventFilter,
+  limit: number,
+): { rows: LedgerEventRow[]; total: number } {
   const w = whereClause(f);
   const total = (db.prepare(`SELECT count(*) AS n FROM events ${w.sql}`).get(...w.params) as { n: number }).n;
   const lim = limit > 0 ? `LIMIT ${Math.floor(limit)}` : '';
-  const rows = db.prepare(`SELECT * FROM events ${w.sql} ORDER BY updated_at DESC, key ${lim}`).all(...w.params) as LedgerEventRow[];
+  const rows = db
+    .prepare(`SELECT * FROM events ${w.sql} ORDER BY updated_at DESC, key ${lim}`)
+    .all(...w.params) as LedgerEventRow[];
   return { rows, total };
 }
 
 /** Streams events matching a filter in a stable order (first seen, then key), for exports of any size. */
 export function iterateEvents(db: Database.Database, f: EventFilter): IterableIterator<LedgerEventRow> {
   const w = whereClause(f);
-  return db.prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`).iterate(...w.params) as IterableIterator<LedgerEventRow>;
+  return db
+    .prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`)
+    .iterate(...w.params) as IterableIterator<LedgerEventRow>;
 }
 
 /** One events row by key. */
@@ -110,7 +118,9 @@ export function attemptsFor(db: Database.Database, key: string): AttemptRow[] {
 /** Runs by id, in id order; unknown ids are left out. */
 export function runsById(db: Database.Database, ids: number[]): RunRow[] {
   if (!ids.length) return [];
-  return db.prepare(`SELECT * FROM runs WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY id`).all(...ids) as RunRow[];
+  return db
+    .prepare(`SELECT * FROM runs WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY id`)
+    .all(...ids) as RunRow[];
 }
 
 /** The most recent runs first; `limit` 0 means all. */

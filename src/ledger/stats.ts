@@ -23,13 +23,22 @@ export interface LedgerStats {
 /** Counts a ledger's rows by status, source and run, and measures its files. */
 export function collectStats(db: Database.Database, file: string): LedgerStats {
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  const byStatus = db.prepare('SELECT status, failure, count(*) AS count FROM events GROUP BY status, failure ORDER BY count DESC').all() as LedgerStats['byStatus'];
-  const bySource = db.prepare('SELECT source, count(*) AS count FROM events GROUP BY source ORDER BY count DESC, source').all() as LedgerStats['bySource'];
-  const byRun = db.prepare(
-    `SELECT e.run_id AS runId, r.command AS command, r.status AS status, count(*) AS count
+  const byStatus = db
+    .prepare('SELECT status, failure, count(*) AS count FROM events GROUP BY status, failure ORDER BY count DESC')
+    .all() as LedgerStats['byStatus'];
+  const bySource = db
+    .prepare('SELECT source, count(*) AS count FROM events GROUP BY source ORDER BY count DESC, source')
+    .all() as LedgerStats['bySource'];
+  const byRun = db
+    .prepare(
+      `SELECT e.run_id AS runId, r.command AS command, r.status AS status, count(*) AS count
        FROM events e LEFT JOIN runs r ON r.id = e.run_id GROUP BY e.run_id ORDER BY e.run_id DESC`,
-  ).all() as LedgerStats['byRun'];
-  const span = db.prepare('SELECT min(first_seen_at) AS oldest, max(first_seen_at) AS newest FROM events').get() as { oldest: string | null; newest: string | null };
+    )
+    .all() as LedgerStats['byRun'];
+  const span = db.prepare('SELECT min(first_seen_at) AS oldest, max(first_seen_at) AS newest FROM events').get() as {
+    oldest: string | null;
+    newest: string | null;
+  };
   const size = (p: string) => (existsSync(p) ? statSync(p).size : 0);
   const files = { db: size(file), wal: size(file + '-wal'), shm: size(file + '-shm') };
   return {
@@ -40,7 +49,9 @@ export function collectStats(db: Database.Database, file: string): LedgerStats {
     byRun,
     oldestFirstSeen: span.oldest,
     newestFirstSeen: span.newest,
-    payloadsPruned: count(`SELECT count(*) AS n FROM events WHERE status = 'sent' AND lead_json IS NULL AND key_kind <> 'imported'`),
+    payloadsPruned: count(
+      `SELECT count(*) AS n FROM events WHERE status = 'sent' AND lead_json IS NULL AND key_kind <> 'imported'`,
+    ),
     attempts: count('SELECT count(*) AS n FROM attempts'),
     runs: count('SELECT count(*) AS n FROM runs'),
     tombstones: count('SELECT count(*) AS n FROM tombstones'),

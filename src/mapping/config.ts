@@ -16,7 +16,12 @@ const require = createRequire(import.meta.url);
 function makeSchema(z: typeof Zod) {
   const countries = new Set<string>((require('libphonenumber-js') as typeof Libphonenumber).getCountries());
   const fieldsSchema = z
-    .object(Object.fromEntries(FIELD_NAMES.map((f) => [f, z.string().min(1).optional()])) as Record<(typeof FIELD_NAMES)[number], Zod.ZodOptional<Zod.ZodString>>)
+    .object(
+      Object.fromEntries(FIELD_NAMES.map((f) => [f, z.string().min(1).optional()])) as Record<
+        (typeof FIELD_NAMES)[number],
+        Zod.ZodOptional<Zod.ZodString>
+      >,
+    )
     .extend({ custom: z.record(z.string(), z.string().min(1)).optional() })
     .strict();
 
@@ -33,7 +38,9 @@ function makeSchema(z: typeof Zod) {
       types: z.array(z.string().min(1)).min(1).optional(),
       defaultCountry: z
         .string()
-        .refine((c) => countries.has(c.toUpperCase()), { message: 'not an ISO 3166 country code known for phone numbers (e.g. BR, US, PT)' })
+        .refine((c) => countries.has(c.toUpperCase()), {
+          message: 'not an ISO 3166 country code known for phone numbers (e.g. BR, US, PT)',
+        })
         .optional(),
       namespace: z.string().min(1).optional(),
       retention: z

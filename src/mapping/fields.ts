@@ -2,7 +2,18 @@
 // (English and Portuguese), at the top level or inside the usual event wrappers (data, payload, ...).
 
 /** The fields leadledger maps from a record. */
-export const FIELD_NAMES = ['id', 'type', 'time', 'email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
+export const FIELD_NAMES = [
+  'id',
+  'type',
+  'time',
+  'email',
+  'phone',
+  'name',
+  'firstName',
+  'lastName',
+  'company',
+  'source',
+] as const;
 export type FieldName = (typeof FIELD_NAMES)[number];
 
 /** A path into a record, already split on dots. */
@@ -12,20 +23,70 @@ export type FieldPath = readonly string[];
 const CANDIDATES: Record<FieldName, string[]> = {
   id: ['eventid', 'eventuuid', 'id', 'uuid', 'messageid', 'webhookid', 'deliveryid', 'recordid', 'leadid', 'idevento'],
   type: ['eventtype', 'type', 'event', 'topic', 'tipo', 'tipoevento'],
-  time: ['createdat', 'occurredat', 'timestamp', 'eventtime', 'ts', 'time', 'created', 'createdate', 'date', 'datadecriacao', 'datacriacao', 'criadoem', 'data', 'datahora'],
+  time: [
+    'createdat',
+    'occurredat',
+    'timestamp',
+    'eventtime',
+    'ts',
+    'time',
+    'created',
+    'createdate',
+    'date',
+    'datadecriacao',
+    'datacriacao',
+    'criadoem',
+    'data',
+    'datahora',
+  ],
   email: ['email', 'emailaddress', 'mail', 'correio', 'enderecodeemail', 'emailprincipal'],
-  phone: ['phone', 'phonenumber', 'telefone', 'celular', 'whatsapp', 'mobile', 'mobilephone', 'mobilephonenumber', 'tel', 'fone', 'telefonecelular', 'numerodetelefone'],
+  phone: [
+    'phone',
+    'phonenumber',
+    'telefone',
+    'celular',
+    'whatsapp',
+    'mobile',
+    'mobilephone',
+    'mobilephonenumber',
+    'tel',
+    'fone',
+    'telefonecelular',
+    'numerodetelefone',
+  ],
   name: ['name', 'fullname', 'nome', 'nomecompleto', 'contactname', 'leadname', 'displayname'],
   firstName: ['firstname', 'givenname', 'primeironome', 'prenome'],
   lastName: ['lastname', 'surname', 'familyname', 'sobrenome', 'ultimonome'],
-  company: ['company', 'companyname', 'empresa', 'organization', 'organisation', 'organizacao', 'nomedaempresa', 'account', 'accountname'],
+  company: [
+    'company',
+    'companyname',
+    'empresa',
+    'organization',
+    'organisation',
+    'organizacao',
+    'nomedaempresa',
+    'account',
+    'accountname',
+  ],
   source: ['source', 'utmsource', 'leadsource', 'origem', 'fonte', 'canal', 'origemdolead', 'originalsource'],
 };
 
 /** Keys under which events usually carry the lead; searched after the top level for lead fields. */
 const WRAPPERS: FieldPath[] = [
-  ['data'], ['data', 'object'], ['data', 'attributes'], ['data', 'lead'], ['data', 'contact'], ['payload'], ['body'],
-  ['lead'], ['contact'], ['properties'], ['attributes'], ['fields'], ['person'], ['customer'],
+  ['data'],
+  ['data', 'object'],
+  ['data', 'attributes'],
+  ['data', 'lead'],
+  ['data', 'contact'],
+  ['payload'],
+  ['body'],
+  ['lead'],
+  ['contact'],
+  ['properties'],
+  ['attributes'],
+  ['fields'],
+  ['person'],
+  ['customer'],
 ];
 
 /** Fields that belong to the envelope: looked for at the top level first. */
@@ -71,7 +132,10 @@ function findIn(obj: Record<string, unknown>, field: FieldName, base: FieldPath)
 export type FieldPlan = Record<FieldName, FieldPath | null>;
 
 /** Auto-detects where each field lives in a record; explicit paths from the config win. */
-export function planFields(record: Record<string, unknown>, explicit: Partial<Record<FieldName, FieldPath>>): FieldPlan {
+export function planFields(
+  record: Record<string, unknown>,
+  explicit: Partial<Record<FieldName, FieldPath>>,
+): FieldPlan {
   const plan = {} as FieldPlan;
   const nested: Array<[FieldPath, Record<string, unknown>]> = [];
   for (const w of WRAPPERS) {
@@ -100,7 +164,8 @@ export function shapeOf(record: Record<string, unknown>): string {
   let sig = Object.keys(record).join('\u0001');
   for (const w of WRAPPERS) {
     const v = getPath(record, w);
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) sig += '\u0002' + w.join('.') + ':' + Object.keys(v).join('\u0001');
+    if (v !== null && typeof v === 'object' && !Array.isArray(v))
+      sig += '\u0002' + w.join('.') + ':' + Object.keys(v).join('\u0001');
   }
   return sig;
 }
@@ -132,7 +197,10 @@ export function shapeKeys(record: Record<string, unknown>): Shape {
   const check: number[] = [];
   WRAPPERS.forEach((w, i) => {
     // The level above: the record, or the wrapper that is this path minus its last step.
-    const parent = w.length === 1 ? top : wrappers[WRAPPERS.findIndex((p) => p.length === w.length - 1 && p.every((k, j) => k === w[j]))];
+    const parent =
+      w.length === 1
+        ? top
+        : wrappers[WRAPPERS.findIndex((p) => p.length === w.length - 1 && p.every((k, j) => k === w[j]))];
     if (parent?.includes(w[w.length - 1]!)) check.push(i);
   });
   return { top, wrappers, check };

@@ -1,7 +1,18 @@
 // RawRecord → LeadEvent | invalid | filtered: find the fields, normalize them, derive the keys, apply filters.
 import type { RawItem, RawRecord } from '../sources/types.js';
 import type { Config } from './config.js';
-import { FIELD_NAMES, getPath, planFields, sameShape, shapeKeys, shapeOf, type FieldName, type FieldPath, type FieldPlan, type Shape } from './fields.js';
+import {
+  FIELD_NAMES,
+  getPath,
+  planFields,
+  sameShape,
+  shapeKeys,
+  shapeOf,
+  type FieldName,
+  type FieldPath,
+  type FieldPlan,
+  type Shape,
+} from './fields.js';
 import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
 import { normalizeEmail, normalizeName, normalizePhone } from './normalize.js';
 import type { Lead, Mapped } from './types.js';
@@ -73,7 +84,13 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (!keyFields && plan.id) {
       key = at(read.id, fields);
       if (!key) {
-        return { kind: 'invalid', source, line, field: plan.id.join('.'), reason: `no event id in '${plan.id.join('.')}'` };
+        return {
+          kind: 'invalid',
+          source,
+          line,
+          field: plan.id.join('.'),
+          reason: `no event id in '${plan.id.join('.')}'`,
+        };
       }
     }
 
@@ -83,28 +100,33 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     }
     const timeRaw = at(read.time, fields);
     // Without --since/--until a canonical UTC time needs no Date at all (see isoTime).
-    const canonicalTime = timeRaw !== undefined && !timeFilter && timeRaw.length === 24 && ISO_UTC.test(timeRaw) && inRange(timeRaw);
+    const canonicalTime =
+      timeRaw !== undefined && !timeFilter && timeRaw.length === 24 && ISO_UTC.test(timeRaw) && inRange(timeRaw);
     const timeMs = timeRaw === undefined || canonicalTime ? undefined : parseTime(timeRaw);
     if (sinceMs !== undefined || untilMs !== undefined) {
       if (timeMs === undefined) {
         const why = timeRaw === undefined ? 'no event time' : `time '${timeRaw}' is not a date`;
         return { kind: 'filtered', source, line, key, reason: `${why} (--since/--until)` };
       }
-      if (sinceMs !== undefined && timeMs < sinceMs) return { kind: 'filtered', source, line, key, reason: 'before --since' };
-      if (untilMs !== undefined && timeMs >= untilMs) return { kind: 'filtered', source, line, key, reason: 'at or after --until' };
+      if (sinceMs !== undefined && timeMs < sinceMs)
+        return { kind: 'filtered', source, line, key, reason: 'before --since' };
+      if (untilMs !== undefined && timeMs >= untilMs)
+        return { kind: 'filtered', source, line, key, reason: 'at or after --until' };
     }
 
     const lead: Lead = {};
     const emailRaw = at(read.email, fields);
     if (emailRaw !== undefined) {
       const e = normalizeEmail(emailRaw);
-      if (!e.ok) return { kind: 'invalid', source, line, key, field: plan.email!.join('.'), reason: `email: ${e.reason}` };
+      if (!e.ok)
+        return { kind: 'invalid', source, line, key, field: plan.email!.join('.'), reason: `email: ${e.reason}` };
       lead.email = e.value;
     }
     const phoneRaw = at(read.phone, fields);
     if (phoneRaw !== undefined) {
       const p = normalizePhone(phoneRaw, country);
-      if (!p.ok) return { kind: 'invalid', source, line, key, field: plan.phone!.join('.'), reason: `phone: ${p.reason}` };
+      if (!p.ok)
+        return { kind: 'invalid', source, line, key, field: plan.phone!.join('.'), reason: `phone: ${p.reason}` };
       lead.phone = p.value;
     }
     if (!lead.email && !lead.phone) {
@@ -161,7 +183,9 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
 
 /** A reader's item mapped: a record by `map`, a reject as an invalid record with the reader's reason. */
 export function mapItem(map: (rec: RawRecord) => Mapped, item: RawItem): Mapped {
-  return item.kind === 'reject' ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason } : map(item);
+  return item.kind === 'reject'
+    ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason }
+    : map(item);
 }
 
 /** Maps raw records; also tells which plan it used last (see engine/fast-jsonl.ts). */

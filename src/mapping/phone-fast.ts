@@ -63,7 +63,9 @@ for (const [code, plan] of PLANS) PLANS_BY_CODE[Number(code)] = plan;
 const TEXT = Buffer.alloc(MAX_FAST_INPUT_LENGTH);
 const DIGITS = Buffer.alloc(MAX_FAST_INPUT_LENGTH);
 // Buffer's own latin1 decoder, without toString's argument checks.
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice?: (this: Buffer, start: number, end: number) => string }).latin1Slice;
+const latin1Slice = (
+  Buffer.prototype as unknown as { latin1Slice?: (this: Buffer, start: number, end: number) => string }
+).latin1Slice;
 
 function buildPlans(json: unknown): Map<string, Plan | null> {
   const plans = new Map<string, Plan | null>();

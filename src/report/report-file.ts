@@ -16,7 +16,16 @@ export interface ReportRow {
   crm_id: string;
 }
 
-export const REPORT_COLUMNS: Array<keyof ReportRow> = ['source', 'line', 'key', 'email', 'decision', 'reason', 'result', 'crm_id'];
+export const REPORT_COLUMNS: Array<keyof ReportRow> = [
+  'source',
+  'line',
+  'key',
+  'email',
+  'decision',
+  'reason',
+  'result',
+  'crm_id',
+];
 
 /** Spreadsheet apps run cells starting with these as formulas (CSV injection): such cells get a leading quote. */
 export function neutralizeCell(v: string): string {

@@ -51,7 +51,6 @@ export function emptyCounts(): DecisionCounts {
   return c;
 }
 
-
 const EXAMPLES_PER_KIND = 3;
 
 /** Accumulates decisions into counts, per-source counts and a few examples per decision. */

@@ -16,7 +16,9 @@ const LABEL: Record<DecisionKind, string> = {
 /** Renders the end-of-run summary as text. */
 export function formatSummary(r: RunReport, c: ChalkInstance): string {
   const lines: string[] = [];
-  const title = r.dryRun ? `${r.command} --dry-run: nothing was sent and the ledger was not written` : `${r.command}${r.sink ? ` → ${r.sink}` : ''}`;
+  const title = r.dryRun
+    ? `${r.command} --dry-run: nothing was sent and the ledger was not written`
+    : `${r.command}${r.sink ? ` → ${r.sink}` : ''}`;
   lines.push(c.bold(title));
   lines.push(`ledger ${r.ledger}${r.runId ? ` (run ${r.runId})` : ''}`);
   lines.push('');
@@ -42,20 +44,27 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
   if (r.delivery) {
     const d = r.delivery;
     lines.push('');
-    lines.push(`  sent ${c.green(String(d.sent))}, updated ${d.updated}, already in the CRM ${d.exists}, failed ${d.failed ? c.red(String(d.failed)) : '0'}, in doubt ${d.inDoubt ? c.red(String(d.inDoubt)) : '0'}`);
+    lines.push(
+      `  sent ${c.green(String(d.sent))}, updated ${d.updated}, already in the CRM ${d.exists}, failed ${d.failed ? c.red(String(d.failed)) : '0'}, in doubt ${d.inDoubt ? c.red(String(d.inDoubt)) : '0'}`,
+    );
     if (d.recovered) lines.push(`  recovered from earlier runs: ${d.recovered}`);
     if (d.claimedElsewhere) lines.push(`  claimed by another run meanwhile (not sent here): ${d.claimedElsewhere}`);
     for (const [reason, n] of Object.entries(r.failures ?? {})) lines.push(c.red(`    failed ×${n}: ${reason}`));
   }
   if (r.http && r.http.requests) {
-    lines.push(`  http: ${r.http.requests} requests, ${r.http.retries ?? 0} retries, ${r.http.rateLimited ?? 0} rate-limited (429)`);
+    lines.push(
+      `  http: ${r.http.requests} requests, ${r.http.retries ?? 0} retries, ${r.http.rateLimited ?? 0} rate-limited (429)`,
+    );
   }
-  const exampleKinds = DECISION_KINDS.filter((k) => r.examples[k]?.length && k !== 'duplicate_in_input' && k !== 'duplicate');
+  const exampleKinds = DECISION_KINDS.filter(
+    (k) => r.examples[k]?.length && k !== 'duplicate_in_input' && k !== 'duplicate',
+  );
   if (exampleKinds.length) {
     lines.push('');
     lines.push('  examples:');
     for (const k of exampleKinds) {
-      for (const e of r.examples[k]!) lines.push(c.dim(`    ${k}: ${e.source}:${e.line}${e.key ? ` [${e.key}]` : ''} ${e.reason}`));
+      for (const e of r.examples[k]!)
+        lines.push(c.dim(`    ${k}: ${e.source}:${e.line}${e.key ? ` [${e.key}]` : ''} ${e.reason}`));
     }
   }
   if (r.interrupted) lines.push(c.yellow('  interrupted: in-flight sends were settled; run again to continue'));

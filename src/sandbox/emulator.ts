@@ -66,7 +66,17 @@ export interface Emulator {
   reset(): void;
 }
 
-const emptyStats = (): EmulatorStats => ({ requests: 0, byStatus: {}, sent429: 0, rateLimited: 0, sent5xx: 0, hangs: 0, resets: 0, commitThenDrops: 0, drops: 0 });
+const emptyStats = (): EmulatorStats => ({
+  requests: 0,
+  byStatus: {},
+  sent429: 0,
+  rateLimited: 0,
+  sent5xx: 0,
+  hangs: 0,
+  resets: 0,
+  commitThenDrops: 0,
+  drops: 0,
+});
 
 const tooManyBody = (): Record<string, unknown> => ({
   status: 'error',
@@ -79,7 +89,10 @@ const tooManyBody = (): Record<string, unknown> => ({
 
 /** Start the emulator; resolves once it listens. */
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
-  const limit = typeof opts.rateLimit === 'string' ? parseRateLimit(opts.rateLimit) : (opts.rateLimit ?? { max: 190, intervalMs: 10_000 });
+  const limit =
+    typeof opts.rateLimit === 'string'
+      ? parseRateLimit(opts.rateLimit)
+      : (opts.rateLimit ?? { max: 190, intervalMs: 10_000 });
   const hubspot = new HubSpotApi({
     ...(opts.customProperties ? { customProperties: opts.customProperties } : {}),
     ...(opts.conflictMode ? { conflictMode: opts.conflictMode } : {}),
@@ -92,12 +105,21 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   let random = seededRandom(opts.seed ?? 1);
   let stats = emptyStats();
 
-  const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+  const send = (
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void => {
     stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
     if (status === 429) stats.sent429++;
     if (status >= 500) stats.sent5xx++;
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json;charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json;charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
   };
 
@@ -129,11 +151,24 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     return send(res, 404, { error: `no admin route ${req.method} ${path}` });
   };
 
-  const crm = (req: http.IncomingMessage, res: http.ServerResponse, url: URL, raw: Buffer, fault: FaultKind | undefined): void => {
+  const crm = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    raw: Buffer,
+    fault: FaultKind | undefined,
+  ): void => {
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : '';
     if (!bearer || (opts.token !== undefined && bearer !== opts.token)) {
-      return send(res, 401, hubspotError('INVALID_AUTHENTICATION', 'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview'));
+      return send(
+        res,
+        401,
+        hubspotError(
+          'INVALID_AUTHENTICATION',
+          'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview',
+        ),
+      );
     }
     const admitted = window.admit();
     if (!admitted.ok) {
@@ -146,7 +181,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       try {
         body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
       } catch {
-        return send(res, 400, hubspotError('VALIDATION_ERROR', 'Invalid input JSON on line 1, column 1: Unexpected character'), headers);
+        return send(
+          res,
+          400,
+          hubspotError('VALIDATION_ERROR', 'Invalid input JSON on line 1, column 1: Unexpected character'),
+          headers,
+        );
       }
     }
     const base = '/crm/v3/objects/contacts';
@@ -174,7 +214,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       void handle(req, res, Buffer.concat(chunks)).catch((err: unknown) => {
-        if (!res.headersSent) send(res, 500, { status: 'error', message: `emulator error: ${String(err)}`, category: 'INTERNAL_ERROR' });
+        if (!res.headersSent)
+          send(res, 500, { status: 'error', message: `emulator error: ${String(err)}`, category: 'INTERNAL_ERROR' });
       });
     });
   });
@@ -185,7 +226,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     stats.requests++;
     const fault = drawFault(faults, random);
     if (faults.latencyMs) await delay(faults.latencyMs);
-    const retryAfter: Record<string, string> = faults.retryAfter !== undefined ? { 'retry-after': faults.retryAfter } : {};
+    const retryAfter: Record<string, string> =
+      faults.retryAfter !== undefined ? { 'retry-after': faults.retryAfter } : {};
     switch (fault) {
       case 'hang':
         // Never answered; close() destroys the socket.
@@ -197,7 +239,17 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         req.socket.destroy();
         return;
       case '503':
-        return send(res, 503, { status: 'error', message: 'Service Unavailable (emulated)', category: 'SERVICE_UNAVAILABLE', correlationId: crypto.randomUUID() }, retryAfter);
+        return send(
+          res,
+          503,
+          {
+            status: 'error',
+            message: 'Service Unavailable (emulated)',
+            category: 'SERVICE_UNAVAILABLE',
+            correlationId: crypto.randomUUID(),
+          },
+          retryAfter,
+        );
       case '429':
         return send(res, 429, tooManyBody(), { ...rateHeaders(0), ...retryAfter });
       default:

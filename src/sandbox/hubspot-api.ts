@@ -46,14 +46,35 @@ interface PropertyError {
 }
 
 const STANDARD_PROPERTIES = [
-  'email', 'firstname', 'lastname', 'phone', 'mobilephone', 'company', 'website', 'jobtitle', 'address', 'city',
-  'state', 'zip', 'country', 'lifecyclestage', 'hs_lead_status', 'hubspot_owner_id', 'industry', 'fax', 'message',
+  'email',
+  'firstname',
+  'lastname',
+  'phone',
+  'mobilephone',
+  'company',
+  'website',
+  'jobtitle',
+  'address',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'lifecyclestage',
+  'hs_lead_status',
+  'hubspot_owner_id',
+  'industry',
+  'fax',
+  'message',
 ];
 const MAX_BATCH = 100;
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** The documented error envelope; correlationId is fresh on every error like the real API. */
-export function hubspotError(category: string, message: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function hubspotError(
+  category: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { status: 'error', message, correlationId: randomUUID(), category, ...extra };
 }
 
@@ -63,7 +84,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function missing(schema: string, attrs: string[]): HubSpotReply {
   return {
     status: 400,
-    body: hubspotError('VALIDATION_ERROR', `Invalid input JSON on line 1, column 1: Cannot build ${schema}, some of required attributes are not set [${attrs.join(', ')}]`),
+    body: hubspotError(
+      'VALIDATION_ERROR',
+      `Invalid input JSON on line 1, column 1: Cannot build ${schema}, some of required attributes are not set [${attrs.join(', ')}]`,
+    ),
   };
 }
 
@@ -103,7 +127,8 @@ export class HubSpotApi {
     if (!isObject(body)) return missing('SimplePublicObjectInputForCreate', ['associations', 'properties']);
     const absent = ['associations', 'properties'].filter((k) => body[k] === undefined);
     if (absent.length) return missing('SimplePublicObjectInputForCreate', absent);
-    if (!isObject(body.properties) || !Array.isArray(body.associations)) return missing('SimplePublicObjectInputForCreate', ['properties']);
+    if (!isObject(body.properties) || !Array.isArray(body.associations))
+      return missing('SimplePublicObjectInputForCreate', ['properties']);
     const errors = this.validateProperties(body.properties);
     if (errors.length) return this.propertyErrorReply(errors);
     const props = body.properties as Record<string, string>;
@@ -114,22 +139,37 @@ export class HubSpotApi {
 
   /** POST /crm/v3/objects/contacts/batch/create */
   batchCreate(body: unknown): HubSpotReply {
-    if (!isObject(body) || !Array.isArray(body.inputs)) return missing('BatchInputSimplePublicObjectBatchInputForCreate', ['inputs']);
+    if (!isObject(body) || !Array.isArray(body.inputs))
+      return missing('BatchInputSimplePublicObjectBatchInputForCreate', ['inputs']);
     const inputs = body.inputs as unknown[];
     if (inputs.length > MAX_BATCH || inputs.length === 0) {
-      return { status: 400, body: hubspotError('VALIDATION_ERROR', `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`) };
+      return {
+        status: 400,
+        body: hubspotError(
+          'VALIDATION_ERROR',
+          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
+        ),
+      };
     }
     for (const input of inputs) {
       if (!isObject(input)) return missing('SimplePublicObjectBatchInputForCreate', ['associations', 'properties']);
       const absent = ['associations', 'properties'].filter((k) => input[k] === undefined);
       if (absent.length) return missing('SimplePublicObjectBatchInputForCreate', absent);
-      if (!isObject(input.properties) || !Array.isArray(input.associations)) return missing('SimplePublicObjectBatchInputForCreate', ['properties']);
+      if (!isObject(input.properties) || !Array.isArray(input.associations))
+        return missing('SimplePublicObjectBatchInputForCreate', ['properties']);
     }
     const typed = inputs as Array<{ properties: Record<string, unknown>; objectWriteTraceId?: unknown }>;
-    const traceIds = typed.map((i) => (typeof i.objectWriteTraceId === 'string' && i.objectWriteTraceId !== '' ? i.objectWriteTraceId : undefined));
-    const multiStatus = this.allowMultiStatus && traceIds.every((t) => t !== undefined) && new Set(traceIds).size === traceIds.length;
+    const traceIds = typed.map((i) =>
+      typeof i.objectWriteTraceId === 'string' && i.objectWriteTraceId !== '' ? i.objectWriteTraceId : undefined,
+    );
+    const multiStatus =
+      this.allowMultiStatus && traceIds.every((t) => t !== undefined) && new Set(traceIds).size === traceIds.length;
 
-    type Verdict = { kind: 'ok' } | { kind: 'invalid'; errors: PropertyError[] } | { kind: 'conflict'; id: string } | { kind: 'dup'; email: string };
+    type Verdict =
+      | { kind: 'ok' }
+      | { kind: 'invalid'; errors: PropertyError[] }
+      | { kind: 'conflict'; id: string }
+      | { kind: 'dup'; email: string };
     const seen = new Set<string>();
     const verdicts: Verdict[] = typed.map((input) => {
       const errors = this.validateProperties(input.properties);
@@ -145,12 +185,17 @@ export class HubSpotApi {
     });
 
     const firstConflict = verdicts.find((v) => v.kind === 'conflict');
-    if (firstConflict && (!multiStatus || this.conflictMode === 'batch-409')) return this.conflictReply(firstConflict.id);
+    if (firstConflict && (!multiStatus || this.conflictMode === 'batch-409'))
+      return this.conflictReply(firstConflict.id);
     if (!multiStatus) {
       const invalid = verdicts.find((v) => v.kind === 'invalid');
       if (invalid) return this.propertyErrorReply(invalid.errors);
       const dup = verdicts.find((v) => v.kind === 'dup');
-      if (dup) return { status: 400, body: hubspotError('VALIDATION_ERROR', `Duplicate emails found in batch input: [${dup.email}]`) };
+      if (dup)
+        return {
+          status: 400,
+          body: hubspotError('VALIDATION_ERROR', `Duplicate emails found in batch input: [${dup.email}]`),
+        };
     }
 
     const started = new Date(this.now()).toISOString();
@@ -161,50 +206,106 @@ export class HubSpotApi {
       const trace = traceIds[i];
       const context = trace !== undefined ? { objectWriteTraceId: [trace] } : {};
       if (v.kind === 'ok') {
-        results.push({ ...this.view(this.store(input.properties as Record<string, string>)), ...(trace !== undefined ? { objectWriteTraceId: trace } : {}) });
+        results.push({
+          ...this.view(this.store(input.properties as Record<string, string>)),
+          ...(trace !== undefined ? { objectWriteTraceId: trace } : {}),
+        });
       } else if (v.kind === 'invalid') {
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: `Property values were not valid: ${JSON.stringify(v.errors)}`, context, errors: [], links: {} });
+        errors.push({
+          status: 'error',
+          category: 'VALIDATION_ERROR',
+          message: `Property values were not valid: ${JSON.stringify(v.errors)}`,
+          context,
+          errors: [],
+          links: {},
+        });
       } else if (v.kind === 'conflict') {
-        errors.push({ status: 'error', category: 'CONFLICT', message: `Contact already exists. Existing ID: ${v.id}`, context: { ...context, id: [v.id] }, errors: [], links: {} });
+        errors.push({
+          status: 'error',
+          category: 'CONFLICT',
+          message: `Contact already exists. Existing ID: ${v.id}`,
+          context: { ...context, id: [v.id] },
+          errors: [],
+          links: {},
+        });
       } else {
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: `Duplicate emails found in batch input: [${v.email}]`, context, errors: [], links: {} });
+        errors.push({
+          status: 'error',
+          category: 'VALIDATION_ERROR',
+          message: `Duplicate emails found in batch input: [${v.email}]`,
+          context,
+          errors: [],
+          links: {},
+        });
       }
     });
     const completed = new Date(this.now()).toISOString();
-    const base = { status: 'COMPLETE', results, startedAt: started, completedAt: completed, requestedAt: started, links: {} };
+    const base = {
+      status: 'COMPLETE',
+      results,
+      startedAt: started,
+      completedAt: completed,
+      requestedAt: started,
+      links: {},
+    };
     if (errors.length === 0) return { status: 201, body: base };
     return { status: 207, body: { ...base, numErrors: errors.length, errors } };
   }
 
   /** POST /crm/v3/objects/contacts/batch/upsert (idProperty=email or contact ids); all-or-nothing. */
   batchUpsert(body: unknown): HubSpotReply {
-    if (!isObject(body) || !Array.isArray(body.inputs)) return missing('BatchInputSimplePublicObjectBatchInputUpsert', ['inputs']);
+    if (!isObject(body) || !Array.isArray(body.inputs))
+      return missing('BatchInputSimplePublicObjectBatchInputUpsert', ['inputs']);
     const inputs = body.inputs as unknown[];
     if (inputs.length > MAX_BATCH || inputs.length === 0) {
-      return { status: 400, body: hubspotError('VALIDATION_ERROR', `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`) };
+      return {
+        status: 400,
+        body: hubspotError(
+          'VALIDATION_ERROR',
+          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
+        ),
+      };
     }
     const ids = new Set<string>();
     for (const input of inputs) {
       if (!isObject(input)) return missing('SimplePublicObjectBatchInputUpsert', ['id', 'properties']);
       const absent = ['id', 'properties'].filter((k) => input[k] === undefined);
       if (absent.length) return missing('SimplePublicObjectBatchInputUpsert', absent);
-      if (typeof input.id !== 'string' || !isObject(input.properties)) return missing('SimplePublicObjectBatchInputUpsert', ['id']);
+      if (typeof input.id !== 'string' || !isObject(input.properties))
+        return missing('SimplePublicObjectBatchInputUpsert', ['id']);
       if (input.idProperty !== undefined && input.idProperty !== 'email' && input.idProperty !== 'hs_object_id') {
-        return { status: 400, body: hubspotError('VALIDATION_ERROR', `Property ${String(input.idProperty)} is not a unique identifier`) };
+        return {
+          status: 400,
+          body: hubspotError('VALIDATION_ERROR', `Property ${String(input.idProperty)} is not a unique identifier`),
+        };
       }
       const key = input.idProperty === 'email' ? input.id.toLowerCase() : input.id;
-      if (ids.has(key)) return { status: 400, body: hubspotError('VALIDATION_ERROR', `Duplicate IDs found in batch input: [${input.id}]`) };
+      if (ids.has(key))
+        return {
+          status: 400,
+          body: hubspotError('VALIDATION_ERROR', `Duplicate IDs found in batch input: [${input.id}]`),
+        };
       ids.add(key);
-      const errors = this.validateProperties(input.idProperty === 'email' ? { ...input.properties, email: input.id } : input.properties);
+      const errors = this.validateProperties(
+        input.idProperty === 'email' ? { ...input.properties, email: input.id } : input.properties,
+      );
       if (errors.length) return this.propertyErrorReply(errors);
       if (input.idProperty !== 'email' && !this.byId.has(input.id)) {
         return { status: 404, body: hubspotError('OBJECT_NOT_FOUND', `Object not found. objectId: ${input.id}`) };
       }
     }
     const started = new Date(this.now()).toISOString();
-    const results = (inputs as Array<{ id: string; idProperty?: string; properties: Record<string, string>; objectWriteTraceId?: string }>).map((input) => {
+    const results = (
+      inputs as Array<{
+        id: string;
+        idProperty?: string;
+        properties: Record<string, string>;
+        objectWriteTraceId?: string;
+      }>
+    ).map((input) => {
       const trace = input.objectWriteTraceId !== undefined ? { objectWriteTraceId: input.objectWriteTraceId } : {};
-      const existing = input.idProperty === 'email' ? this.byEmail.get(input.id.toLowerCase()) : this.byId.get(input.id);
+      const existing =
+        input.idProperty === 'email' ? this.byEmail.get(input.id.toLowerCase()) : this.byId.get(input.id);
       if (existing) {
         const { email: _ignored, ...rest } = input.properties;
         Object.assign(existing.properties, rest);
@@ -213,24 +314,45 @@ export class HubSpotApi {
       }
       return { ...this.view(this.store({ ...input.properties, email: input.id })), new: true, ...trace };
     });
-    return { status: 200, body: { status: 'COMPLETE', results, startedAt: started, completedAt: new Date(this.now()).toISOString(), requestedAt: started } };
+    return {
+      status: 200,
+      body: {
+        status: 'COMPLETE',
+        results,
+        startedAt: started,
+        completedAt: new Date(this.now()).toISOString(),
+        requestedAt: started,
+      },
+    };
   }
 
   /** POST /crm/v3/objects/contacts/search: EQ / IN / HAS_PROPERTY filters, OR between groups, AND within. */
   search(body: unknown): HubSpotReply {
-    if (!isObject(body)) return missing('PublicObjectSearchRequest', ['after', 'filterGroups', 'limit', 'properties', 'sorts']);
+    if (!isObject(body))
+      return missing('PublicObjectSearchRequest', ['after', 'filterGroups', 'limit', 'properties', 'sorts']);
     const absent = ['after', 'filterGroups', 'limit', 'properties', 'sorts'].filter((k) => body[k] === undefined);
     if (absent.length) return missing('PublicObjectSearchRequest', absent);
     if (!Array.isArray(body.filterGroups) || body.filterGroups.length > 5) {
-      return { status: 400, body: hubspotError('VALIDATION_ERROR', 'filterGroups must be an array of at most 5 groups') };
+      return {
+        status: 400,
+        body: hubspotError('VALIDATION_ERROR', 'filterGroups must be an array of at most 5 groups'),
+      };
     }
     const limit = Math.min(200, Math.max(1, Number(body.limit) || 10));
     const after = Number(body.after) || 0;
-    const groups = body.filterGroups as Array<{ filters?: Array<{ propertyName?: string; operator?: string; value?: string; values?: string[] }> }>;
+    const groups = body.filterGroups as Array<{
+      filters?: Array<{ propertyName?: string; operator?: string; value?: string; values?: string[] }>;
+    }>;
     for (const g of groups) {
       for (const f of g.filters ?? []) {
         if (!f.propertyName || !['EQ', 'IN', 'HAS_PROPERTY'].includes(f.operator ?? '')) {
-          return { status: 400, body: hubspotError('VALIDATION_ERROR', `Unsupported filter ${JSON.stringify(f)} (the emulator knows EQ, IN, HAS_PROPERTY)`) };
+          return {
+            status: 400,
+            body: hubspotError(
+              'VALIDATION_ERROR',
+              `Unsupported filter ${JSON.stringify(f)} (the emulator knows EQ, IN, HAS_PROPERTY)`,
+            ),
+          };
         }
       }
     }
@@ -286,9 +408,19 @@ export class HubSpotApi {
     const errors: PropertyError[] = [];
     for (const [name, value] of Object.entries(props)) {
       if (!this.known.has(name)) {
-        errors.push({ isValid: false, message: `Property "${name}" does not exist`, error: 'PROPERTY_DOESNT_EXIST', name });
+        errors.push({
+          isValid: false,
+          message: `Property "${name}" does not exist`,
+          error: 'PROPERTY_DOESNT_EXIST',
+          name,
+        });
       } else if (typeof value !== 'string') {
-        errors.push({ isValid: false, message: `${JSON.stringify(value)} is not a valid value for ${name}`, error: 'INVALID_OPTION', name });
+        errors.push({
+          isValid: false,
+          message: `${JSON.stringify(value)} is not a valid value for ${name}`,
+          error: 'INVALID_OPTION',
+          name,
+        });
       } else if (name === 'email' && !EMAIL_RE.test(value)) {
         errors.push({ isValid: false, message: `Email address ${value} is invalid`, error: 'INVALID_EMAIL', name });
       }

@@ -55,11 +55,16 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.customProperties ? { customProperties: options.customProperties } : {}),
     faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
-    webhook: { ...(secret !== undefined ? { secret } : {}), ...(options.honourIdempotencyKey !== undefined ? { honourIdempotencyKey: options.honourIdempotencyKey } : {}) },
+    webhook: {
+      ...(secret !== undefined ? { secret } : {}),
+      ...(options.honourIdempotencyKey !== undefined ? { honourIdempotencyKey: options.honourIdempotencyKey } : {}),
+    },
   });
   const u = emulator.url;
   log(`leadledger sandbox listening on ${u}`);
-  log(`  HubSpot API:   ${u}/crm/v3/objects/contacts  (use --hubspot-url ${u}; token ${token ? `from $${options.tokenEnv}` : 'any bearer token'})`);
+  log(
+    `  HubSpot API:   ${u}/crm/v3/objects/contacts  (use --hubspot-url ${u}; token ${token ? `from $${options.tokenEnv}` : 'any bearer token'})`,
+  );
   log(`  webhook:       ${u}/webhook  and  ${u}/hooks/*`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);

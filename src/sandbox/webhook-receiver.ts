@@ -59,7 +59,11 @@ export class WebhookReceiver {
       const name = (this.opts.signatureHeader ?? 'X-Leadledger-Signature').toLowerCase();
       const given = headers[name];
       const expected = `sha256=${createHmac('sha256', this.opts.secret).update(raw).digest('hex')}`;
-      if (typeof given !== 'string' || given.length !== expected.length || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
+      if (
+        typeof given !== 'string' ||
+        given.length !== expected.length ||
+        !timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+      ) {
         return { status: 401, body: { error: 'invalid signature' } };
       }
     }
@@ -75,12 +79,19 @@ export class WebhookReceiver {
     if (this.opts.honourIdempotencyKey && key !== undefined) {
       const prior = this.byKey.get(key);
       if (prior) {
-        if (prior.bodyHash !== bodyHash) return { status: 422, body: { error: 'Idempotency-Key reused with a different body' } };
+        if (prior.bodyHash !== bodyHash)
+          return { status: 422, body: { error: 'Idempotency-Key reused with a different body' } };
         return { ...prior.reply, replayed: true };
       }
     }
     const id = `wh_${this.nextId++}`;
-    this.deliveries.push({ id, path, ...(key !== undefined ? { idempotencyKey: key } : {}), body, receivedAt: new Date().toISOString() });
+    this.deliveries.push({
+      id,
+      path,
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+      body,
+      receivedAt: new Date().toISOString(),
+    });
     const reply: WebhookReply = { status: 201, body: { id } };
     if (this.opts.honourIdempotencyKey && key !== undefined) this.byKey.set(key, { bodyHash, reply });
     return reply;

@@ -51,8 +51,24 @@ export type HttpResult = { kind: 'response'; response: HttpResponse } | { kind: 
 export type HttpEvent =
   | { type: 'request'; method: HttpMethod; url: string; attempt: number }
   | { type: 'response'; method: HttpMethod; url: string; attempt: number; status: number; durationMs: number }
-  | { type: 'network-error'; method: HttpMethod; url: string; attempt: number; code: string; inDoubt: boolean; durationMs: number }
-  | { type: 'retry'; method: HttpMethod; url: string; attempt: number; delayMs: number; reason: string; status?: number }
+  | {
+      type: 'network-error';
+      method: HttpMethod;
+      url: string;
+      attempt: number;
+      code: string;
+      inDoubt: boolean;
+      durationMs: number;
+    }
+  | {
+      type: 'retry';
+      method: HttpMethod;
+      url: string;
+      attempt: number;
+      delayMs: number;
+      reason: string;
+      status?: number;
+    }
   | { type: 'rate-limit-wait'; waitedMs: number };
 
 /** Running totals: "429s hit: N, all retried". */
@@ -100,7 +116,14 @@ type Attempt =
   | { ok: false; code: string; message: string; inDoubt: boolean; timeout: boolean };
 
 /** Network error codes raised before any byte of the request reached a server: nothing can have been committed. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
 
 /** Parse Retry-After (delta seconds or an HTTP date) into ms from now; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
@@ -120,8 +143,18 @@ export function isRetryableStatus(status: number): boolean {
 /** Keep-alive HTTP client applying the retry, timeout, rate-limit and redaction policy. */
 export class HttpClient {
   readonly limiter: RateLimiter;
-  readonly stats: HttpStats = { requests: 0, retries: 0, rateLimited: 0, networkErrors: 0, timeouts: 0, byStatus: {}, rateLimitWaitMs: 0 };
-  private readonly opts: Required<Pick<HttpClientOptions, 'timeoutMs' | 'maxRetries' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs'>>;
+  readonly stats: HttpStats = {
+    requests: 0,
+    retries: 0,
+    rateLimited: 0,
+    networkErrors: 0,
+    timeouts: 0,
+    byStatus: {},
+    rateLimitWaitMs: 0,
+  };
+  private readonly opts: Required<
+    Pick<HttpClientOptions, 'timeoutMs' | 'maxRetries' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs'>
+  >;
   private readonly secrets: string[];
   private readonly onEvent: ((event: HttpEvent) => void) | undefined;
   private readonly sleep: Sleep;
@@ -145,7 +178,13 @@ export class HttpClient {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.userAgent = options.userAgent ?? 'leadledger';
-    this.limiter = options.limiter ?? new RateLimiter({ ...(options.rate !== undefined ? { rate: options.rate } : {}), now: this.now, sleep: this.sleep });
+    this.limiter =
+      options.limiter ??
+      new RateLimiter({
+        ...(options.rate !== undefined ? { rate: options.rate } : {}),
+        now: this.now,
+        sleep: this.sleep,
+      });
     const maxSockets = options.maxSockets ?? 8;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets });
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets });
@@ -185,7 +224,13 @@ export class HttpClient {
         this.emit({ type: 'response', method: req.method, url: shownUrl, attempt, status: result.status, durationMs });
         const rateInfo = readRateLimitHeaders(result.headers);
         this.limiter.observe(rateInfo);
-        const response: HttpResponse = { status: result.status, headers: result.headers, text: result.text, attempts: attempt, maybeCommitted };
+        const response: HttpResponse = {
+          status: result.status,
+          headers: result.headers,
+          text: result.text,
+          attempts: attempt,
+          maybeCommitted,
+        };
         if (!isRetryableStatus(result.status)) return { kind: 'response', response };
         let delay = this.backoff(attempt);
         const retryAfter = parseRetryAfter(result.headers['retry-after'], this.now());
@@ -204,7 +249,15 @@ export class HttpClient {
         // A 429 is about the account, not this request: hold every request of this sink, not only this one.
         if (result.status === 429) this.limiter.pause(delay);
         this.stats.retries++;
-        this.emit({ type: 'retry', method: req.method, url: shownUrl, attempt, delayMs: delay, reason: `HTTP ${result.status}`, status: result.status });
+        this.emit({
+          type: 'retry',
+          method: req.method,
+          url: shownUrl,
+          attempt,
+          delayMs: delay,
+          reason: `HTTP ${result.status}`,
+          status: result.status,
+        });
         // A 429 waits inside the limiter's acquire(), together with every other request of this sink.
         if (result.status !== 429) await this.sleep(delay, req.signal);
         continue;
@@ -213,8 +266,18 @@ export class HttpClient {
       this.stats.networkErrors++;
       if (result.timeout) this.stats.timeouts++;
       if (result.inDoubt) maybeCommitted = true;
-      this.emit({ type: 'network-error', method: req.method, url: shownUrl, attempt, code: result.code, inDoubt: result.inDoubt, durationMs });
-      const reason = this.redact(result.timeout ? `no answer within ${this.opts.timeoutMs} ms (${shownUrl})` : `${result.message} (${shownUrl})`);
+      this.emit({
+        type: 'network-error',
+        method: req.method,
+        url: shownUrl,
+        attempt,
+        code: result.code,
+        inDoubt: result.inDoubt,
+        durationMs,
+      });
+      const reason = this.redact(
+        result.timeout ? `no answer within ${this.opts.timeoutMs} ms (${shownUrl})` : `${result.message} (${shownUrl})`,
+      );
       if (!canRetry || (result.inDoubt && req.retryInDoubt === false)) {
         return { kind: 'failure', failure: { inDoubt: maybeCommitted, reason, code: result.code, attempts: attempt } };
       }
@@ -246,7 +309,11 @@ export class HttpClient {
     const timeout = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const isHttps = url.protocol === 'https:';
-    const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...req.headers };
+    const headers: Record<string, string> = {
+      'user-agent': this.userAgent,
+      accept: 'application/json',
+      ...req.headers,
+    };
     const body = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
     if (body) headers['content-length'] = String(body.length);
     return new Promise<Attempt>((resolve, reject) => {
@@ -270,7 +337,12 @@ export class HttpClient {
         const notSent = !timedOut && NOT_SENT_CODES.has(code);
         done({ ok: false, code, message: err.message || code, inDoubt: !notSent && written, timeout: timedOut });
       };
-      const r = (isHttps ? https : http).request(url, { method: req.method, headers, agent: isHttps ? this.httpsAgent : this.httpAgent, signal });
+      const r = (isHttps ? https : http).request(url, {
+        method: req.method,
+        headers,
+        agent: isHttps ? this.httpsAgent : this.httpAgent,
+        signal,
+      });
       r.on('finish', () => {
         written = true;
       });

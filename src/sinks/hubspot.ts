@@ -58,7 +58,12 @@ interface ResultObject {
 /** The HubSpot contacts destination. */
 export class HubSpotSink implements Sink {
   readonly name = 'hubspot';
-  readonly capabilities: SinkCapabilities = { maxBatch: HUBSPOT_MAX_BATCH, lookupByNaturalKey: true, honoursIdempotencyKey: false, upsertByNaturalKey: true };
+  readonly capabilities: SinkCapabilities = {
+    maxBatch: HUBSPOT_MAX_BATCH,
+    lookupByNaturalKey: true,
+    honoursIdempotencyKey: false,
+    upsertByNaturalKey: true,
+  };
   private readonly base: string;
   private readonly http: HttpClient;
   private readonly token: string;
@@ -86,7 +91,12 @@ export class HubSpotSink implements Sink {
     items.forEach((item, i) => {
       if (item.mode === 'create') creates.push(i);
       else if (item.lead.email) updates.push(i);
-      else outcomes[i] = { kind: 'failed', permanent: true, reason: 'a HubSpot contact can only be updated by email, and this lead has none' };
+      else
+        outcomes[i] = {
+          kind: 'failed',
+          permanent: true,
+          reason: 'a HubSpot contact can only be updated by email, and this lead has none',
+        };
     });
     if (creates.length) await this.run(items, creates, outcomes, 'create', signal);
     if (updates.length) await this.run(items, updates, outcomes, 'upsert', signal);
@@ -99,15 +109,30 @@ export class HubSpotSink implements Sink {
       // GET by idProperty=email reads the store itself; search is eventually consistent and can miss a contact
       // created seconds ago, which would make recovery re-send it.
       const url = `${this.base}${CONTACTS}/${encodeURIComponent(naturalKey)}?idProperty=email&properties=email`;
-      const res = this.expectResponse(await this.http.request({ method: 'GET', url, headers: this.headers(), ...(signal ? { signal } : {}) }), 'look up a contact');
+      const res = this.expectResponse(
+        await this.http.request({ method: 'GET', url, headers: this.headers(), ...(signal ? { signal } : {}) }),
+        'look up a contact',
+      );
       if (res.status === 404) return { found: false };
-      if (res.status !== 200) throw new Error(this.http.redact(`HubSpot lookup failed: ${describeHubSpotError(parseHubSpotError(res.text), res.status)}`));
+      if (res.status !== 200)
+        throw new Error(
+          this.http.redact(`HubSpot lookup failed: ${describeHubSpotError(parseHubSpotError(res.text), res.status)}`),
+        );
       const id = (JSON.parse(res.text) as { id?: unknown }).id;
       return typeof id === 'string' ? { found: true, crmId: id } : { found: true };
     }
-    const body = { filterGroups: [{ filters: [{ propertyName: 'phone', operator: 'EQ', value: naturalKey }] }], properties: ['email', 'phone'], limit: 1, after: '0', sorts: [] };
+    const body = {
+      filterGroups: [{ filters: [{ propertyName: 'phone', operator: 'EQ', value: naturalKey }] }],
+      properties: ['email', 'phone'],
+      limit: 1,
+      after: '0',
+      sorts: [],
+    };
     const res = this.expectResponse(await this.post(`${CONTACTS}/search`, body, signal), 'search contacts');
-    if (res.status !== 200) throw new Error(this.http.redact(`HubSpot search failed: ${describeHubSpotError(parseHubSpotError(res.text), res.status)}`));
+    if (res.status !== 200)
+      throw new Error(
+        this.http.redact(`HubSpot search failed: ${describeHubSpotError(parseHubSpotError(res.text), res.status)}`),
+      );
     const first = (JSON.parse(res.text) as { results?: Array<{ id?: unknown }> }).results?.[0];
     if (!first) return { found: false };
     return typeof first.id === 'string' ? { found: true, crmId: first.id } : { found: true };
@@ -123,7 +148,13 @@ export class HubSpotSink implements Sink {
    * settles the one named input and re-queues the rest; a whole-batch 400 is split in halves, so one bad lead ends
    * up alone and the good ones still go through (log2(100) ≈ 7 extra calls instead of 100).
    */
-  private async run(items: SendItem[], indices: number[], outcomes: Array<SinkOutcome | undefined>, op: 'create' | 'upsert', signal?: AbortSignal): Promise<void> {
+  private async run(
+    items: SendItem[],
+    indices: number[],
+    outcomes: Array<SinkOutcome | undefined>,
+    op: 'create' | 'upsert',
+    signal?: AbortSignal,
+  ): Promise<void> {
     const queue: number[][] = [];
     for (let i = 0; i < indices.length; i += HUBSPOT_MAX_BATCH) queue.push(indices.slice(i, i + HUBSPOT_MAX_BATCH));
     while (queue.length > 0) {
@@ -147,7 +178,10 @@ export class HubSpotSink implements Sink {
       const result = await this.post(`${CONTACTS}/batch/${op}`, { inputs }, signal);
       if (result.kind === 'failure') {
         const f = result.failure;
-        for (const i of now) outcomes[i] = f.inDoubt ? { kind: 'unknown', reason: f.reason } : { kind: 'failed', permanent: false, reason: f.reason };
+        for (const i of now)
+          outcomes[i] = f.inDoubt
+            ? { kind: 'unknown', reason: f.reason }
+            : { kind: 'failed', permanent: false, reason: f.reason };
         continue;
       }
       const res = result.response;
@@ -159,7 +193,8 @@ export class HubSpotSink implements Sink {
       const err = parseHubSpotError(res.text);
       if (res.status === 409 && op === 'create') {
         const id = existingIdFrom(err.message) ?? contextValue(err.context, 'id');
-        const who = now.length === 1 ? now[0] : id !== undefined ? await this.whoConflicts(items, now, id, signal) : undefined;
+        const who =
+          now.length === 1 ? now[0] : id !== undefined ? await this.whoConflicts(items, now, id, signal) : undefined;
         if (who !== undefined) {
           outcomes[who] = { kind: 'exists', ...(id !== undefined ? { crmId: id } : {}) };
           const rest = now.filter((i) => i !== who);
@@ -181,7 +216,13 @@ export class HubSpotSink implements Sink {
   }
 
   /** Match a 200/201/207 body back to inputs: by objectWriteTraceId, else by email. */
-  private applyBatch(items: SendItem[], group: number[], outcomes: Array<SinkOutcome | undefined>, res: HttpResponse, op: 'create' | 'upsert'): void {
+  private applyBatch(
+    items: SendItem[],
+    group: number[],
+    outcomes: Array<SinkOutcome | undefined>,
+    res: HttpResponse,
+    op: 'create' | 'upsert',
+  ): void {
     const byTrace = new Map<string, number>();
     const byEmail = new Map<string, number>();
     for (const i of group) {
@@ -190,12 +231,17 @@ export class HubSpotSink implements Sink {
       if (item.lead.email) byEmail.set(item.lead.email.toLowerCase(), i);
     }
     const find = (trace: unknown, email: unknown): number | undefined =>
-      (typeof trace === 'string' ? byTrace.get(trace) : undefined) ?? (typeof email === 'string' ? byEmail.get(email.toLowerCase()) : undefined);
-    let body: { results?: ResultObject[]; errors?: Array<{ category?: string; message?: string; context?: Record<string, unknown> }> };
+      (typeof trace === 'string' ? byTrace.get(trace) : undefined) ??
+      (typeof email === 'string' ? byEmail.get(email.toLowerCase()) : undefined);
+    let body: {
+      results?: ResultObject[];
+      errors?: Array<{ category?: string; message?: string; context?: Record<string, unknown> }>;
+    };
     try {
       body = JSON.parse(res.text) as typeof body;
     } catch {
-      for (const i of group) outcomes[i] = { kind: 'unknown', reason: `HubSpot answered ${res.status} with a body that is not JSON` };
+      for (const i of group)
+        outcomes[i] = { kind: 'unknown', reason: `HubSpot answered ${res.status} with a body that is not JSON` };
       return;
     }
     for (const r of body.results ?? []) {
@@ -218,9 +264,19 @@ export class HubSpotSink implements Sink {
   }
 
   /** A batch 409 names an id but not the input: read that contact's email to find which input collided. */
-  private async whoConflicts(items: SendItem[], group: number[], id: string, signal?: AbortSignal): Promise<number | undefined> {
+  private async whoConflicts(
+    items: SendItem[],
+    group: number[],
+    id: string,
+    signal?: AbortSignal,
+  ): Promise<number | undefined> {
     const url = `${this.base}${CONTACTS}/${encodeURIComponent(id)}?properties=email`;
-    const result = await this.http.request({ method: 'GET', url, headers: this.headers(), ...(signal ? { signal } : {}) });
+    const result = await this.http.request({
+      method: 'GET',
+      url,
+      headers: this.headers(),
+      ...(signal ? { signal } : {}),
+    });
     if (result.kind !== 'response') return undefined;
     this.throwOnCredentials(result.response);
     if (result.response.status !== 200) return undefined;
@@ -242,7 +298,8 @@ export class HubSpotSink implements Sink {
 
   private failureFor(res: HttpResponse, reason: string): SinkOutcome {
     const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-    if (retryable && res.maybeCommitted) return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
+    if (retryable && res.maybeCommitted)
+      return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
     return { kind: 'failed', permanent: !retryable, reason, status: res.status };
   }
 
@@ -264,6 +321,12 @@ export class HubSpotSink implements Sink {
   }
 
   private post(path: string, body: unknown, signal?: AbortSignal): Promise<HttpResult> {
-    return this.http.request({ method: 'POST', url: `${this.base}${path}`, headers: this.headers(), body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+    return this.http.request({
+      method: 'POST',
+      url: `${this.base}${path}`,
+      headers: this.headers(),
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
   }
 }

@@ -15,8 +15,15 @@ export type SinkName = (typeof SINK_NAMES)[number];
 
 /** One line per sink for --help. */
 export const SINKS: ReadonlyArray<{ name: SinkName; description: string }> = [
-  { name: 'hubspot', description: 'HubSpot contacts (v3 batch create, upsert by email with --existing update); token from HUBSPOT_TOKEN or --token-file' },
-  { name: 'webhook', description: 'POST one JSON body per lead to --url, with Idempotency-Key and an optional HMAC-SHA256 signature' },
+  {
+    name: 'hubspot',
+    description:
+      'HubSpot contacts (v3 batch create, upsert by email with --existing update); token from HUBSPOT_TOKEN or --token-file',
+  },
+  {
+    name: 'webhook',
+    description: 'POST one JSON body per lead to --url, with Idempotency-Key and an optional HMAC-SHA256 signature',
+  },
   { name: 'jsonl', description: "append one JSON line per lead to --output (a file, or '-' for stdout)" },
 ];
 
@@ -67,7 +74,12 @@ export async function createSink(opts: SinkOptions): Promise<Sink & { http?: Htt
     });
   switch (opts.sink) {
     case 'hubspot': {
-      const token = await readToken({ env, envName: 'HUBSPOT_TOKEN', what: 'HubSpot', ...(opts.tokenFile !== undefined ? { tokenFile: opts.tokenFile } : {}) });
+      const token = await readToken({
+        env,
+        envName: 'HUBSPOT_TOKEN',
+        what: 'HubSpot',
+        ...(opts.tokenFile !== undefined ? { tokenFile: opts.tokenFile } : {}),
+      });
       const client = http();
       const sink = new HubSpotSink({
         http: client,
@@ -81,7 +93,13 @@ export async function createSink(opts: SinkOptions): Promise<Sink & { http?: Htt
     case 'webhook': {
       if (!opts.url) throw new UsageError('the webhook sink needs --url');
       const client = http();
-      const sink = new WebhookSink({ url: opts.url, http: client, env, ...(opts.webhook ? { config: opts.webhook } : {}), ...(opts.allowInsecure !== undefined ? { allowInsecure: opts.allowInsecure } : {}) });
+      const sink = new WebhookSink({
+        url: opts.url,
+        http: client,
+        env,
+        ...(opts.webhook ? { config: opts.webhook } : {}),
+        ...(opts.allowInsecure !== undefined ? { allowInsecure: opts.allowInsecure } : {}),
+      });
       return Object.assign(sink, { http: client });
     }
     case 'jsonl': {

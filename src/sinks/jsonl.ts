@@ -21,7 +21,12 @@ export function jsonlLine(item: SendItem): string {
 /** A file or stdout destination, mostly for audits and piping into other tools. */
 export class JsonlSink implements Sink {
   readonly name = 'jsonl';
-  readonly capabilities: SinkCapabilities = { maxBatch: 500, lookupByNaturalKey: false, honoursIdempotencyKey: false, upsertByNaturalKey: false };
+  readonly capabilities: SinkCapabilities = {
+    maxBatch: 500,
+    lookupByNaturalKey: false,
+    honoursIdempotencyKey: false,
+    upsertByNaturalKey: false,
+  };
   private file: FileHandle | undefined;
   private opening: Promise<FileHandle> | undefined;
 

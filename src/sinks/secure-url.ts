@@ -15,10 +15,14 @@ export function checkSinkUrl(raw: string, what: string, allowInsecure = false): 
   } catch {
     throw new UsageError(`${what} URL is not a valid URL: ${raw}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`${what} URL must be http(s), got ${url.protocol}`);
-  if (url.username || url.password) throw new UsageError(`${what} URL must not carry credentials; use a header or a token file`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new UsageError(`${what} URL must be http(s), got ${url.protocol}`);
+  if (url.username || url.password)
+    throw new UsageError(`${what} URL must not carry credentials; use a header or a token file`);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowInsecure) {
-    throw new UsageError(`${what} URL ${url.origin} is plain http to a non-local host; use https, or pass --allow-insecure to send leads unencrypted`);
+    throw new UsageError(
+      `${what} URL ${url.origin} is plain http to a non-local host; use https, or pass --allow-insecure to send leads unencrypted`,
+    );
   }
   return url;
 }

@@ -3,7 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 
 /** Read a token from a file (trimmed) when a path is given, else from env[envName]; UsageError saying how to set it. */
-export async function readToken(opts: { env: Record<string, string | undefined>; envName: string; tokenFile?: string; what: string }): Promise<string> {
+export async function readToken(opts: {
+  env: Record<string, string | undefined>;
+  envName: string;
+  tokenFile?: string;
+  what: string;
+}): Promise<string> {
   if (opts.tokenFile !== undefined) {
     let text: string;
     try {
@@ -18,7 +23,9 @@ export async function readToken(opts: { env: Record<string, string | undefined>;
   }
   const token = opts.env[opts.envName]?.trim();
   if (!token) {
-    throw new UsageError(`${opts.what} needs a token: set ${opts.envName} in the environment, or put it in a file and pass --token-file PATH`);
+    throw new UsageError(
+      `${opts.what} needs a token: set ${opts.envName} in the environment, or put it in a file and pass --token-file PATH`,
+    );
   }
   return token;
 }

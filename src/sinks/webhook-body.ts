@@ -42,7 +42,12 @@ export function renderTemplate(template: unknown, downstreamKey: string, lead: L
   const ctx: Record<string, unknown> = {
     downstream_key: downstreamKey,
     event_key_hash: downstreamKey,
-    lead: { ...snake, ...(lead.firstName ? { firstName: lead.firstName } : {}), ...(lead.lastName ? { lastName: lead.lastName } : {}), custom: { ...(lead.custom ?? {}) } },
+    lead: {
+      ...snake,
+      ...(lead.firstName ? { firstName: lead.firstName } : {}),
+      ...(lead.lastName ? { lastName: lead.lastName } : {}),
+      custom: { ...(lead.custom ?? {}) },
+    },
   };
   const lookup = (path: string): unknown => {
     let cur: unknown = ctx;
@@ -62,10 +67,11 @@ export function renderTemplate(template: unknown, downstreamKey: string, lead: L
         return found === undefined || typeof found === 'object' ? '' : String(found);
       });
     }
-    if (Array.isArray(v)) return v.map((x) => {
-      const r = walk(x);
-      return r === MISSING ? null : r;
-    });
+    if (Array.isArray(v))
+      return v.map((x) => {
+        const r = walk(x);
+        return r === MISSING ? null : r;
+      });
     if (typeof v === 'object' && v !== null) {
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {

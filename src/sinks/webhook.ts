@@ -69,9 +69,15 @@ export class WebhookSink implements Sink {
     this.secret = this.config.sign === false ? undefined : secret || undefined;
     if (this.secret) this.http.addSecret(this.secret);
     for (const [name, value] of Object.entries(this.config.headers ?? {})) {
-      if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new UsageError(`webhook header ${name} contains a line break`);
+      if (/[\r\n]/.test(name) || /[\r\n]/.test(value))
+        throw new UsageError(`webhook header ${name} contains a line break`);
     }
-    this.capabilities = { maxBatch: 1, lookupByNaturalKey: false, honoursIdempotencyKey: this.config.honoursIdempotencyKey ?? false, upsertByNaturalKey: false };
+    this.capabilities = {
+      maxBatch: 1,
+      lookupByNaturalKey: false,
+      honoursIdempotencyKey: this.config.honoursIdempotencyKey ?? false,
+      upsertByNaturalKey: false,
+    };
   }
 
   /** "webhook at https://host/path" (no query string: it may hold a key). */
@@ -92,14 +98,29 @@ export class WebhookSink implements Sink {
   }
 
   private async sendOne(item: SendItem, signal?: AbortSignal): Promise<SinkOutcome> {
-    const payload = this.config.template !== undefined ? renderTemplate(this.config.template, item.downstreamKey, item.lead) : buildDefaultBody(item.downstreamKey, item.lead);
+    const payload =
+      this.config.template !== undefined
+        ? renderTemplate(this.config.template, item.downstreamKey, item.lead)
+        : buildDefaultBody(item.downstreamKey, item.lead);
     const body = JSON.stringify(payload);
-    const headers: Record<string, string> = { ...this.config.headers, 'content-type': 'application/json', 'idempotency-key': item.downstreamKey };
-    if (this.secret) headers[(this.config.signatureHeader ?? 'X-Leadledger-Signature').toLowerCase()] = signBody(body, this.secret);
+    const headers: Record<string, string> = {
+      ...this.config.headers,
+      'content-type': 'application/json',
+      'idempotency-key': item.downstreamKey,
+    };
+    if (this.secret)
+      headers[(this.config.signatureHeader ?? 'X-Leadledger-Signature').toLowerCase()] = signBody(body, this.secret);
     // A receiver that does not drop repeated keys would store a second copy of a request that timed out after
     // arriving: such a request is not retried, its lead is reported in doubt instead.
     const retryInDoubt = this.config.honoursIdempotencyKey === true;
-    const result = await this.http.request({ method: 'POST', url: this.url.href, headers, body, retryInDoubt, ...(signal ? { signal } : {}) });
+    const result = await this.http.request({
+      method: 'POST',
+      url: this.url.href,
+      headers,
+      body,
+      retryInDoubt,
+      ...(signal ? { signal } : {}),
+    });
     if (result.kind === 'failure') {
       const f = result.failure;
       return f.inDoubt ? { kind: 'unknown', reason: f.reason } : { kind: 'failed', permanent: false, reason: f.reason };
@@ -107,7 +128,9 @@ export class WebhookSink implements Sink {
     const res = result.response;
     const excerpt = this.http.redact(res.text.slice(0, 300).trim());
     if (res.status === 401 || res.status === 403) {
-      throw new CredentialsError(`${this.describe()} refused the request (HTTP ${res.status})${excerpt ? `: ${excerpt}` : ''}`);
+      throw new CredentialsError(
+        `${this.describe()} refused the request (HTTP ${res.status})${excerpt ? `: ${excerpt}` : ''}`,
+      );
     }
     let parsed: unknown;
     try {
@@ -121,7 +144,8 @@ export class WebhookSink implements Sink {
     if (res.status === 409) return { kind: 'exists', ...crmId };
     const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
     const reason = `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`;
-    if (retryable && res.maybeCommitted) return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
+    if (retryable && res.maybeCommitted)
+      return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
     return { kind: 'failed', permanent: !retryable, reason, status: res.status };
   }
 }

@@ -15,7 +15,8 @@ export function jsonArrayElementLines(text: string): number[] {
       continue;
     }
     if (inString) {
-      if (c === 0x5c) i++; // skip the escaped character (never a newline in valid JSON)
+      if (c === 0x5c)
+        i++; // skip the escaped character (never a newline in valid JSON)
       else if (c === 0x22) inString = false;
       continue;
     }

@@ -13,7 +13,8 @@ export function describeJsonError(err: unknown, text: string): JsonErrorInfo {
   const raw = err instanceof Error ? err.message : String(err);
   const pos = / in JSON at position (\d+)/.exec(raw);
   if (pos) return { message: raw.slice(0, pos.index), offset: Number(pos[1]) };
-  if (raw.startsWith('Unexpected end of JSON input')) return { message: 'unexpected end of input', offset: text.length };
+  if (raw.startsWith('Unexpected end of JSON input'))
+    return { message: 'unexpected end of input', offset: text.length };
   let offset: number;
   try {
     offset = findJsonErrorOffset(text);

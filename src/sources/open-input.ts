@@ -55,10 +55,22 @@ export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStr
       await close();
       throw err;
     });
-    return { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, it), close };
+    return {
+      head: Buffer.concat(head.chunks),
+      complete: head.done,
+      gzip,
+      chunks: resume(head.chunks, head.done, it),
+      close,
+    };
   }
   const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES);
-  const opened: OpenedInput = { head: Buffer.concat(head.chunks), complete: head.done, gzip, chunks: resume(head.chunks, head.done, rawIt), close: closer(rawIt) };
+  const opened: OpenedInput = {
+    head: Buffer.concat(head.chunks),
+    complete: head.done,
+    gzip,
+    chunks: resume(head.chunks, head.done, rawIt),
+    close: closer(rawIt),
+  };
   // Only a regular file can be read at positions: a named pipe (bash's <(…)) is read as the stream it is.
   if (input.path !== null && !head.done && statSync(input.path).isFile()) {
     const path = input.path;

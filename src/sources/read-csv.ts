@@ -19,7 +19,11 @@ export interface CsvSettings {
 }
 
 /** Reads a CSV input; yields batches of records keyed by header, plus rejects for bad rows; ends gracefully on an unterminated quote. */
-export async function* readCsv(chunks: AsyncIterable<Buffer>, ctx: ReaderContext, settings: CsvSettings): AsyncGenerator<RawItem[]> {
+export async function* readCsv(
+  chunks: AsyncIterable<Buffer>,
+  ctx: ReaderContext,
+  settings: CsvSettings,
+): AsyncGenerator<RawItem[]> {
   const { source } = ctx;
   const offset = ctx.lineOffset ?? 0;
   const parser = parse({
@@ -106,7 +110,11 @@ export class CsvRows {
  * times faster: rows without a quote are split in one call. For such text it yields exactly what readCsv
  * yields; on anything else it throws NotWellFormed (possibly after yielding some rows).
  */
-export async function* readCsvWellFormed(chunks: AsyncIterable<Buffer>, ctx: ReaderContext, settings: CsvSettings): AsyncGenerator<RawItem[]> {
+export async function* readCsvWellFormed(
+  chunks: AsyncIterable<Buffer>,
+  ctx: ReaderContext,
+  settings: CsvSettings,
+): AsyncGenerator<RawItem[]> {
   // The bytes are joined before decoding so the text is one flat string: text made of concatenated pieces would
   // be walked again by every indexOf below.
   const bytes: Buffer[] = [];
@@ -117,7 +125,7 @@ export async function* readCsvWellFormed(chunks: AsyncIterable<Buffer>, ctx: Rea
   const batchSize = ctx.batchSize ?? BATCH_SIZE;
   const cells: string[][] = [];
   // A batch of rows at a time, so rows die young.
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     i = splitWellFormed(text, i, settings.delimiter, cells, batchSize);
     for (const c of cells) rows.add(c);
     cells.length = 0;
@@ -128,7 +136,7 @@ export async function* readCsvWellFormed(chunks: AsyncIterable<Buffer>, ctx: Rea
 /** The rows of well-formed CSV text (see readCsvWellFormed), as cells. */
 export function wellFormedRows(text: string, delimiter: string): string[][] {
   const cells: string[][] = [];
-  for (let i = 0; i < text.length; ) i = splitWellFormed(text, i, delimiter, cells, Number.POSITIVE_INFINITY);
+  for (let i = 0; i < text.length;) i = splitWellFormed(text, i, delimiter, cells, Number.POSITIVE_INFINITY);
   return cells;
 }
 

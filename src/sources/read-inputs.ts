@@ -28,7 +28,12 @@ export type FormatReader<B> = (opened: OpenedInput, info: InputInfo, ctx: Reader
  * readInputs with the per-input reader supplied by the caller: inputs are resolved, opened, sniffed and their
  * failures turned into rejects exactly as readInputs does, whatever batches B the reader yields.
  */
-export async function* readInputsWith<B>(inputs: string[], opts: ReadOptions, read: FormatReader<B>, fromReject: (r: RawReject) => B): AsyncGenerator<B> {
+export async function* readInputsWith<B>(
+  inputs: string[],
+  opts: ReadOptions,
+  read: FormatReader<B>,
+  fromReject: (r: RawReject) => B,
+): AsyncGenerator<B> {
   const options = validateOptions(opts);
   const resolved = await resolveInputs(inputs);
   for (const input of resolved) yield* readOne(input, options, read, fromReject);
@@ -46,7 +51,8 @@ export function validateOptions(opts: ReadOptions): ReadOptions {
     out.encoding = enc;
   }
   if (opts.delimiter !== undefined) out.delimiter = normalizeDelimiter(opts.delimiter);
-  if (opts.select !== undefined && opts.select.trim() === '') throw new UsageError('--select needs a field path, e.g. body or request.body');
+  if (opts.select !== undefined && opts.select.trim() === '')
+    throw new UsageError('--select needs a field path, e.g. body or request.body');
   return out;
 }
 
@@ -59,7 +65,12 @@ function normalizeDelimiter(d: string): string {
   return d;
 }
 
-async function* readOne<B>(input: ResolvedInput, opts: ReadOptions, read: FormatReader<B>, fromReject: (r: RawReject) => B): AsyncGenerator<B> {
+async function* readOne<B>(
+  input: ResolvedInput,
+  opts: ReadOptions,
+  read: FormatReader<B>,
+  fromReject: (r: RawReject) => B,
+): AsyncGenerator<B> {
   const ctx: ReaderContext = {
     source: input.source,
     selector: opts.select === undefined ? null : compileSelector(opts.select),
@@ -74,7 +85,12 @@ async function* readOne<B>(input: ResolvedInput, opts: ReadOptions, read: Format
   } catch (err) {
     if (err instanceof InputError || err instanceof UsageError) throw err;
     const line = Math.max(1, ctx.progress.line + 1);
-    yield fromReject({ kind: 'reject', source: input.source, line, reason: `input failed at line ${line}: ${describeReadError(err)}` });
+    yield fromReject({
+      kind: 'reject',
+      source: input.source,
+      line,
+      reason: `input failed at line ${line}: ${describeReadError(err)}`,
+    });
   } finally {
     await opened?.close();
   }
@@ -96,7 +112,12 @@ export function readFormat(opened: OpenedInput, info: InputInfo, ctx: ReaderCont
 function describeReadError(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   const msg = e?.message ?? String(err);
-  if (e?.code === 'Z_BUF_ERROR' || e?.code === 'Z_DATA_ERROR' || e?.errno === -5 || /unexpected end of file|incorrect header check|invalid (block|distance|stored)/.test(msg)) {
+  if (
+    e?.code === 'Z_BUF_ERROR' ||
+    e?.code === 'Z_DATA_ERROR' ||
+    e?.errno === -5 ||
+    /unexpected end of file|incorrect header check|invalid (block|distance|stored)/.test(msg)
+  ) {
     return `corrupt or truncated gzip data (${msg})`;
   }
   if (e?.code === 'ENOENT') return 'the file disappeared while being read';

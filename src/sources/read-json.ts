@@ -30,7 +30,14 @@ export async function* readJson(chunks: AsyncIterable<Buffer>, ctx: ReaderContex
     }
     const e = describeJsonError(err, text);
     const at = lineAndColumn(text, e.offset);
-    yield [{ kind: 'reject', source, line: at.line, reason: `invalid JSON document: ${e.message} at line ${at.line}, column ${at.column}` }];
+    yield [
+      {
+        kind: 'reject',
+        source,
+        line: at.line,
+        reason: `invalid JSON document: ${e.message} at line ${at.line}, column ${at.column}`,
+      },
+    ];
     return;
   }
 

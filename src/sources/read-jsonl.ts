@@ -74,7 +74,8 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
 /** Where a line's text starts: after a UTF-8 BOM when it is the input's first line. */
 export function lineStart(buf: Uint8Array, start: number, end: number, first: boolean): number {
   // A BOM can only be at the very start; checked per line so a tiny first stdin chunk cannot split it.
-  if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) return start + 3;
+  if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf)
+    return start + 3;
   return start;
 }
 
@@ -92,7 +93,14 @@ export function lineEnd(buf: Uint8Array, start: number, end: number): number {
 }
 
 /** The record (or the reason it is not one) of a non-blank line's text. */
-export function lineItem(buf: Buffer, start: number, end: number, line: number, source: string, selector: ReaderContext['selector']): RawItem {
+export function lineItem(
+  buf: Buffer,
+  start: number,
+  end: number,
+  line: number,
+  source: string,
+  selector: ReaderContext['selector'],
+): RawItem {
   const text = buf.toString('utf8', start, end);
   let value: unknown;
   try {

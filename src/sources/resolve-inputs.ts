@@ -58,7 +58,8 @@ async function checkReadable(p: string): Promise<void> {
   } catch (err) {
     throw new InputError(`cannot read input '${p}': ${describeFsError(err)}`);
   }
-  if (st.isDirectory()) throw new InputError(`cannot read input '${p}': it is a directory (use a glob such as '${p}/*.csv')`);
+  if (st.isDirectory())
+    throw new InputError(`cannot read input '${p}': it is a directory (use a glob such as '${p}/*.csv')`);
   try {
     await access(p, constants.R_OK);
   } catch (err) {

@@ -34,13 +34,15 @@ function firstLogicalLines(text: string, complete: boolean): string[] {
   let start = 0;
   for (let i = 0; i < text.length && out.length < SAMPLE_LINES; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) inQuotes = !inQuotes; // a doubled quote toggles twice: still correct
+    if (c === 0x22)
+      inQuotes = !inQuotes; // a doubled quote toggles twice: still correct
     else if (c === 0x0a && !inQuotes) {
       pushLine(out, text.slice(start, i));
       start = i + 1;
     }
   }
-  if (out.length < SAMPLE_LINES && start < text.length && (complete || out.length === 0)) pushLine(out, text.slice(start));
+  if (out.length < SAMPLE_LINES && start < text.length && (complete || out.length === 0))
+    pushLine(out, text.slice(start));
   return out;
 }
 

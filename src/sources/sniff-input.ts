@@ -17,7 +17,8 @@ export function decideInputInfo(input: ResolvedInput, opened: OpenedInput, opts:
   if (format === 'csv') {
     const encoding = opts.encoding ?? detectEncoding(opened.head, opened.complete);
     info.encoding = encoding;
-    info.delimiter = opts.delimiter ?? hint.delimiter ?? sniffDelimiter(decodeHead(opened.head, encoding), opened.complete);
+    info.delimiter =
+      opts.delimiter ?? hint.delimiter ?? sniffDelimiter(decodeHead(opened.head, encoding), opened.complete);
   }
   return info;
 }

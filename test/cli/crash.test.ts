@@ -12,7 +12,12 @@ import { expectedPeople, generateEvents } from '../helpers/events.js';
 
 const TOKEN = 'pat-crash-test-token';
 
-interface LedgerState { sent: number; pending: number; inDoubt: number; running: number }
+interface LedgerState {
+  sent: number;
+  pending: number;
+  inDoubt: number;
+  running: number;
+}
 
 function ledgerState(path: string): LedgerState | undefined {
   if (!existsSync(path)) return undefined;
@@ -34,13 +39,24 @@ function ledgerState(path: string): LedgerState | undefined {
 }
 
 function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', CI: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1', CI: '1', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
 }
 
-const exited = (c: ChildProcess) => new Promise<number | null>((r) => (c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.on('exit', (code) => r(code))));
+const exited = (c: ChildProcess) =>
+  new Promise<number | null>((r) =>
+    c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.on('exit', (code) => r(code)),
+  );
 
 /** SIGKILLs the child as soon as the ledger satisfies `when`; returns the state at the kill, or undefined if it exited first. */
-async function killWhen(child: ChildProcess, ledger: string, when: (s: LedgerState) => boolean): Promise<LedgerState | undefined> {
+async function killWhen(
+  child: ChildProcess,
+  ledger: string,
+  when: (s: LedgerState) => boolean,
+): Promise<LedgerState | undefined> {
   for (;;) {
     if (child.exitCode !== null) return undefined;
     const s = ledgerState(ledger);
@@ -63,7 +79,12 @@ function killPlan(total: number): Array<(s: LedgerState) => boolean> {
   return plan;
 }
 
-async function crashLoop(args: string[], ledger: string, total: number, env: Record<string, string>): Promise<Set<string>> {
+async function crashLoop(
+  args: string[],
+  ledger: string,
+  total: number,
+  env: Record<string, string>,
+): Promise<Set<string>> {
   const points = new Set<string>();
   for (const [i, when] of killPlan(total).entries()) {
     const child = start(args, env);
@@ -86,7 +107,21 @@ test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, non
   const events = generateEvents(dir, 2600, 21);
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
-  const args = ['push', events, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--concurrency', '1', '--quiet', '--backoff', '20'];
+  const args = [
+    'push',
+    events,
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    emu.url,
+    '--ledger',
+    ledger,
+    '--concurrency',
+    '1',
+    '--quiet',
+    '--backoff',
+    '20',
+  ];
   const points = await crashLoop(args, ledger, want.size, { HUBSPOT_TOKEN: TOKEN });
   assert.ok(points.size >= 10, `distinct kill points: ${[...points].join(' ')}`);
   const final = await runCli(args, { env: { HUBSPOT_TOKEN: TOKEN } });
@@ -95,11 +130,21 @@ test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, non
   assert.equal(emails.length, new Set(emails).size);
   assert.deepEqual(new Set(emails), want);
   const db = new Database(ledger, { readonly: true });
-  const rows = db.prepare(`SELECT status, natural_key, crm_id FROM events`).all() as Array<{ status: string; natural_key: string; crm_id: string }>;
+  const rows = db.prepare(`SELECT status, natural_key, crm_id FROM events`).all() as Array<{
+    status: string;
+    natural_key: string;
+    crm_id: string;
+  }>;
   db.close();
-  assert.ok(rows.every((r) => r.status === 'sent'), 'no event left pending or in doubt');
+  assert.ok(
+    rows.every((r) => r.status === 'sent'),
+    'no event left pending or in doubt',
+  );
   const ids = new Map(emu.contacts().map((c) => [String(c.properties.email), c.id]));
-  assert.ok(rows.every((r) => ids.get(r.natural_key) === r.crm_id), 'the ledger holds the CRM id of every person');
+  assert.ok(
+    rows.every((r) => ids.get(r.natural_key) === r.crm_id),
+    'the ledger holds the CRM id of every person',
+  );
 });
 
 test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never send a lead twice; unsure sends stay in doubt, none lost', async () => {
@@ -109,14 +154,30 @@ test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never 
   const events = generateEvents(dir, 500, 22);
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
-  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--concurrency', '2', '--quiet', '--backoff', '20'];
+  const args = [
+    'push',
+    events,
+    '--sink',
+    'webhook',
+    '--url',
+    `${emu.url}/webhook`,
+    '--ledger',
+    ledger,
+    '--concurrency',
+    '2',
+    '--quiet',
+    '--backoff',
+    '20',
+  ];
   const points = await crashLoop(args, ledger, want.size, {});
   assert.ok(points.size >= 10, `distinct kill points: ${[...points].join(' ')}`);
   const final = await runCli(args);
   const emails = emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);
   assert.equal(emails.length, new Set(emails).size, 'no lead delivered twice');
   const db = new Database(ledger, { readonly: true });
-  const doubt = db.prepare(`SELECT natural_key FROM events WHERE status = 'in_doubt'`).all() as Array<{ natural_key: string }>;
+  const doubt = db.prepare(`SELECT natural_key FROM events WHERE status = 'in_doubt'`).all() as Array<{
+    natural_key: string;
+  }>;
   const pending = (db.prepare(`SELECT count(*) n FROM events WHERE status = 'pending'`).get() as { n: number }).n;
   db.close();
   assert.equal(pending, 0);
@@ -132,7 +193,19 @@ test('two pushes at once on one ledger, without the run lock: claims alone keep 
   const events = generateEvents(dir, 600, 23);
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
-  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--no-lock', '--json', '--quiet'];
+  const args = [
+    'push',
+    events,
+    '--sink',
+    'webhook',
+    '--url',
+    `${emu.url}/webhook`,
+    '--ledger',
+    ledger,
+    '--no-lock',
+    '--json',
+    '--quiet',
+  ];
   const [a, b] = await Promise.all([runCli(args), runCli(args)]);
   assert.equal(a.code, 0, a.stderr);
   assert.equal(b.code, 0, b.stderr);
@@ -150,9 +223,20 @@ test('with the run lock, a second push exits 5 at once, or waits with --wait and
   const dir = tmpDir();
   const events = generateEvents(dir, 300, 24);
   const ledger = join(dir, 'l.db');
-  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--json', '--quiet'];
+  const args = [
+    'push',
+    events,
+    '--sink',
+    'webhook',
+    '--url',
+    `${emu.url}/webhook`,
+    '--ledger',
+    ledger,
+    '--json',
+    '--quiet',
+  ];
   const first = runCli(args);
-  for (let i = 0; i < 500 && !(ledgerState(ledger)?.running); i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 500 && !ledgerState(ledger)?.running; i++) await new Promise((r) => setTimeout(r, 5));
   const second = await runCli(args);
   assert.equal(second.code, 5, second.stderr);
   assert.match(second.stderr, /in use by run \d+ \(pid \d+/);
@@ -170,7 +254,19 @@ test('Ctrl-C: in-flight sends settle, the run is recorded as interrupted, exit 1
   const events = generateEvents(dir, 3000, 25);
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
-  const args = ['push', events, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--concurrency', '1', '--quiet'];
+  const args = [
+    'push',
+    events,
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    emu.url,
+    '--ledger',
+    ledger,
+    '--concurrency',
+    '1',
+    '--quiet',
+  ];
   const child = start(args, { HUBSPOT_TOKEN: TOKEN });
   for (let i = 0; i < 2000 && !((ledgerState(ledger)?.sent ?? 0) > 0); i++) await new Promise((r) => setTimeout(r, 5));
   child.kill('SIGINT');
@@ -180,7 +276,10 @@ test('Ctrl-C: in-flight sends settle, the run is recorded as interrupted, exit 1
   assert.equal(s.inDoubt, 0);
   assert.ok(s.sent > 0 && s.sent < want.size, `sent ${s.sent}`);
   const db = new Database(ledger, { readonly: true });
-  assert.equal((db.prepare(`SELECT status FROM runs ORDER BY id DESC LIMIT 1`).get() as { status: string }).status, 'interrupted');
+  assert.equal(
+    (db.prepare(`SELECT status FROM runs ORDER BY id DESC LIMIT 1`).get() as { status: string }).status,
+    'interrupted',
+  );
   db.close();
   const rerun = await runCli(args, { env: { HUBSPOT_TOKEN: TOKEN } });
   assert.equal(rerun.code, 0, rerun.stderr);

@@ -8,8 +8,17 @@ import { runCli, ROOT } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const fx = (f: string) => join(ROOT, 'fixtures', f);
-const json = (s: string) => JSON.parse(s) as { counts: Record<string, number>; perSource: Record<string, Record<string, number>>; dryRun: boolean; exitCode: number };
-const sumDecisions = (c: Record<string, number>) => Object.entries(c).filter(([k]) => k !== 'read').reduce((a, [, v]) => a + v, 0);
+const json = (s: string) =>
+  JSON.parse(s) as {
+    counts: Record<string, number>;
+    perSource: Record<string, Record<string, number>>;
+    dryRun: boolean;
+    exitCode: number;
+  };
+const sumDecisions = (c: Record<string, number>) =>
+  Object.entries(c)
+    .filter(([k]) => k !== 'read')
+    .reduce((a, [, v]) => a + v, 0);
 
 test('dry-run of a webhook log: every decision counted, nothing written, summary on stderr', async () => {
   const dir = tmpDir();
@@ -26,7 +35,18 @@ test('dry-run of a webhook log: every decision counted, nothing written, summary
 });
 
 test('--json is one document on stdout whose counts add up to the records read', async () => {
-  const r = await runCli(['push', fx('webhook-events.jsonl'), fx('crm-export-pt.csv'), '--dry-run', '--json', '--quiet', '--default-country', 'BR', '--ledger', join(tmpDir(), 'l.db')]);
+  const r = await runCli([
+    'push',
+    fx('webhook-events.jsonl'),
+    fx('crm-export-pt.csv'),
+    '--dry-run',
+    '--json',
+    '--quiet',
+    '--default-country',
+    'BR',
+    '--ledger',
+    join(tmpDir(), 'l.db'),
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, '');
   const doc = json(r.stdout);
@@ -40,11 +60,14 @@ test('--json is one document on stdout whose counts add up to the records read',
 test('--report writes a row per record read, CSV cells neutralized', async () => {
   const dir = tmpDir();
   const input = join(dir, 'in.jsonl');
-  writeFileSync(input, [
-    JSON.stringify({ event_id: '=HYPERLINK("http://evil")', email: 'a@x.io' }),
-    JSON.stringify({ event_id: 'e2', email: 'b@x.io' }),
-    '{broken',
-  ].join('\n') + '\n');
+  writeFileSync(
+    input,
+    [
+      JSON.stringify({ event_id: '=HYPERLINK("http://evil")', email: 'a@x.io' }),
+      JSON.stringify({ event_id: 'e2', email: 'b@x.io' }),
+      '{broken',
+    ].join('\n') + '\n',
+  );
   const report = join(dir, 'r.csv');
   const r = await runCli(['push', input, '--dry-run', '--report', report, '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
@@ -55,8 +78,14 @@ test('--report writes a row per record read, CSV cells neutralized', async () =>
   assert.match(rows[3]!, /,3,,,invalid,invalid JSON/);
   const jsonl = join(dir, 'r.jsonl');
   await runCli(['push', input, '--dry-run', '--report', jsonl, '--ledger', join(dir, 'l.db')]);
-  const recs = readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(recs.map((x) => x.decision), ['new', 'new', 'invalid']);
+  const recs = readFileSync(jsonl, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    recs.map((x) => x.decision),
+    ['new', 'new', 'invalid'],
+  );
 });
 
 test('dry-run against a seeded ledger: imported keys are duplicates, imported people are known leads', async () => {
@@ -78,20 +107,49 @@ test('dry-run against a seeded ledger: imported keys are duplicates, imported pe
 test('stdin, gzip, wrapped logs and globs', async () => {
   const dir = tmpDir();
   const l = join(dir, 'l.db');
-  const stdin = await runCli(['push', '-', '--dry-run', '--json', '--ledger', l], { input: readFileSync(fx('webhook-events.jsonl')) });
+  const stdin = await runCli(['push', '-', '--dry-run', '--json', '--ledger', l], {
+    input: readFileSync(fx('webhook-events.jsonl')),
+  });
   assert.equal(json(stdin.stdout).counts.read, 25);
   assert.ok(json(stdin.stdout).perSource.stdin);
   const gz = await runCli(['push', fx('webhook-events.jsonl.gz'), '--dry-run', '--json', '--ledger', l]);
   assert.equal(json(gz.stdout).counts.new, 19);
-  const wrapped = await runCli(['push', fx('app-log-wrapped.jsonl'), '--select', 'body', '--dry-run', '--json', '--ledger', l]);
+  const wrapped = await runCli([
+    'push',
+    fx('app-log-wrapped.jsonl'),
+    '--select',
+    'body',
+    '--dry-run',
+    '--json',
+    '--ledger',
+    l,
+  ]);
   assert.equal(json(wrapped.stdout).counts.new, 6);
-  const glob = await runCli(['push', join(ROOT, 'fixtures', 'webhook-events.jsonl*'), '--dry-run', '--json', '--ledger', l]);
+  const glob = await runCli([
+    'push',
+    join(ROOT, 'fixtures', 'webhook-events.jsonl*'),
+    '--dry-run',
+    '--json',
+    '--ledger',
+    l,
+  ]);
   assert.equal(json(glob.stdout).counts.read, 45);
 });
 
 test('filters: --type and --since', async () => {
   const l = join(tmpDir(), 'l.db');
-  const r = await runCli(['push', fx('webhook-events.jsonl'), '--type', 'lead.created', '--since', '2026-10-01T13:00:00Z', '--dry-run', '--json', '--ledger', l]);
+  const r = await runCli([
+    'push',
+    fx('webhook-events.jsonl'),
+    '--type',
+    'lead.created',
+    '--since',
+    '2026-10-01T13:00:00Z',
+    '--dry-run',
+    '--json',
+    '--ledger',
+    l,
+  ]);
   const doc = json(r.stdout);
   assert.ok(doc.counts.filtered > 10, JSON.stringify(doc.counts));
   assert.equal(sumDecisions(doc.counts), 25);
@@ -128,7 +186,14 @@ test('on generated events with a seeded ledger, new + known leads = the unique i
   const events = join(dir, 'ev.jsonl');
   const gen = join(ROOT, 'bench', 'gen-events.mjs'); // the repository's copy of the team generator
   writeFileSync(events, execFileSync(process.execPath, [gen, '20000', '--seed', '7'], { maxBuffer: 64 << 20 }));
-  const ids = [...new Set(readFileSync(events, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id))];
+  const ids = [
+    ...new Set(
+      readFileSync(events, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { event_id: string }).event_id),
+    ),
+  ];
   const seeded = ids.filter((_, i) => i % 5 < 2);
   writeFileSync(join(dir, 'seed.txt'), seeded.join('\n') + '\n');
   const ledger = join(dir, 'l.db');

@@ -12,13 +12,24 @@ import { expectedPeople, generateEvents } from '../helpers/events.js';
 const CANARY = 'pat-na1-CANARY-7f3e9a1c-d00d-4bad-b0a7-1eadledger000';
 const fx = (f: string) => join(ROOT, 'fixtures', f);
 const env = { HUBSPOT_TOKEN: CANARY };
-type Report = { counts: Record<string, number>; delivery: Record<string, number>; failures: Record<string, number>; http?: Record<string, number>; exitCode: number };
+type Report = {
+  counts: Record<string, number>;
+  delivery: Record<string, number>;
+  failures: Record<string, number>;
+  http?: Record<string, number>;
+  exitCode: number;
+};
 const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
 function ledgerRows(path: string): Array<{ key: string; status: string; natural_key: string; crm_id: string | null }> {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare('SELECT key, status, natural_key, crm_id FROM events').all() as Array<{ key: string; status: string; natural_key: string; crm_id: string | null }>;
+    return db.prepare('SELECT key, status, natural_key, crm_id FROM events').all() as Array<{
+      key: string;
+      status: string;
+      natural_key: string;
+      crm_id: string | null;
+    }>;
   } finally {
     db.close();
   }
@@ -29,7 +40,19 @@ test('hubspot: a push delivers every new lead once; a rerun sends nothing; the l
   after(() => emu.close());
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
-  const args = ['push', fx('webhook-events.jsonl'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--report', join(dir, 'r.csv')];
+  const args = [
+    'push',
+    fx('webhook-events.jsonl'),
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    emu.url,
+    '--ledger',
+    ledger,
+    '--json',
+    '--report',
+    join(dir, 'r.csv'),
+  ];
   const first = await runCli(args, { env });
   assert.equal(first.code, 0, first.stderr);
   assert.equal(doc(first).delivery.sent, 16);
@@ -42,11 +65,19 @@ test('hubspot: a push delivers every new lead once; a rerun sends nothing; the l
   const sent = ledgerRows(ledger).filter((r) => r.status === 'sent');
   assert.deepEqual(new Set(sent.map((r) => r.crm_id)), new Set(emu.contacts().map((c) => c.id)));
   const report = readFileSync(join(dir, 'r.csv'), 'utf8');
-  assert.match(report, /evt_01JA0001,ana\.souza@example\.com\.br,new,not in the ledger,duplicate|evt_01JA0001,ana.souza@example.com.br,duplicate/);
+  assert.match(
+    report,
+    /evt_01JA0001,ana\.souza@example\.com\.br,new,not in the ledger,duplicate|evt_01JA0001,ana.souza@example.com.br,duplicate/,
+  );
 });
 
 test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): reruns as cron would end with every lead exactly once', async () => {
-  const emu = await startEmulator({ token: CANARY, rateLimit: '40/1s', seed: 11, faults: { error5xxRate: 0.15, resetRate: 0.05, commitThenDropRate: 0.1, hangRate: 0.03, burst429: 3, latencyMs: 5 } });
+  const emu = await startEmulator({
+    token: CANARY,
+    rateLimit: '40/1s',
+    seed: 11,
+    faults: { error5xxRate: 0.15, resetRate: 0.05, commitThenDropRate: 0.1, hangRate: 0.03, burst429: 3, latencyMs: 5 },
+  });
   after(() => emu.close());
   const dir = tmpDir();
   const events = generateEvents(dir, 1500, 3);
@@ -56,10 +87,36 @@ test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): re
   const timings: string[] = [];
   after(() => console.log(timings.join('\n')));
   for (let run = 0; run < 8; run++) {
-    const r = await runCli(['push', events, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--max-retries', '2', '--timeout', '1', '--backoff', '50', '--quiet'], { env });
+    const r = await runCli(
+      [
+        'push',
+        events,
+        '--sink',
+        'hubspot',
+        '--hubspot-url',
+        emu.url,
+        '--ledger',
+        ledger,
+        '--json',
+        '--max-retries',
+        '2',
+        '--timeout',
+        '1',
+        '--backoff',
+        '50',
+        '--quiet',
+      ],
+      { env },
+    );
     assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
     codes.push(r.code!);
-    timings.push(JSON.stringify({ ...doc(r).delivery, ms: (doc(r) as unknown as { durationMs: number }).durationMs, http: doc(r).http }));
+    timings.push(
+      JSON.stringify({
+        ...doc(r).delivery,
+        ms: (doc(r) as unknown as { durationMs: number }).durationMs,
+        http: doc(r).http,
+      }),
+    );
     if (r.code === 0) break;
   }
   assert.equal(codes.at(-1), 0, `still failing after ${codes.length} runs`);
@@ -67,16 +124,26 @@ test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): re
   assert.equal(emails.length, new Set(emails).size, 'no contact twice');
   assert.deepEqual(new Set(emails), want, 'every unique lead of the input, none lost');
   const rows = ledgerRows(ledger);
-  assert.ok(rows.every((r) => r.status === 'sent'), 'every claimed event settled as sent');
+  assert.ok(
+    rows.every((r) => r.status === 'sent'),
+    'every claimed event settled as sent',
+  );
   const byEmail = new Map(emu.contacts().map((c) => [String(c.properties.email), c.id]));
   for (const r of rows) assert.equal(r.crm_id, byEmail.get(r.natural_key), `crm id of ${r.key}`);
   const st = emu.stats();
-  assert.ok(st.sent5xx > 0 && st.commitThenDrops > 0 && st.resets > 0 && st.sent429 > 0 && st.hangs > 0, `faults were injected: ${JSON.stringify(st)}`);
+  assert.ok(
+    st.sent5xx > 0 && st.commitThenDrops > 0 && st.resets > 0 && st.sent429 > 0 && st.hangs > 0,
+    `faults were injected: ${JSON.stringify(st)}`,
+  );
 });
 
 test('webhook: Idempotency-Key and HMAC signature; in-doubt events re-sent with the same key', async () => {
   const secret = 'whsec-CANARY-webhook-secret';
-  const emu = await startEmulator({ webhook: { secret, honourIdempotencyKey: true }, faults: { commitThenDropRate: 0.2, latencyMs: 2 }, seed: 5 });
+  const emu = await startEmulator({
+    webhook: { secret, honourIdempotencyKey: true },
+    faults: { commitThenDropRate: 0.2, latencyMs: 2 },
+    seed: 5,
+  });
   after(() => emu.close());
   const dir = tmpDir();
   const config = join(dir, 'leadledger.config.json');
@@ -86,7 +153,29 @@ test('webhook: Idempotency-Key and HMAC signature; in-doubt events re-sent with 
   const want = await expectedPeople(events, dir);
   let last: CliResult | undefined;
   for (let run = 0; run < 6; run++) {
-    last = await runCli(['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--config', config, '--ledger', ledger, '--json', '--quiet', '--max-retries', '1', '--timeout', '1', '--backoff', '20'], { env: { LEADLEDGER_WEBHOOK_SECRET: secret } });
+    last = await runCli(
+      [
+        'push',
+        events,
+        '--sink',
+        'webhook',
+        '--url',
+        `${emu.url}/webhook`,
+        '--config',
+        config,
+        '--ledger',
+        ledger,
+        '--json',
+        '--quiet',
+        '--max-retries',
+        '1',
+        '--timeout',
+        '1',
+        '--backoff',
+        '20',
+      ],
+      { env: { LEADLEDGER_WEBHOOK_SECRET: secret } },
+    );
     if (last.code === 0) break;
   }
   assert.equal(last!.code, 0, last!.stderr);
@@ -101,13 +190,25 @@ test('webhook: Idempotency-Key and HMAC signature; in-doubt events re-sent with 
 test('jsonl sink: one line per new lead; a rerun appends nothing', async () => {
   const dir = tmpDir();
   const out = join(dir, 'out.jsonl');
-  const args = ['push', fx('webhook-events.jsonl'), '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--quiet'];
+  const args = [
+    'push',
+    fx('webhook-events.jsonl'),
+    '--sink',
+    'jsonl',
+    '--output',
+    out,
+    '--ledger',
+    join(dir, 'l.db'),
+    '--quiet',
+  ];
   assert.equal((await runCli(args)).code, 0);
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
   // The ledger keeps each event's time as the input gave it (a regression: it was recorded empty).
   const db = new Database(join(dir, 'l.db'), { readonly: true });
   try {
-    const row = db.prepare("SELECT event_time FROM events WHERE key = 'evt_01JA0001'").get() as { event_time: string | null };
+    const row = db.prepare("SELECT event_time FROM events WHERE key = 'evt_01JA0001'").get() as {
+      event_time: string | null;
+    };
     assert.equal(row.event_time, '2026-10-01T12:00:00.000Z');
   } finally {
     db.close();
@@ -120,7 +221,22 @@ test('--existing update: a known lead is upserted by email instead of skipped', 
   const emu = await startEmulator({ token: CANARY });
   after(() => emu.close());
   const dir = tmpDir();
-  const r = await runCli(['push', fx('webhook-events.jsonl'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', join(dir, 'l.db'), '--json', '--existing', 'update'], { env });
+  const r = await runCli(
+    [
+      'push',
+      fx('webhook-events.jsonl'),
+      '--sink',
+      'hubspot',
+      '--hubspot-url',
+      emu.url,
+      '--ledger',
+      join(dir, 'l.db'),
+      '--json',
+      '--existing',
+      'update',
+    ],
+    { env },
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(doc(r).delivery.sent, 16);
   assert.equal(doc(r).delivery.updated, 2);
@@ -134,7 +250,10 @@ test('rejected credentials: exit 4, the token never printed, events left retryab
   after(() => emu.close());
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
-  const r = await runCli(['push', fx('webhook-events.jsonl'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger], { env });
+  const r = await runCli(
+    ['push', fx('webhook-events.jsonl'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger],
+    { env },
+  );
   assert.equal(r.code, 4, r.stderr);
   assert.match(r.stderr, /credentials|401|authenticat/i);
   assert.ok(!r.stderr.includes(CANARY) && !r.stdout.includes(CANARY));
@@ -148,10 +267,32 @@ test('a canary token never appears in stdout, stderr, the report or the ledger f
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const report = join(dir, 'r.jsonl');
-  const r = await runCli(['push', fx('webhook-events.jsonl'), fx('crm-export-pt.csv'), '--default-country', 'BR', '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--verbose', '--report', report, '--max-retries', '0'], { env });
+  const r = await runCli(
+    [
+      'push',
+      fx('webhook-events.jsonl'),
+      fx('crm-export-pt.csv'),
+      '--default-country',
+      'BR',
+      '--sink',
+      'hubspot',
+      '--hubspot-url',
+      emu.url,
+      '--ledger',
+      ledger,
+      '--json',
+      '--verbose',
+      '--report',
+      report,
+      '--max-retries',
+      '0',
+    ],
+    { env },
+  );
   assert.ok(r.code === 0 || r.code === 1, r.stderr);
   for (const text of [r.stdout, r.stderr, readFileSync(report, 'utf8')]) assert.ok(!text.includes(CANARY));
-  for (const f of [ledger, ledger + '-wal']) if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(CANARY)), f);
+  for (const f of [ledger, ledger + '-wal'])
+    if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(CANARY)), f);
 });
 
 test('tokens are not flag values: --token-file works, an unknown --token flag is refused', async () => {
@@ -160,18 +301,49 @@ test('tokens are not flag values: --token-file works, an unknown --token flag is
   const dir = tmpDir();
   const tf = join(dir, 'token');
   writeFileSync(tf, CANARY + '\n', { mode: 0o600 });
-  const ok = await runCli(['push', fx('leads.tsv'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--token-file', tf, '--ledger', join(dir, 'l.db'), '--default-country', 'BR'], { env: { HUBSPOT_TOKEN: undefined } });
+  const ok = await runCli(
+    [
+      'push',
+      fx('leads.tsv'),
+      '--sink',
+      'hubspot',
+      '--hubspot-url',
+      emu.url,
+      '--token-file',
+      tf,
+      '--ledger',
+      join(dir, 'l.db'),
+      '--default-country',
+      'BR',
+    ],
+    { env: { HUBSPOT_TOKEN: undefined } },
+  );
   assert.equal(ok.code, 0, ok.stderr);
-  const bad = await runCli(['push', fx('leads.tsv'), '--sink', 'hubspot', '--token', CANARY, '--ledger', join(dir, 'l.db')], { env: { HUBSPOT_TOKEN: undefined } });
+  const bad = await runCli(
+    ['push', fx('leads.tsv'), '--sink', 'hubspot', '--token', CANARY, '--ledger', join(dir, 'l.db')],
+    { env: { HUBSPOT_TOKEN: undefined } },
+  );
   assert.equal(bad.code, 2);
-  const none = await runCli(['push', fx('leads.tsv'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', join(dir, 'l2.db')], { env: { HUBSPOT_TOKEN: undefined } });
+  const none = await runCli(
+    ['push', fx('leads.tsv'), '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', join(dir, 'l2.db')],
+    { env: { HUBSPOT_TOKEN: undefined } },
+  );
   assert.equal(none.code, 2);
   assert.match(none.stderr, /HUBSPOT_TOKEN/);
 });
 
 test('a plain http:// URL to a non-loopback host is refused unless --allow-insecure', async () => {
   const dir = tmpDir();
-  const r = await runCli(['push', fx('leads.tsv'), '--sink', 'webhook', '--url', 'http://example.com/hook', '--ledger', join(dir, 'l.db')]);
+  const r = await runCli([
+    'push',
+    fx('leads.tsv'),
+    '--sink',
+    'webhook',
+    '--url',
+    'http://example.com/hook',
+    '--ledger',
+    join(dir, 'l.db'),
+  ]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /insecure|https/i);
 });

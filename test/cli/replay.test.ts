@@ -18,7 +18,14 @@ const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 const statusCounts = (ledger: string) => {
   const db = new Database(ledger, { readonly: true });
   try {
-    return Object.fromEntries((db.prepare(`SELECT status, count(*) n FROM events GROUP BY status`).all() as Array<{ status: string; n: number }>).map((r) => [r.status, r.n]));
+    return Object.fromEntries(
+      (
+        db.prepare(`SELECT status, count(*) n FROM events GROUP BY status`).all() as Array<{
+          status: string;
+          n: number;
+        }>
+      ).map((r) => [r.status, r.n]),
+    );
   } finally {
     db.close();
   }
@@ -33,7 +40,9 @@ test('after an outage, replay sends exactly the failed events, once', async () =
   const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--quiet'];
   // The CRM goes down (503 to everything) once the first batch is in.
   emu.setFaults({ latencyMs: 60 });
-  const first = runCli(['push', events, ...hub, '--max-retries', '1', '--backoff', '10', '--concurrency', '1'], { env });
+  const first = runCli(['push', events, ...hub, '--max-retries', '1', '--backoff', '10', '--concurrency', '1'], {
+    env,
+  });
   while (emu.contacts().length === 0) await new Promise((r) => setTimeout(r, 2));
   emu.setFaults({ outage: true });
   const push = await first;
@@ -63,10 +72,36 @@ test('a crash leaves events in doubt; replay --in-doubt re-sends them with the s
   const config = join(dir, 'c.json');
   writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: false } } }));
   const events = generateEvents(dir, 300, 32);
-  const args = ['push', events, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--config', config, '--concurrency', '4', '--quiet'];
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, CI: '1' }, stdio: 'ignore' });
+  const args = [
+    'push',
+    events,
+    '--sink',
+    'webhook',
+    '--url',
+    `${emu.url}/webhook`,
+    '--ledger',
+    ledger,
+    '--config',
+    config,
+    '--concurrency',
+    '4',
+    '--quiet',
+  ];
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, CI: '1' },
+    stdio: 'ignore',
+  });
   for (;;) {
-    const s = existsSync(ledger) ? (() => { try { return statusCounts(ledger); } catch { return {}; } })() : {};
+    const s = existsSync(ledger)
+      ? (() => {
+          try {
+            return statusCounts(ledger);
+          } catch {
+            return {};
+          }
+        })()
+      : {};
     if ((s.pending ?? 0) > 0 && (s.sent ?? 0) > 20) break;
     if (child.exitCode !== null) assert.fail('the push ended before it could be killed');
     await new Promise((r) => setTimeout(r, 2));
@@ -78,11 +113,37 @@ test('a crash leaves events in doubt; replay --in-doubt re-sends them with the s
   assert.equal(rerun.code, 1, 'exit 1 while events are in doubt');
   const doubt = statusCounts(ledger).in_doubt ?? 0;
   assert.ok(doubt > 0, 'the kill left sends in doubt');
-  const refused = await runCli(['replay', '--in-doubt', '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--config', config, '--json', '--quiet']);
+  const refused = await runCli([
+    'replay',
+    '--in-doubt',
+    '--sink',
+    'webhook',
+    '--url',
+    `${emu.url}/webhook`,
+    '--ledger',
+    ledger,
+    '--config',
+    config,
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(doc(refused).counts.filtered, doubt, 'without --force they are reported, not sent blind');
   // The receiver does drop repeated Idempotency-Keys: tell leadledger so, and replay.
   writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: true } } }));
-  const r = await runCli(['replay', '--in-doubt', '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--config', config, '--json', '--quiet']);
+  const r = await runCli([
+    'replay',
+    '--in-doubt',
+    '--sink',
+    'webhook',
+    '--url',
+    `${emu.url}/webhook`,
+    '--ledger',
+    ledger,
+    '--config',
+    config,
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const got = emu.webhookReceived();
   const emails = got.deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);
@@ -105,12 +166,25 @@ test('replay --force re-sends delivered events only when confirmed, with the sam
   const refused = await runCli(['replay', '--force', '--keys', 'evt_01JA0001,evt_01JA0002', ...hook]);
   assert.equal(refused.code, 2, 'not on a terminal and no --yes');
   assert.match(refused.stderr, /Re-send 2 event\(s\) that were already delivered to .*--yes/s);
-  const r = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001,evt_01JA0002', ...hook, '--json', '--quiet']);
+  const r = await runCli([
+    'replay',
+    '--force',
+    '--yes',
+    '--keys',
+    'evt_01JA0001,evt_01JA0002',
+    ...hook,
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(doc(r).counts.new, 2);
   const got = emu.webhookReceived();
   assert.equal(got.requests, keysBefore.length + 2, 'two more requests');
-  assert.deepEqual(got.deliveries.map((d) => d.idempotencyKey), keysBefore, 'with the keys of the first sends: the receiver stored nothing new');
+  assert.deepEqual(
+    got.deliveries.map((d) => d.idempotencyKey),
+    keysBefore,
+    'with the keys of the first sends: the receiver stored nothing new',
+  );
 });
 
 test('replay --permanent --from: after a mapping fix, permanently failed events go out with the re-mapped lead', async () => {
@@ -120,7 +194,18 @@ test('replay --permanent --from: after a mapping fix, permanently failed events 
   const ledger = join(dir, 'l.db');
   const config = join(dir, 'c.json');
   writeFileSync(config, JSON.stringify({ fields: { custom: { favourite_colour: 'data.company' } } }));
-  const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--quiet', '--config', config];
+  const hub = [
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    emu.url,
+    '--ledger',
+    ledger,
+    '--json',
+    '--quiet',
+    '--config',
+    config,
+  ];
   const push = await runCli(['push', fx('webhook-events.jsonl'), ...hub], { env });
   assert.equal(push.code, 1);
   const failed = doc(push).delivery.failed;
@@ -139,16 +224,33 @@ test('forget --email leaves no trace of the address in the ledger bytes, and a n
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const out = join(dir, 'out.jsonl');
-  const push = ['push', fx('webhook-events.jsonl'), '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--json', '--quiet'];
+  const push = [
+    'push',
+    fx('webhook-events.jsonl'),
+    '--sink',
+    'jsonl',
+    '--output',
+    out,
+    '--ledger',
+    ledger,
+    '--json',
+    '--quiet',
+  ];
   assert.equal((await runCli(push)).code, 0);
   const address = 'ana.souza@example.com.br';
-  assert.ok(readFileSync(ledger).includes(Buffer.from(address)) || (existsSync(ledger + '-wal') && readFileSync(ledger + '-wal').includes(Buffer.from(address))));
+  assert.ok(
+    readFileSync(ledger).includes(Buffer.from(address)) ||
+      (existsSync(ledger + '-wal') && readFileSync(ledger + '-wal').includes(Buffer.from(address))),
+  );
   const f = await runCli(['ledger', 'forget', '--email', 'Ana.Souza@Example.com.br', '--yes', '--ledger', ledger]);
   assert.equal(f.code, 0, f.stderr);
   for (const file of [ledger, ledger + '-wal']) {
     if (!existsSync(file)) continue;
     const bytes = readFileSync(file);
-    assert.ok(!bytes.includes(Buffer.from(address)) && !bytes.includes(Buffer.from(address.toUpperCase())), `${file} still holds the address`);
+    assert.ok(
+      !bytes.includes(Buffer.from(address)) && !bytes.includes(Buffer.from(address.toUpperCase())),
+      `${file} still holds the address`,
+    );
   }
   const again = await runCli(push);
   const d = doc(again);
@@ -171,16 +273,44 @@ test('retention "drop": sent events keep no stored lead, and replay says to use 
   const r = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001', ...sink, '--json', '--quiet']);
   assert.equal(doc(r).counts.invalid, 1);
   assert.match(r.stdout, /replay --from/);
-  const from = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001', '--from', fx('webhook-events.jsonl'), ...sink, '--json', '--quiet']);
+  const from = await runCli([
+    'replay',
+    '--force',
+    '--yes',
+    '--keys',
+    'evt_01JA0001',
+    '--from',
+    fx('webhook-events.jsonl'),
+    ...sink,
+    '--json',
+    '--quiet',
+  ]);
   assert.equal(doc(from).delivery.sent, 1, 'with --from the lead comes from the input');
 });
 
 test('adopting leadledger on a CRM with data: its contact export imported as emails makes those people known leads', async () => {
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
-  const imp = await runCli(['ledger', 'import', fx('hubspot-contacts-export.csv'), '--as', 'emails', '--ledger', ledger]);
+  const imp = await runCli([
+    'ledger',
+    'import',
+    fx('hubspot-contacts-export.csv'),
+    '--as',
+    'emails',
+    '--ledger',
+    ledger,
+  ]);
   assert.ok(imp.code === 0 || imp.code === 1, imp.stderr);
-  const r = await runCli(['push', fx('hubspot-contacts-export.csv'), '--default-country', 'BR', '--dry-run', '--json', '--ledger', ledger]);
+  const r = await runCli([
+    'push',
+    fx('hubspot-contacts-export.csv'),
+    '--default-country',
+    'BR',
+    '--dry-run',
+    '--json',
+    '--ledger',
+    ledger,
+  ]);
   const c = doc(r).counts;
   assert.equal(c.new, 0, JSON.stringify(c));
   assert.ok(c.known_lead > 0);

@@ -25,14 +25,16 @@ const ROOT = join(import.meta.dirname, '..', '..');
 // bad lines, blank lines, CRLF, a BOM, and one line longer than a read chunk.
 function makeInput(): string {
   let seed = 7;
-  const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296);
+  const rnd = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296;
   const lines: string[] = [];
   const ev = (id: string, email: string, extra = '') =>
     `{"event_id":"${id}","type":"lead.created","created_at":"2026-10-01T00:00:00Z","data":{"email":"${email}","name":"Ana  Lima","phone":"+55 11 9${String(10000000 + Math.floor(rnd() * 89999999))}"${extra}}}`;
   for (let i = 0; i < 30000; i++) {
     const r = rnd();
-    if (r < 0.15 && i > 0) lines.push(lines[Math.floor(rnd() * lines.length)]!); // a retry (or a repeated bad line)
-    else if (r < 0.2) lines.push(ev(`evt_${i}`, `p${Math.floor(rnd() * i)}@example.com`)); // same person, new id
+    if (r < 0.15 && i > 0)
+      lines.push(lines[Math.floor(rnd() * lines.length)]!); // a retry (or a repeated bad line)
+    else if (r < 0.2)
+      lines.push(ev(`evt_${i}`, `p${Math.floor(rnd() * i)}@example.com`)); // same person, new id
     else if (r < 0.205) lines.push('{"event_id": "broken", "data": {');
     else if (r < 0.21) lines.push('');
     else if (r < 0.212) lines.push('[1,2]');
@@ -57,7 +59,22 @@ function seedLedger(path: string, input: string): void {
     }
   }
   const claim = (key: string, e: LeadEvent, payloadHash = e.payloadHash) =>
-    l.claimNew([{ key, keyKind: 'id', payloadHash, naturalKey: e.naturalKey, downstreamKey: key, leadJson: JSON.stringify(e.lead), source: 's', line: 1 }], run, 'sink');
+    l.claimNew(
+      [
+        {
+          key,
+          keyKind: 'id',
+          payloadHash,
+          naturalKey: e.naturalKey,
+          downstreamKey: key,
+          leadJson: JSON.stringify(e.lead),
+          source: 's',
+          line: 1,
+        },
+      ],
+      run,
+      'sink',
+    );
   const settled: Settlement[] = [];
   let i = 0;
   for (const [key, e] of events) {
@@ -65,7 +82,12 @@ function seedLedger(path: string, input: string): void {
     if (i % 3 === 0) {
       claim(key, e, i % 300 === 0 ? '0123456789abcdef'.repeat(2) : e.payloadHash); // some conflicts with the ledger
       const k = i % 33;
-      if (k !== 9) settled.push({ key, status: k === 0 ? 'failed' : k === 6 ? 'in_doubt' : 'sent', failure: k === 0 ? (i % 2 ? 'retryable' : 'permanent') : undefined });
+      if (k !== 9)
+        settled.push({
+          key,
+          status: k === 0 ? 'failed' : k === 6 ? 'in_doubt' : 'sent',
+          failure: k === 0 ? (i % 2 ? 'retryable' : 'permanent') : undefined,
+        });
     } else if (i % 97 === 1) claim(`old_${key}`, e); // the person delivered by another event
   }
   l.settle(settled, run);
@@ -79,7 +101,22 @@ async function decide(o: Partial<DecideInputsOptions> & { inputs: string[] }): P
   for await (const batch of decideInputs({ read: {}, map: { config: {} }, ...o })) {
     for (const d of batch) {
       const e = d.event;
-      out.push(e ? { ...d, event: { ...e, naturalKey: e.naturalKey, payloadHash: e.payloadHash, lead: e.lead, leadJson: e.leadJson, type: e.type, occurredAt: e.occurredAt } } : d);
+      out.push(
+        e
+          ? {
+              ...d,
+              event: {
+                ...e,
+                naturalKey: e.naturalKey,
+                payloadHash: e.payloadHash,
+                lead: e.lead,
+                leadJson: e.leadJson,
+                type: e.type,
+                occurredAt: e.occurredAt,
+              },
+            }
+          : d,
+      );
     }
   }
   return out;
@@ -98,7 +135,8 @@ function seededInput(): { input: string; ledgerFile: string } {
 
 function assertSameDecisions(parallel: Decision[], sequential: Decision[], what = ''): void {
   assert.equal(parallel.length, sequential.length, what);
-  for (let i = 0; i < sequential.length; i++) assert.deepEqual(parallel[i], sequential[i], `${what}decision ${i} (line ${sequential[i]!.line})`);
+  for (let i = 0; i < sequential.length; i++)
+    assert.deepEqual(parallel[i], sequential[i], `${what}decision ${i} (line ${sequential[i]!.line})`);
 }
 
 test('a read-only ledger, indexed or looked up in SQLite, by workers or in-thread: the same decisions', async () => {
@@ -108,18 +146,40 @@ test('a read-only ledger, indexed or looked up in SQLite, by workers or in-threa
     // The reference: read in this thread, every block looked up in SQLite by the decider.
     const sequential = await decide({ inputs: [input], ledger, workers: 0, indexMaxRows: 0 });
     const kinds = new Set(sequential.map((d) => d.kind));
-    for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid'] as const) assert.ok(kinds.has(k), `the input exercises ${k}`);
-    assert.ok(sequential.some((d) => d.retry), 'the input exercises a retry');
-    assert.ok(sequential.some((d) => d.kind === 'conflict' && d.reason.startsWith('ledger holds this key')), 'the input exercises a conflict with the ledger');
-    assert.ok(sequential.some((d) => d.kind === 'known_lead' && d.reason.includes('by event old_')), 'the input exercises a person the ledger delivered');
+    for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid'] as const)
+      assert.ok(kinds.has(k), `the input exercises ${k}`);
+    assert.ok(
+      sequential.some((d) => d.retry),
+      'the input exercises a retry',
+    );
+    assert.ok(
+      sequential.some((d) => d.kind === 'conflict' && d.reason.startsWith('ledger holds this key')),
+      'the input exercises a conflict with the ledger',
+    );
+    assert.ok(
+      sequential.some((d) => d.kind === 'known_lead' && d.reason.includes('by event old_')),
+      'the input exercises a person the ledger delivered',
+    );
     assertSameDecisions(await decide({ inputs: [input], ledger, workers: 0 }), sequential, 'in-thread, indexed: ');
-    assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }), sequential, 'workers, indexed: ');
-    assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, indexMaxRows: 0 }), sequential, 'workers, SQLite: ');
+    assertSameDecisions(
+      await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }),
+      sequential,
+      'workers, indexed: ',
+    );
+    assertSameDecisions(
+      await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, indexMaxRows: 0 }),
+      sequential,
+      'workers, SQLite: ',
+    );
     // Small blocks, more than are in flight before the ledger reaches the workers: the first ones are looked up by
     // the decider, the later ones by the workers, in the index or in SQLite.
     for (const indexMaxRows of [undefined, 0]) {
       const before = { ...lookUpStats };
-      assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, blockBytes: 32 << 10, indexMaxRows }), sequential, `small blocks, ${indexMaxRows === 0 ? 'SQLite' : 'indexed'}: `);
+      assertSameDecisions(
+        await decide({ inputs: [input], ledger, workers: 2, blockBytes: 32 << 10, indexMaxRows }),
+        sequential,
+        `small blocks, ${indexMaxRows === 0 ? 'SQLite' : 'indexed'}: `,
+      );
       assert.ok(lookUpStats.here > before.here, 'blocks looked up by the decider');
       assert.ok(lookUpStats.byWorkers > before.byWorkers, 'blocks looked up by the workers');
     }
@@ -142,7 +202,12 @@ test('counting gives the counts, per-source counts and examples that the decisio
     const reference = new ReportCollector();
     for (const d of await decide({ inputs: [input, input], ledger, workers: 0, indexMaxRows: 0 })) reference.add(d);
     assert.ok(Object.keys(reference.examples).length >= 5, 'examples of most kinds');
-    for (const o of [{ workers: 0, indexMaxRows: 0 }, { workers: 0 }, { workers: 2, memoryCapacity: 1000 }, { workers: 2, indexMaxRows: 0 }]) {
+    for (const o of [
+      { workers: 0, indexMaxRows: 0 },
+      { workers: 0 },
+      { workers: 2, memoryCapacity: 1000 },
+      { workers: 2, indexMaxRows: 0 },
+    ]) {
       const counted = await count({ inputs: [input, input], ledger, ...o });
       const what = JSON.stringify(o);
       assert.deepEqual(counted.counts, reference.counts, what);
@@ -168,20 +233,27 @@ test('with a writable ledger (a push), workers map and the deciding thread looks
   }
 });
 
-test('a named pipe is read as a stream, not at positions like a file: the same decisions', { skip: process.platform === 'win32' }, async () => {
-  const dir = tmpDir();
-  const input = join(dir, 'events.jsonl');
-  writeFileSync(input, makeInput());
-  const fifo = join(dir, 'events.pipe');
-  execFileSync('mkfifo', [fifo]);
-  // What bash's <(…) hands over: the writer fills the pipe while the reader reads it.
-  const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', input, fifo]);
-  const written = new Promise((resolve) => writer.on('close', resolve));
-  const fromPipe = await decide({ inputs: [fifo], workers: 2 });
-  assert.equal(await written, 0);
-  const fromFile = await decide({ inputs: [input], workers: 2 });
-  assert.deepEqual(fromPipe.map((d) => [d.kind, d.line, d.key, d.reason]), fromFile.map((d) => [d.kind, d.line, d.key, d.reason.replaceAll(input, fifo)]));
-});
+test(
+  'a named pipe is read as a stream, not at positions like a file: the same decisions',
+  { skip: process.platform === 'win32' },
+  async () => {
+    const dir = tmpDir();
+    const input = join(dir, 'events.jsonl');
+    writeFileSync(input, makeInput());
+    const fifo = join(dir, 'events.pipe');
+    execFileSync('mkfifo', [fifo]);
+    // What bash's <(…) hands over: the writer fills the pipe while the reader reads it.
+    const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', input, fifo]);
+    const written = new Promise((resolve) => writer.on('close', resolve));
+    const fromPipe = await decide({ inputs: [fifo], workers: 2 });
+    assert.equal(await written, 0);
+    const fromFile = await decide({ inputs: [input], workers: 2 });
+    assert.deepEqual(
+      fromPipe.map((d) => [d.kind, d.line, d.key, d.reason]),
+      fromFile.map((d) => [d.kind, d.line, d.key, d.reason.replaceAll(input, fifo)]),
+    );
+  },
+);
 
 test('without a ledger file, and with one worker, the parallel path still matches', async () => {
   const dir = tmpDir();
@@ -192,7 +264,10 @@ test('without a ledger file, and with one worker, the parallel path still matche
   assert.deepEqual(parallel.slice(0, sequential.length), sequential);
   const second = parallel.slice(sequential.length);
   assert.equal(second.length, sequential.length);
-  assert.ok(second.every((d) => d.kind === 'duplicate_in_input' || d.kind === 'invalid' || d.kind === 'conflict'), 'the second copy repeats the first');
+  assert.ok(
+    second.every((d) => d.kind === 'duplicate_in_input' || d.kind === 'invalid' || d.kind === 'conflict'),
+    'the second copy repeats the first',
+  );
 });
 
 test('CSV streamed to a map worker decides exactly as in-thread: quoted newlines, CRLF, bad rows, an unclosed quote', async () => {
@@ -201,8 +276,12 @@ test('CSV streamed to a map worker decides exactly as in-thread: quoted newlines
   const rows = ['\ufeffevent_id,email,name,phone,notes'];
   for (let i = 0; i < 40000; i++) {
     const r = i % 50;
-    if (r === 1) rows.push(`e${i},p${i}@example.com,"Lima, Ana","+55 11 91234${String(i % 10000).padStart(4, '0')}","line one\r\nline two"`);
-    else if (r === 2) rows.push(rows[rows.length - 2]!); // a retry of the row two rows up
+    if (r === 1)
+      rows.push(
+        `e${i},p${i}@example.com,"Lima, Ana","+55 11 91234${String(i % 10000).padStart(4, '0')}","line one\r\nline two"`,
+      );
+    else if (r === 2)
+      rows.push(rows[rows.length - 2]!); // a retry of the row two rows up
     else if (r === 3) rows.push('');
     else if (r === 4) rows.push(`e${i},only,three`);
     else if (r === 5) rows.push(`e${i},p${i % 700}@example.com,5" screen,,stray quote`);
@@ -212,7 +291,10 @@ test('CSV streamed to a map worker decides exactly as in-thread: quoted newlines
   writeFileSync(input, rows.join(rows.length % 2 ? '\r\n' : '\n'));
   const sequential = await decide({ inputs: [input], workers: 0 });
   const parallel = await decide({ inputs: [input], workers: 2, memoryCapacity: 500 });
-  assert.ok(sequential.length > 39000, `${sequential.length} decisions: ${JSON.stringify(sequential.slice(0, 3).map((d) => d.reason))}`);
+  assert.ok(
+    sequential.length > 39000,
+    `${sequential.length} decisions: ${JSON.stringify(sequential.slice(0, 3).map((d) => d.reason))}`,
+  );
   assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'invalid'));
   assertSameDecisions(parallel, sequential);
 });
@@ -233,7 +315,9 @@ test('a truncated gzip: the parallel path decides every record before the damage
 // Well-formed CSV of several MB: quoted delimiters, "" escapes, line breaks (LF and CRLF) inside quotes, blank
 // lines (one before the header), a BOM, accents; the rows repeat so decisions include duplicates.
 function regularCsv(rows: number, delimiter: string, eol: string): string {
-  const out = [`${delimiter === ',' ? '\ufeff' : ''}${eol}event_id${delimiter}email${delimiter}name${delimiter}phone${delimiter}notes`];
+  const out = [
+    `${delimiter === ',' ? '\ufeff' : ''}${eol}event_id${delimiter}email${delimiter}name${delimiter}phone${delimiter}notes`,
+  ];
   for (let i = 0; i < rows; i++) {
     const r = i % 40;
     if (r === 7) {
@@ -241,24 +325,49 @@ function regularCsv(rows: number, delimiter: string, eol: string): string {
       continue;
     }
     const id = `e${i}`;
-    const notes = r === 1 ? `"said ""hi""${delimiter} then left"` : r === 2 ? `"line one${eol}line two\nline three"` : r === 3 ? '""' : r === 4 ? 'São Paulo' : '';
+    const notes =
+      r === 1
+        ? `"said ""hi""${delimiter} then left"`
+        : r === 2
+          ? `"line one${eol}line two\nline three"`
+          : r === 3
+            ? '""'
+            : r === 4
+              ? 'São Paulo'
+              : '';
     if (r === 5) out.push('');
-    out.push([id, `p${i % 900}@example.com`, r === 6 ? `"Lima${delimiter} Ana"` : 'Ana Lima', `+55 11 9${String(10000000 + i)}`, notes].join(delimiter));
+    out.push(
+      [
+        id,
+        `p${i % 900}@example.com`,
+        r === 6 ? `"Lima${delimiter} Ana"` : 'Ana Lima',
+        `+55 11 9${String(10000000 + i)}`,
+        notes,
+      ].join(delimiter),
+    );
   }
   return out.join(eol) + eol;
 }
 
 test('well-formed CSV is cut into blocks that every worker parses, and decides exactly as in-thread', async () => {
   const dir = tmpDir();
-  for (const [name, delimiter, eol, encoding] of [['lf.csv', ',', '\n', 'utf8'], ['crlf.csv', ';', '\r\n', 'latin1']] as const) {
+  for (const [name, delimiter, eol, encoding] of [
+    ['lf.csv', ',', '\n', 'utf8'],
+    ['crlf.csv', ';', '\r\n', 'latin1'],
+  ] as const) {
     const input = join(dir, name);
     writeFileSync(input, Buffer.from(regularCsv(60_000, delimiter, eol), encoding));
     const sequential = await decide({ inputs: [input], workers: 0 });
     const before = { ...csvReadStats };
     const parallel = await decide({ inputs: [input], workers: 2, memoryCapacity: 2000 });
-    assert.ok(csvReadStats.blocks - before.blocks >= 3, `${name}: cut into ${csvReadStats.blocks - before.blocks} blocks`);
+    assert.ok(
+      csvReadStats.blocks - before.blocks >= 3,
+      `${name}: cut into ${csvReadStats.blocks - before.blocks} blocks`,
+    );
     assert.equal(csvReadStats.streamed, before.streamed, `${name}: nothing streamed`);
-    assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'known_lead'));
+    assert.ok(
+      sequential.some((d) => d.kind === 'duplicate_in_input') && sequential.some((d) => d.kind === 'known_lead'),
+    );
     assertSameDecisions(parallel, sequential, `${name}: `);
   }
 });
@@ -277,7 +386,10 @@ test('CSV that leaves the well-formed grammar midway is streamed from the last s
     const sequential = await decide({ inputs: [input], workers: 0 });
     const before = { ...csvReadStats };
     const parallel = await decide({ inputs: [input], workers: 2 });
-    assert.ok(csvReadStats.blocks - before.blocks >= 2, `${input}: blocks before the trouble: ${JSON.stringify([before, csvReadStats])}`);
+    assert.ok(
+      csvReadStats.blocks - before.blocks >= 2,
+      `${input}: blocks before the trouble: ${JSON.stringify([before, csvReadStats])}`,
+    );
     if (input === stray) assert.equal(csvReadStats.streamed - before.streamed, 1, 'the rest is streamed');
     else assert.match(sequential[sequential.length - 1]!.reason, /unterminated quoted field/);
     assertSameDecisions(parallel, sequential);
@@ -286,22 +398,37 @@ test('CSV that leaves the well-formed grammar midway is streamed from the last s
 
 test('generated exports, mapped by the fast paths in the workers (JSONL and CSV), decide exactly as in-thread', async () => {
   const dir = tmpDir();
-  const gen = (...args: string[]) => execFileSync(process.execPath, [join(ROOT, 'bench', 'gen-events.mjs'), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const gen = (...args: string[]) =>
+    execFileSync(process.execPath, [join(ROOT, 'bench', 'gen-events.mjs'), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
   // The ledger holds some of the events, with their payload hashes (a few altered: conflicts) and people.
   const jsonl = gen('40000', '--same-email', '0.1');
   const ledgerFile = join(dir, 'ledger.db');
   seedLedger(ledgerFile, '\ufeff' + jsonl);
   // Broken lines among them, without changing the generated events.
-  const withBad = jsonl.split('\n').map((l, i) => (i % 500 === 7 ? '{"event_id": "evt_bad", "data": {\n' + l : l)).join('\n');
+  const withBad = jsonl
+    .split('\n')
+    .map((l, i) => (i % 500 === 7 ? '{"event_id": "evt_bad", "data": {\n' + l : l))
+    .join('\n');
   const ledger = openLedger(ledgerFile, { readonly: true })!;
   try {
-    for (const [name, text] of [['events.jsonl', withBad], ['events.csv', gen('40000', '--csv', '--same-email', '0.1')]] as const) {
+    for (const [name, text] of [
+      ['events.jsonl', withBad],
+      ['events.csv', gen('40000', '--csv', '--same-email', '0.1')],
+    ] as const) {
       const input = join(dir, name);
       writeFileSync(input, text);
       const sequential = await decide({ inputs: [input], ledger, workers: 0 });
       const kinds = new Set(sequential.map((d) => d.kind));
-      for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead'] as const) assert.ok(kinds.has(k), `${name} exercises ${k}`);
-      assertSameDecisions(await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }), sequential, `${name}: `);
+      for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead'] as const)
+        assert.ok(kinds.has(k), `${name} exercises ${k}`);
+      assertSameDecisions(
+        await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 }),
+        sequential,
+        `${name}: `,
+      );
     }
   } finally {
     ledger.close();
@@ -355,7 +482,10 @@ test('a block cut inside a quoted field (were the cutter ever wrong) is read aga
         assert.equal(csvReadStats.streamed - before.streamed, 1, 'the input is read again as a stream from that block');
         assertSameDecisions(parallel, sequential, `cut past byte ${from}: `);
         // Everything read so far went to the stream in one job once, and the worker ran out of memory at times.
-        assert.ok(largestStreamJob <= 1.1 * 2 ** 20, `the stream is fed a block at a time (a job of ${largestStreamJob} bytes)`);
+        assert.ok(
+          largestStreamJob <= 1.1 * 2 ** 20,
+          `the stream is fed a block at a time (a job of ${largestStreamJob} bytes)`,
+        );
       } finally {
         cut.restore();
       }
@@ -365,31 +495,36 @@ test('a block cut inside a quoted field (were the cutter ever wrong) is read aga
   }
 });
 
-test('map workers run at a lower priority than the deciding thread (Linux: nice 5 a worker thread)', { skip: process.platform !== 'linux' }, async () => {
-  const niceOf = (tid: string): number => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19: nice
-  };
-  const before = new Set(readdirSync('/proc/self/task'));
-  const pool = new MapPool(2, { map: { config: {} } });
-  try {
-    // A job answered means the worker is running, past its start-up.
-    const mapper = '{"event_id":"e1","email":"a@b.io"}\n';
-    for (const to of [0, 1]) await pool.submit(Buffer.from(mapper), true, undefined, to);
-    const fresh = readdirSync('/proc/self/task').filter((t) => !before.has(t));
-    const nice = fresh.map(niceOf);
-    assert.equal(nice.filter((n) => n === 5).length, 2, `the new threads' nice values: ${nice.join(' ')}`);
-    assert.equal(niceOf(String(process.pid)), 0, 'the deciding thread keeps its priority');
-  } finally {
-    await pool.close();
-  }
-});
+test(
+  'map workers run at a lower priority than the deciding thread (Linux: nice 5 a worker thread)',
+  { skip: process.platform !== 'linux' },
+  async () => {
+    const niceOf = (tid: string): number => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19: nice
+    };
+    const before = new Set(readdirSync('/proc/self/task'));
+    const pool = new MapPool(2, { map: { config: {} } });
+    try {
+      // A job answered means the worker is running, past its start-up.
+      const mapper = '{"event_id":"e1","email":"a@b.io"}\n';
+      for (const to of [0, 1]) await pool.submit(Buffer.from(mapper), true, undefined, to);
+      const fresh = readdirSync('/proc/self/task').filter((t) => !before.has(t));
+      const nice = fresh.map(niceOf);
+      assert.equal(nice.filter((n) => n === 5).length, 2, `the new threads' nice values: ${nice.join(' ')}`);
+      assert.equal(niceOf(String(process.pid)), 0, 'the deciding thread keeps its priority');
+    } finally {
+      await pool.close();
+    }
+  },
+);
 
 test('a truncated CSV gzip: every whole row before the damage is decided, in-thread and in parallel, and it fails at the same line', async () => {
   const dir = tmpDir();
   const input = join(dir, 'export.csv.gz');
   const rows = ['event_id,email,name,phone'];
-  for (let i = 0; i < 120_000; i++) rows.push(i % 1000 === 7 ? '' : `e${i},p${i % 9000}@example.com,Ana Lima,+55 11 9${10000000 + i}`);
+  for (let i = 0; i < 120_000; i++)
+    rows.push(i % 1000 === 7 ? '' : `e${i},p${i % 9000}@example.com,Ana Lima,+55 11 9${10000000 + i}`);
   const gz = gzipSync(rows.join('\n') + '\n');
   const cut = gz.subarray(0, Math.floor(gz.length * 0.6));
   writeFileSync(input, cut);
@@ -406,7 +541,15 @@ test('a truncated CSV gzip: every whole row before the damage is decided, in-thr
   for (const workers of [0, 2]) {
     const decisions = await decide({ inputs: [input], workers });
     const last = decisions[decisions.length - 1]!;
-    assert.equal(decisions.length - 1, expected, `workers ${workers}: a decision for each of the ${expected} whole rows read`);
-    assert.equal(last.reason, `input failed at line ${whole.length + 1}: corrupt or truncated gzip data (unexpected end of file)`, `workers ${workers}`);
+    assert.equal(
+      decisions.length - 1,
+      expected,
+      `workers ${workers}: a decision for each of the ${expected} whole rows read`,
+    );
+    assert.equal(
+      last.reason,
+      `input failed at line ${whole.length + 1}: corrupt or truncated gzip data (unexpected end of file)`,
+      `workers ${workers}`,
+    );
   }
 });

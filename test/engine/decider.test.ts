@@ -25,7 +25,10 @@ test('every decision, in input order, against an empty ledger', () => {
     m('e3', { name: 'no contact' }),
     { kind: 'filtered', source: 'in.jsonl', line: 99, reason: 'type x not accepted' },
   ]);
-  assert.deepEqual(out.map((x) => x.kind), ['new', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid', 'filtered']);
+  assert.deepEqual(
+    out.map((x) => x.kind),
+    ['new', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid', 'filtered'],
+  );
   assert.equal(out[1]!.reason, 'same event as in.jsonl line 1');
   assert.deepEqual(out[2]!.fields, ['phone']);
   assert.match(out[2]!.reason, /different phone/);
@@ -39,10 +42,29 @@ test('against the ledger: delivered keys are duplicates, people delivered by ano
   const run = l.startRun('push', {}, { exclusive: true });
   const first = m('e1', { email: 'ana@x.io', name: 'Ana' });
   if (first.kind !== 'event') throw new Error('mapping');
-  l.claimNew([{ key: 'e1', keyKind: 'id', payloadHash: first.payloadHash, naturalKey: 'ana@x.io', downstreamKey: 'd', leadJson: JSON.stringify(first.lead), source: 's', line: 1 }], run, 'sink');
+  l.claimNew(
+    [
+      {
+        key: 'e1',
+        keyKind: 'id',
+        payloadHash: first.payloadHash,
+        naturalKey: 'ana@x.io',
+        downstreamKey: 'd',
+        leadJson: JSON.stringify(first.lead),
+        source: 's',
+        line: 1,
+      },
+    ],
+    run,
+    'sink',
+  );
   l.settle([{ key: 'e1', status: 'sent', outcome: 'created', crmId: '5' }], run);
   l.importDelivered([{ key: 'old' }, { naturalKey: 'bia@x.io' }], 'seed');
-  l.claimNew([{ key: 'e9', keyKind: 'id', payloadHash: 'x', downstreamKey: 'd', leadJson: '{}', source: 's', line: 1 }], run, 'sink');
+  l.claimNew(
+    [{ key: 'e9', keyKind: 'id', payloadHash: 'x', downstreamKey: 'd', leadJson: '{}', source: 's', line: 1 }],
+    run,
+    'sink',
+  );
   l.settle([{ key: 'e9', status: 'failed', failure: 'retryable', error: '503' }], run);
   const d = new Decider({ ledger: l });
   const out = d.decideBatch([
@@ -53,10 +75,15 @@ test('against the ledger: delivered keys are duplicates, people delivered by ano
     m('e1', { email: 'ana@x.io', name: 'Ana Maria' }),
     m('e5', { email: 'new@x.io' }),
   ]);
-  assert.deepEqual(out.map((x) => x.kind), ['duplicate', 'known_lead', 'duplicate', 'known_lead', 'conflict', 'new']);
+  assert.deepEqual(
+    out.map((x) => x.kind),
+    ['duplicate', 'known_lead', 'duplicate', 'known_lead', 'conflict', 'new'],
+  );
   assert.match(out[1]!.reason, /same person as event e1/);
   assert.deepEqual(out[4]!.fields, ['name'], 'in-run conflict: the first e1 of this run is the reference');
-  const conflictWithLedger = new Decider({ ledger: l }).decideBatch([m('e1', { email: 'ana@x.io', name: 'Ana Maria' })]);
+  const conflictWithLedger = new Decider({ ledger: l }).decideBatch([
+    m('e1', { email: 'ana@x.io', name: 'Ana Maria' }),
+  ]);
   assert.equal(conflictWithLedger[0]!.kind, 'conflict');
   assert.match(conflictWithLedger[0]!.reason, /ledger holds this key with different name/);
   l.close();
@@ -68,7 +95,22 @@ test('a retryable failure in the ledger is decided new, as a retry', () => {
   const run = l.startRun('push', {}, { exclusive: true });
   const e = m('e9', { email: 'r@x.io' });
   if (e.kind !== 'event') throw new Error('mapping');
-  l.claimNew([{ key: 'e9', keyKind: 'id', payloadHash: e.payloadHash, naturalKey: 'r@x.io', downstreamKey: 'd', leadJson: '{}', source: 's', line: 1 }], run, 'sink');
+  l.claimNew(
+    [
+      {
+        key: 'e9',
+        keyKind: 'id',
+        payloadHash: e.payloadHash,
+        naturalKey: 'r@x.io',
+        downstreamKey: 'd',
+        leadJson: '{}',
+        source: 's',
+        line: 1,
+      },
+    ],
+    run,
+    'sink',
+  );
   l.settle([{ key: 'e9', status: 'failed', failure: 'retryable', error: '503' }], run);
   const [d] = new Decider({ ledger: l }).decideBatch([e]);
   assert.equal(d!.kind, 'new');
@@ -90,7 +132,14 @@ test('block events read back every field of every record, the last of a block to
     const e = d.event!;
     assert.deepEqual(
       [e.key, e.naturalKey, e.leadJson, e.type, e.occurredAt, e.payloadHash],
-      [want.key, want.naturalKey, want.leadJson ?? JSON.stringify(want.lead), want.type, want.occurredAt, want.payloadHash],
+      [
+        want.key,
+        want.naturalKey,
+        want.leadJson ?? JSON.stringify(want.lead),
+        want.type,
+        want.occurredAt,
+        want.payloadHash,
+      ],
       `record ${i}`,
     );
   });
@@ -115,7 +164,10 @@ test('a decided block is given back once its events are no longer recent: then o
   const later = d.decideBlock(encodeMapped([m('e1', { email: 'ana@x.io', name: 'Ana Lima' })]), 'in.jsonl', 0);
   assert.equal(later[0]!.kind, 'conflict');
   assert.deepEqual(later[0]!.fields, ['name']);
-  assert.equal(d.decideBlock(encodeMapped([m('e3', { email: 'ana@x.io' })]), 'in.jsonl', 0)[0]!.reason, 'same person as event e1');
+  assert.equal(
+    d.decideBlock(encodeMapped([m('e3', { email: 'ana@x.io' })]), 'in.jsonl', 0)[0]!.reason,
+    'same person as event e1',
+  );
   // RECENT more events: the first block is no longer recent, and is given back when the next one is released.
   const fillers = encodeMapped(Array.from({ length: RECENT }, (_, i) => m(`f${i}`, { email: `f${i}@x.io` })));
   d.decideBlock(fillers, 'in.jsonl', 0);
@@ -126,7 +178,11 @@ test('a decided block is given back once its events are no longer recent: then o
   assert.throws(() => retry!.leadJson, /read after its block was released/);
   assert.throws(() => kept!.occurredAt, /read after its block was released/);
   // Older repeats are named by file and line, and a conflict with one says only that the content differs.
-  const old = d.decideBlock(encodeMapped([m('e1', { email: 'ana@x.io', name: 'Ana Souza' }), m('e4', { email: 'ana@x.io' })]), 'in.jsonl', 0);
+  const old = d.decideBlock(
+    encodeMapped([m('e1', { email: 'ana@x.io', name: 'Ana Souza' }), m('e4', { email: 'ana@x.io' })]),
+    'in.jsonl',
+    0,
+  );
   assert.equal(old[0]!.reason, 'same key as in.jsonl line 1 with different content');
   assert.equal(old[1]!.reason, 'same person as the event at in.jsonl line 1');
   d.close();

@@ -13,7 +13,13 @@ import { seededRandom } from '../../src/sandbox/faults.js';
 
 const HEADER = 'event_id,type,created_at,email,name,phone,source,notes\n';
 
-async function encode(header: Buffer, body: Buffer, fast: boolean, last = false, delimiter = ','): Promise<{ block: MappedBlock; hits: number }> {
+async function encode(
+  header: Buffer,
+  body: Buffer,
+  fast: boolean,
+  last = false,
+  delimiter = ',',
+): Promise<{ block: MappedBlock; hits: number }> {
   const mapper = createMapper({ config: {} }, { hashLater: true });
   const toMapped = (item: RawItem): Mapped => mapItem(mapper, item);
   const ctx: ReaderContext = { source: '', selector: null, progress: { line: 0 }, lineOffset: 1000, batchSize: 64 };
@@ -23,7 +29,13 @@ async function encode(header: Buffer, body: Buffer, fast: boolean, last = false,
   return { block: enc.finish(), hits: f?.hits ?? 0 };
 }
 
-async function assertSame(header: string | Buffer, body: string | Buffer, minHits: number, last = false, delimiter = ','): Promise<void> {
+async function assertSame(
+  header: string | Buffer,
+  body: string | Buffer,
+  minHits: number,
+  last = false,
+  delimiter = ',',
+): Promise<void> {
   const h = Buffer.isBuffer(header) ? header : Buffer.from(header);
   const b = Buffer.isBuffer(body) ? body : Buffer.from(body);
   const general = (await encode(h, b, false, last, delimiter)).block;
@@ -34,20 +46,61 @@ async function assertSame(header: string | Buffer, body: string | Buffer, minHit
     const line = general.ints[r * INTS + I_LINE]!;
     const s = (x: MappedBlock) => x.bytes.toString('utf8', x.offs[r * STRS], x.offs[r * STRS + STRS]);
     const what = `record ${r} (line ${line}: ${rows[line - 1002]}) ${s(general)} / ${s(fast)}`;
-    assert.equal(fast.ints.subarray(r * INTS, r * INTS + INTS).join(), general.ints.subarray(r * INTS, r * INTS + INTS).join(), what);
-    assert.equal(fast.bytes.toString('utf8', fast.offs[r * STRS], fast.offs[r * STRS + STRS]), general.bytes.toString('utf8', general.offs[r * STRS], general.offs[r * STRS + STRS]), what);
+    assert.equal(
+      fast.ints.subarray(r * INTS, r * INTS + INTS).join(),
+      general.ints.subarray(r * INTS, r * INTS + INTS).join(),
+      what,
+    );
+    assert.equal(
+      fast.bytes.toString('utf8', fast.offs[r * STRS], fast.offs[r * STRS + STRS]),
+      general.bytes.toString('utf8', general.offs[r * STRS], general.offs[r * STRS + STRS]),
+      what,
+    );
   }
   assert.ok(hits >= minHits, `the fast path mapped ${hits} rows`);
 }
 
-const EMAILS = ['Ana@Example.com', 'ana@example', 'ana lima@x.com', ' ana@x.co', 'ánä@x.com', 'mailto:a@x.co', '', 'a;b@x.com'];
-const PHONES = ['+55 11 930029883', '11 93002-9883', '+55 11 9300', '', '+55 (11) 93002-9883', ' +55 11 930029883', '+44 20 7946 0958'];
+const EMAILS = [
+  'Ana@Example.com',
+  'ana@example',
+  'ana lima@x.com',
+  ' ana@x.co',
+  'ánä@x.com',
+  'mailto:a@x.co',
+  '',
+  'a;b@x.com',
+];
+const PHONES = [
+  '+55 11 930029883',
+  '11 93002-9883',
+  '+55 11 9300',
+  '',
+  '+55 (11) 93002-9883',
+  ' +55 11 930029883',
+  '+44 20 7946 0958',
+];
 const TEXT = ['Ana Lima', 'Ana  Lima', ' Ana', 'Ana ', '', 'João', 'nb\u00a0sp', '日本', 'tab\there'];
-const TIMES = ['2026-10-01T00:00:01.000Z', '2026-02-30T00:00:00.000Z', '2026-10-01', '', '01/10/2026 10:00', '2026-13-01T00:00:00.000Z'];
+const TIMES = [
+  '2026-10-01T00:00:01.000Z',
+  '2026-02-30T00:00:00.000Z',
+  '2026-10-01',
+  '',
+  '01/10/2026 10:00',
+  '2026-13-01T00:00:00.000Z',
+];
 
 function row(rnd: () => number, i: number): string {
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const cells = [`evt_${i}`, 'lead.created', '2026-10-01T00:00:01.000Z', `p${i}@example.com`, 'Ana Lima', '+55 11 930029883', 'ads', 'x'];
+  const cells = [
+    `evt_${i}`,
+    'lead.created',
+    '2026-10-01T00:00:01.000Z',
+    `p${i}@example.com`,
+    'Ana Lima',
+    '+55 11 930029883',
+    'ads',
+    'x',
+  ];
   const r = rnd();
   if (r < 0.75) return cells.join(',');
   if (r < 0.8) cells[3] = pick(EMAILS);
@@ -55,8 +108,10 @@ function row(rnd: () => number, i: number): string {
   else if (r < 0.88) cells[pick([4, 6, 1])] = pick(TEXT);
   else if (r < 0.9) cells[2] = pick(TIMES);
   else if (r < 0.92) cells[0] = pick(['', ' evt', 'évt_1', 'evt 2']);
-  else if (r < 0.94) return cells.slice(0, 7).join(','); // a column short
-  else if (r < 0.95) return cells.join(',') + ',,'; // trailing empty cells
+  else if (r < 0.94)
+    return cells.slice(0, 7).join(','); // a column short
+  else if (r < 0.95)
+    return cells.join(',') + ',,'; // trailing empty cells
   else if (r < 0.96) return cells.join(',') + ',extra';
   else if (r < 0.97) return pick(['', ',,,,,,,', '   ']);
   else if (r < 0.98) return cells.join(',') + '\r';
@@ -69,39 +124,75 @@ test('quote-free rows: the fast path writes what the general path writes, on 20,
   const rows: string[] = [];
   for (let i = 0; i < 20_000; i++) rows.push(row(rnd, i));
   // The CR inside a row stops the fast path: keep it near the end so most rows are compared on the fast path.
-  const body = rows.filter((r) => !/\r./.test(r)).join('\n') + '\n' + 'evt_x,t,,a@b.co,Ana,,s,x\r\nevt_y,t,,c@d.co,Ana,,s,a\rb\n';
+  const body =
+    rows.filter((r) => !/\r./.test(r)).join('\n') + '\n' + 'evt_x,t,,a@b.co,Ana,,s,x\r\nevt_y,t,,c@d.co,Ana,,s,a\rb\n';
   await assertSame('\ufeff' + HEADER, body, 10_000);
 });
 
 test('from the first quote on, the rest of the block is read by the general readers, lines and all', async () => {
-  const lines = ['evt_1,t,,a@x.co,Ana,,s,n', 'evt_2,t,,b@x.co,Bia,,s,n', 'evt_3,t,,c@x.co,"Lima, Ana",,s,"multi', 'line"', 'evt_4,t,,d@x.co,Duda,,s,n', 'evt_5,t,,e@x.co,Eva,,s,n'];
+  const lines = [
+    'evt_1,t,,a@x.co,Ana,,s,n',
+    'evt_2,t,,b@x.co,Bia,,s,n',
+    'evt_3,t,,c@x.co,"Lima, Ana",,s,"multi',
+    'line"',
+    'evt_4,t,,d@x.co,Duda,,s,n',
+    'evt_5,t,,e@x.co,Eva,,s,n',
+  ];
   await assertSame(HEADER, lines.join('\n') + '\n', 1);
   // The input's last block: read by csv-parse after the quote, an unclosed quote included.
   await assertSame(HEADER, lines.join('\n') + '\nevt_6,t,,f@x.co,"never closed,,s,n\n', 1, true);
   // A quote that is not RFC 4180 (the well-formed reader refuses it): csv-parse reads the rest, the fast rows stay.
-  await assertSame(HEADER, 'evt_0,t,,z@x.co,Zoe,,s,n\nevt_1,t,,a@x.co,Ana,,s,n\nevt_2,t,,b@x.co,5" screen,,s,n\nevt_3,t,,c@x.co,Cy,,s,n\n', 1);
+  await assertSame(
+    HEADER,
+    'evt_0,t,,z@x.co,Zoe,,s,n\nevt_1,t,,a@x.co,Ana,,s,n\nevt_2,t,,b@x.co,5" screen,,s,n\nevt_3,t,,c@x.co,Cy,,s,n\n',
+    1,
+  );
 });
 
 test('other delimiters and headers: semicolons, a tab, header names in Portuguese, blank lines before the header', async () => {
   const rnd = seededRandom(5);
   const rows: string[] = [];
   for (let i = 0; i < 2000; i++) rows.push(row(rnd, i).replaceAll(',', ';'));
-  await assertSame('\n\nid_evento;tipo;data;E-mail;Nome;Telefone;origem;obs\r\n', rows.filter((r) => !/\r./.test(r)).join('\n'), 1000, false, ';');
+  await assertSame(
+    '\n\nid_evento;tipo;data;E-mail;Nome;Telefone;origem;obs\r\n',
+    rows.filter((r) => !/\r./.test(r)).join('\n'),
+    1000,
+    false,
+    ';',
+  );
   const tabbed = rows.slice(0, 500).map((r) => r.replaceAll(';', '\t'));
-  await assertSame('event_id\ttype\tcreated_at\temail\tname\tphone\tsource\tnotes\n', tabbed.filter((r) => !/\r./.test(r)).join('\n'), 200, false, '\t');
+  await assertSame(
+    'event_id\ttype\tcreated_at\temail\tname\tphone\tsource\tnotes\n',
+    tabbed.filter((r) => !/\r./.test(r)).join('\n'),
+    200,
+    false,
+    '\t',
+  );
 });
 
 test('bytes that are not UTF-8 in a row: declined, and read as the general path reads them', async () => {
   const body = Buffer.concat([
     Buffer.from('evt_1,t,,a@x.co,Ana,,s,n\n'),
-    Buffer.from('evt_2,t,,b@x.co,'), Buffer.from([0xff, 0xc3]), Buffer.from(',,s,n\n'),
-    Buffer.from('evt_3,t,,c@x.co,Cy,,'), Buffer.from([0xe2, 0x82]), Buffer.from(',n\n'),
+    Buffer.from('evt_2,t,,b@x.co,'),
+    Buffer.from([0xff, 0xc3]),
+    Buffer.from(',,s,n\n'),
+    Buffer.from('evt_3,t,,c@x.co,Cy,,'),
+    Buffer.from([0xe2, 0x82]),
+    Buffer.from(',n\n'),
     Buffer.from('evt_4,t,,d@x.co,Duda,,s,n'), // no newline at the end
   ]);
   await assertSame(HEADER, body, 1, true);
 });
 
 test('a CR inside a row (not before its LF) stops the fast path there; CRLF does not', async () => {
-  await assertSame('event_id,email,name,source\r\n', 'e1,a@x.co,Ana,ads\r\ne2,b@x.co,Bia,ads\r\ne3,c@x.co,An\ra,ads\r\ne4,d@x.co,Duda,ads\r\n', 1);
-  await assertSame('event_id,email,name,source\n', 'e1,a@x.co,Ana,ads\ne2,b@x.co,Bia,ads\ne3,c@x.co,An\ra,ads\ne4,d@x.co,Duda,ads\n', 1);
+  await assertSame(
+    'event_id,email,name,source\r\n',
+    'e1,a@x.co,Ana,ads\r\ne2,b@x.co,Bia,ads\r\ne3,c@x.co,An\ra,ads\r\ne4,d@x.co,Duda,ads\r\n',
+    1,
+  );
+  await assertSame(
+    'event_id,email,name,source\n',
+    'e1,a@x.co,Ana,ads\ne2,b@x.co,Bia,ads\ne3,c@x.co,An\ra,ads\ne4,d@x.co,Duda,ads\n',
+    1,
+  );
 });

@@ -8,7 +8,10 @@ import { createMapper, type MapOptions } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
 import { seededRandom } from '../../src/sandbox/faults.js';
 
-function blocks(text: string | Buffer, opts: MapOptions = { config: {} }): { general: MappedBlock; fast: MappedBlock; hits: number } {
+function blocks(
+  text: string | Buffer,
+  opts: MapOptions = { config: {} },
+): { general: MappedBlock; fast: MappedBlock; hits: number } {
   const buf = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const e1 = new BlockEncoder(16);
   mapJsonlBlock(buf, true, e1, createMapper(opts, { hashLater: true }), undefined, null);
@@ -30,7 +33,11 @@ function assertSameBlocks(a: MappedBlock, b: MappedBlock, lines: string[]): void
     const what = `record ${r} (line ${line}: ${lines[line - 1]})`;
     assert.equal(rb, ra, what);
     assert.equal(sb, sa, what);
-    assert.deepEqual([...b.offs.subarray(r * STRS, r * STRS + STRS + 1)].map((x) => x - b.offs[r * STRS]!), [...a.offs.subarray(r * STRS, r * STRS + STRS + 1)].map((x) => x - a.offs[r * STRS]!), what);
+    assert.deepEqual(
+      [...b.offs.subarray(r * STRS, r * STRS + STRS + 1)].map((x) => x - b.offs[r * STRS]!),
+      [...a.offs.subarray(r * STRS, r * STRS + STRS + 1)].map((x) => x - a.offs[r * STRS]!),
+      what,
+    );
   }
 }
 
@@ -41,33 +48,120 @@ const BASE = {
   utm: 'spring-sale',
   type: 'lead.created',
   created_at: '2026-10-01T00:00:01.000Z',
-  data: { email: 'joao.pereira.1@example.com', name: 'João Pereira', phone: '+55 11 930029883', source: 'facebook-ads' },
+  data: {
+    email: 'joao.pereira.1@example.com',
+    name: 'João Pereira',
+    phone: '+55 11 930029883',
+    source: 'facebook-ads',
+  },
 };
 const ODD_TEXT = [
-  '', ' ', 'x', ' lead', 'lead ', 'two  spaces', 'tab\there', 'nb\u00a0sp', 'ümlaut', 'ção', 'Ωmega', '日本', 'emoji 😀',
-  'quote"inside', 'back\\slash', 'line\nbreak', '\u2028', '\ud800', 'a/b', '\u0085nel', '\ufeffbom',
+  '',
+  ' ',
+  'x',
+  ' lead',
+  'lead ',
+  'two  spaces',
+  'tab\there',
+  'nb\u00a0sp',
+  'ümlaut',
+  'ção',
+  'Ωmega',
+  '日本',
+  'emoji 😀',
+  'quote"inside',
+  'back\\slash',
+  'line\nbreak',
+  '\u2028',
+  '\ud800',
+  'a/b',
+  '\u0085nel',
+  '\ufeffbom',
 ];
 const EMAILS = [
-  'Ana@Example.COM', 'Ana.Lima@Example.com', 'mailto:ana@example.com', 'MAILTO:ana@x.io', 'ana@example', 'ana@@example.com', '@example.com', 'ana@.com', 'ana@x.c',
-  'ana@x.c0m', 'ana@x.com.', 'a.b@x.y.zz', 'ana lima@x.com', 'ana@x.co ', ' ana@x.co', 'ánä@x.com', 'ana@x.COM', 'a"b@x.com', 'a<b@x.com',
-  'a,b@x.com', 'a;b@x.com', 'a:b@x.com', 'a(b)@x.com', 'K\u212a@x.com', 'ana@x.ｃom', 'İ@x.com', 'a\\b@x.com', 'a\u0001b@x.com', 'a\u007fb@x.com',
+  'Ana@Example.COM',
+  'Ana.Lima@Example.com',
+  'mailto:ana@example.com',
+  'MAILTO:ana@x.io',
+  'ana@example',
+  'ana@@example.com',
+  '@example.com',
+  'ana@.com',
+  'ana@x.c',
+  'ana@x.c0m',
+  'ana@x.com.',
+  'a.b@x.y.zz',
+  'ana lima@x.com',
+  'ana@x.co ',
+  ' ana@x.co',
+  'ánä@x.com',
+  'ana@x.COM',
+  'a"b@x.com',
+  'a<b@x.com',
+  'a,b@x.com',
+  'a;b@x.com',
+  'a:b@x.com',
+  'a(b)@x.com',
+  'K\u212a@x.com',
+  'ana@x.ｃom',
+  'İ@x.com',
+  'a\\b@x.com',
+  'a\u0001b@x.com',
+  'a\u007fb@x.com',
 ];
 const PHONES = [
-  '+55 11 930029883', '+55 (11) 93002-9883', '+5511930029883', '11 93002-9883', '+1 202 555 0143', '+44 20 7946 0958', '+55 11 9300',
-  '+55 11 930029883 ', ' +55 11 930029883', '+55 11 930029883 x12', '+55-11-930.029.883', '+０５５ 11 930029883', '+999 1234567', '0055 11 930029883',
-  '+49 (0)30 1234567', '+39 06 1234 5678', '', '+', '++55 11 930029883',
+  '+55 11 930029883',
+  '+55 (11) 93002-9883',
+  '+5511930029883',
+  '11 93002-9883',
+  '+1 202 555 0143',
+  '+44 20 7946 0958',
+  '+55 11 9300',
+  '+55 11 930029883 ',
+  ' +55 11 930029883',
+  '+55 11 930029883 x12',
+  '+55-11-930.029.883',
+  '+０５５ 11 930029883',
+  '+999 1234567',
+  '0055 11 930029883',
+  '+49 (0)30 1234567',
+  '+39 06 1234 5678',
+  '',
+  '+',
+  '++55 11 930029883',
 ];
 const TIMES = [
-  '2026-10-01T00:00:01.000Z', '2026-10-01T00:00:01Z', '2026-02-30T00:00:00.000Z', '2024-02-29T23:59:59.999Z', '2023-02-29T00:00:00.000Z',
-  '2026-13-01T00:00:00.000Z', '2026-10-01T24:00:00.000Z', '2026-10-01 00:00:01.000Z', '1759276801', '01/10/2026 10:00', 'soon', '2026-10-01T00:00:01.000z',
-  '2026-10-01T00:00:01.00xZ', '2026-1x-01T00:00:01.000Z', '2026-10-01T00:0/:01.000Z', '20x6-10-01T00:00:01.000Z',
+  '2026-10-01T00:00:01.000Z',
+  '2026-10-01T00:00:01Z',
+  '2026-02-30T00:00:00.000Z',
+  '2024-02-29T23:59:59.999Z',
+  '2023-02-29T00:00:00.000Z',
+  '2026-13-01T00:00:00.000Z',
+  '2026-10-01T24:00:00.000Z',
+  '2026-10-01 00:00:01.000Z',
+  '1759276801',
+  '01/10/2026 10:00',
+  'soon',
+  '2026-10-01T00:00:01.000z',
+  '2026-10-01T00:00:01.00xZ',
+  '2026-1x-01T00:00:01.000Z',
+  '2026-10-01T00:0/:01.000Z',
+  '20x6-10-01T00:00:01.000Z',
 ];
 
 // Keys renamed to others of the same length: only the bytes of a key tell them apart.
 const SAME_LENGTH: Array<[string, string]> = [
-  ['event_id', 'event_ix'], ['email', 'Email'], ['name', 'nome'], ['data', 'body'], ['type', 'tipo'], ['source', 'origem'], ['phone', 'fonex'],
+  ['event_id', 'event_ix'],
+  ['email', 'Email'],
+  ['name', 'nome'],
+  ['data', 'body'],
+  ['type', 'tipo'],
+  ['source', 'origem'],
+  ['phone', 'fonex'],
   // and differing in a key's last bytes, past its whole 32-bit words (which are compared a word at a time)
-  ['email', 'emaiL'], ['source', 'sourcf'], ['created_at', 'created_aT'],
+  ['email', 'emaiL'],
+  ['source', 'sourcf'],
+  ['created_at', 'created_aT'],
 ];
 
 function renamed(v: unknown, [from, to]: [string, string]): Record<string, unknown> {
@@ -86,12 +180,29 @@ function variant(rnd: () => number): Record<string, unknown> {
   else if (v < 0.35) e.data[pick(['name', 'source'])] = pick(ODD_TEXT);
   else if (v < 0.4) e.event_id = pick([...ODD_TEXT, 'evt 2', 'évt_3']);
   else if (v < 0.44) e.type = pick(ODD_TEXT);
-  else if (v < 0.5) e.data[pick(['email', 'phone', 'name', 'source'])] = pick([null, 5, 5.5, true, false, [], {}, ['x'], { a: 1 }]);
-  else if (v < 0.55) (e as Record<string, unknown>)[pick(['event_id', 'type', 'created_at'])] = pick([null, 7, true, ['evt'], { id: 'x' }]);
+  else if (v < 0.5)
+    e.data[pick(['email', 'phone', 'name', 'source'])] = pick([null, 5, 5.5, true, false, [], {}, ['x'], { a: 1 }]);
+  else if (v < 0.55)
+    (e as Record<string, unknown>)[pick(['event_id', 'type', 'created_at'])] = pick([
+      null,
+      7,
+      true,
+      ['evt'],
+      { id: 'x' },
+    ]);
   else if (v < 0.6) delete e.data[pick(['email', 'phone', 'name', 'source'])];
   else if (v < 0.63) delete (e as Record<string, unknown>)[pick(['event_id', 'type', 'created_at'])];
   else if (v < 0.67) e.data.company = pick(['Acme', 'Acme  Inc', ' Acme', 'Açme']);
-  else if (v < 0.72) (e as Record<string, unknown>).extra = pick([1, 'x', null, [1, [2, { a: 'b' }]], { nested: { deep: [true] } }, -0.5e-3, 1e21]);
+  else if (v < 0.72)
+    (e as Record<string, unknown>).extra = pick([
+      1,
+      'x',
+      null,
+      [1, [2, { a: 'b' }]],
+      { nested: { deep: [true] } },
+      -0.5e-3,
+      1e21,
+    ]);
   else if (v < 0.76) e.data = { lead: e.data };
   else if (v < 0.8) (e as Record<string, unknown>).payload = pick(['x', { email: 'other@x.com' }, null]);
   else if (v < 0.84) e.data.firstName = 'Ana';
@@ -116,8 +227,42 @@ function text(v: Record<string, unknown>, rnd: () => number): string {
   if (r < 0.9) return s + pick2(rnd, [',', '}', ' x', '\u0000', '[]']);
   if (r < 0.92) return s.replace(/:"/, ':0').replace(/^/, '');
   if (r < 0.93) return s.replace('"type"', '"type" ').replace(':', ' : ');
-  if (r < 0.94) return s.replace('"spring-sale"', pick2(rnd, ['"spr\\xing"', '"spr\\u12"', '"spr\\u12g4"', '"spr\\"', '"spr\\\\"', '"spr\\u00e9"', '"spr\\/"', '"a\tb"']));
-  if (r < 0.96) return s.replace('"amount":12', '"amount":' + pick2(rnd, ['012', '-', '1.', '.5', '1e', '+1', '0x1f', '1E+2', '-0', '1.5e-3', '00', '-01', '1e5', '2.0', 'NaN']));
+  if (r < 0.94)
+    return s.replace(
+      '"spring-sale"',
+      pick2(rnd, [
+        '"spr\\xing"',
+        '"spr\\u12"',
+        '"spr\\u12g4"',
+        '"spr\\"',
+        '"spr\\\\"',
+        '"spr\\u00e9"',
+        '"spr\\/"',
+        '"a\tb"',
+      ]),
+    );
+  if (r < 0.96)
+    return s.replace(
+      '"amount":12',
+      '"amount":' +
+        pick2(rnd, [
+          '012',
+          '-',
+          '1.',
+          '.5',
+          '1e',
+          '+1',
+          '0x1f',
+          '1E+2',
+          '-0',
+          '1.5e-3',
+          '00',
+          '-01',
+          '1e5',
+          '2.0',
+          'NaN',
+        ]),
+    );
   if (r < 0.98) return '[' + s + ']';
   s = s.replace('Pereira', 'Pereira\t');
   return s;
@@ -136,7 +281,15 @@ test('the fast path writes the same block as the general path, on 40,000 lines o
 test('bytes that are not UTF-8, a BOM, CRLF and blank lines: still the same block', () => {
   const line = JSON.stringify(BASE);
   const parts: Buffer[] = [Buffer.from('\ufeff' + line + '\r\n\n  \n' + line + '\n')];
-  for (const bad of [[0xff], [0xc3], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf0, 0x9f, 0x98, 0x80], [0xc3, 0xa7]]) {
+  for (const bad of [
+    [0xff],
+    [0xc3],
+    [0xe2, 0x82],
+    [0xc0, 0xaf],
+    [0xed, 0xa0, 0x80],
+    [0xf0, 0x9f, 0x98, 0x80],
+    [0xc3, 0xa7],
+  ]) {
     for (const field of ['name', 'email', 'event_id', 'source', 'extra']) {
       const v = structuredClone(BASE) as Record<string, unknown>;
       if (field === 'extra') v.extra = 'X';
@@ -150,7 +303,8 @@ test('bytes that are not UTF-8, a BOM, CRLF and blank lines: still the same bloc
   for (const bad of [[0xff], [0xc3, 0xa7], [0xe2, 0x82, 0xac], [0xc3]]) {
     const s = JSON.stringify(BASE).replace('"utm"', '"utmY"');
     const at = s.indexOf('Y');
-    for (let k = 0; k < 3; k++) parts.push(Buffer.concat([Buffer.from(s.slice(0, at)), Buffer.from(bad), Buffer.from(s.slice(at + 1) + '\n')]));
+    for (let k = 0; k < 3; k++)
+      parts.push(Buffer.concat([Buffer.from(s.slice(0, at)), Buffer.from(bad), Buffer.from(s.slice(at + 1) + '\n')]));
     parts.push(Buffer.from(line + '\n'));
   }
   parts.push(Buffer.from(line)); // no newline at the end
@@ -180,7 +334,31 @@ test('options that make a lead depend on more than the plan turn the fast path o
 
 test('numbers of every spelling, valid JSON or not, in lines of one shape: the same block', () => {
   const rnd = seededRandom(9);
-  const spellings = ['12', '0', '-0', '012', '-', '1.', '.5', '1e', '+1', '0x1f', '1E+2', '1e-2', '1.5e-3', '00', '-01', '1e5', '2.0', 'NaN', '1.2.3', '1ee2', '7 ', ' 7', '1_0'];
+  const spellings = [
+    '12',
+    '0',
+    '-0',
+    '012',
+    '-',
+    '1.',
+    '.5',
+    '1e',
+    '+1',
+    '0x1f',
+    '1E+2',
+    '1e-2',
+    '1.5e-3',
+    '00',
+    '-01',
+    '1e5',
+    '2.0',
+    'NaN',
+    '1.2.3',
+    '1ee2',
+    '7 ',
+    ' 7',
+    '1_0',
+  ];
   const lines: string[] = [];
   for (let i = 0; i < 5000; i++) {
     const n = rnd() < 0.5 ? '12' : spellings[Math.floor(rnd() * spellings.length)]!;
@@ -195,7 +373,24 @@ test('an odd byte at every position of a 32-bit word, in every value the fast pa
   // Strings are scanned and checked four bytes a step (stringEnd, plainText): whatever the offset at which a
   // quote, an escape (valid or not), a control byte, a space or a multi-byte character falls, the verdict is the
   // general path's.
-  const odd = ['\\"', '\\\\', '\\u0041', '\\n', '\\x', '\\u12g4', '\t', '\u0001', ' ', '  ', 'ç', '\u00a0', '日', '😀', '\u007f', '~'];
+  const odd = [
+    '\\"',
+    '\\\\',
+    '\\u0041',
+    '\\n',
+    '\\x',
+    '\\u12g4',
+    '\t',
+    '\u0001',
+    ' ',
+    '  ',
+    'ç',
+    '\u00a0',
+    '日',
+    '😀',
+    '\u007f',
+    '~',
+  ];
   const lines: string[] = [];
   const base = JSON.stringify(BASE);
   for (const c of odd) {
@@ -227,7 +422,10 @@ test('lines are matched from their first byte on: a value or a line that runs on
   const withArray = JSON.stringify({ ...BASE, tags: [1, 2] });
   const cases: string[][] = [
     [withArray, withArray, withArray.slice(0, withArray.indexOf('[1,2]') + 3), '2]}', withArray], // an array cut by a line end
-    [base.replace('"João Pereira"', '"João'), 'Pereira"' + base.slice(base.indexOf('"João Pereira"') + '"João Pereira"'.length)], // a string cut
+    [
+      base.replace('"João Pereira"', '"João'),
+      'Pereira"' + base.slice(base.indexOf('"João Pereira"') + '"João Pereira"'.length),
+    ], // a string cut
     [base + ' ', base + 'x', base + '}', base.slice(0, -1)], // what follows the last literal
     [base + '\r', base + '\r\r', base + '\r \r', base], // CRs before the line end
   ];

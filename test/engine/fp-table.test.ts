@@ -12,7 +12,21 @@ const fp = (s: string): Int32Array => {
 
 test('fingerprints differ for near-identical strings and never start with a 0 word', () => {
   const seen = new Set<string>();
-  const strings = ['', 'a', 'b', 'ab', 'ba', 'evt_1', 'evt_10', 'evt_01', 'ana@exämple.com', '😀', 'x'.repeat(7), 'x'.repeat(8), 'x'.repeat(9)];
+  const strings = [
+    '',
+    'a',
+    'b',
+    'ab',
+    'ba',
+    'evt_1',
+    'evt_10',
+    'evt_01',
+    'ana@exämple.com',
+    '😀',
+    'x'.repeat(7),
+    'x'.repeat(8),
+    'x'.repeat(9),
+  ];
   for (let i = 0; i < 50_000; i++) strings.push(`evt_${i}`, `p${i}@example.com`);
   for (const s of strings) {
     const f = fp(s);

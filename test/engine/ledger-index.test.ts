@@ -34,7 +34,14 @@ function seed(): { ledger: Ledger; keys: string[]; people: string[] } {
       const failure = status === 'failed' ? (rnd() < 0.5 ? 'retryable' : 'permanent') : null;
       const plain = i % 2 === 0 && i % 10 !== 0;
       const person = plain ? null : `p${Math.floor(rnd() * 20_000)}@example.com`;
-      ins.run(key, plain || rnd() < 0.2 ? null : hex(), person, status, failure, plain ? null : 1 + Math.floor(rnd() * 50));
+      ins.run(
+        key,
+        plain || rnd() < 0.2 ? null : hex(),
+        person,
+        status,
+        failure,
+        plain ? null : 1 + Math.floor(rnd() * 50),
+      );
       keys.push(key);
       if (person) people.push(person);
     }
@@ -109,14 +116,25 @@ test('ledgers the index cannot represent are left to SQLite: too many rows, tomb
     ['an empty payload hash', "UPDATE events SET payload_hash = '' WHERE key = 'evt_3'"],
     ['a run id that is not a number', "UPDATE events SET run_id = '3x' WHERE key = 'evt_1'"],
     ['a negative run id', "UPDATE events SET run_id = -2 WHERE key = 'evt_1'"],
-    ['a NUL byte in a plain key', "INSERT INTO events (key, key_kind, status, first_seen_at, updated_at) VALUES ('a' || char(0) || 'b', 'imported', 'sent', 'now', 'now')"],
+    [
+      'a NUL byte in a plain key',
+      "INSERT INTO events (key, key_kind, status, first_seen_at, updated_at) VALUES ('a' || char(0) || 'b', 'imported', 'sent', 'now', 'now')",
+    ],
     ['a NUL byte in a person', "UPDATE events SET natural_key = 'p' || char(0) || 'q' WHERE key = 'evt_3'"],
   ];
   for (const [what, sql] of cases) {
     const path = join(tmpDir(), 'l.db');
     const l = openLedger(path)!;
-    l.db.prepare(`INSERT INTO events (key, key_kind, status, run_id, first_seen_at, updated_at) VALUES ('evt_1', 'id', 'failed', 3, 'now', 'now')`).run();
-    l.db.prepare(`INSERT INTO events (key, key_kind, status, first_seen_at, updated_at) VALUES ('evt_3', 'id', 'pending', 'now', 'now')`).run();
+    l.db
+      .prepare(
+        `INSERT INTO events (key, key_kind, status, run_id, first_seen_at, updated_at) VALUES ('evt_1', 'id', 'failed', 3, 'now', 'now')`,
+      )
+      .run();
+    l.db
+      .prepare(
+        `INSERT INTO events (key, key_kind, status, first_seen_at, updated_at) VALUES ('evt_3', 'id', 'pending', 'now', 'now')`,
+      )
+      .run();
     assert.ok(LedgerIndex.build(l.db), `indexed before ${what}`);
     l.db.exec(sql);
     assert.equal(LedgerIndex.build(l.db), undefined, what);

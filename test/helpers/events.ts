@@ -7,7 +7,10 @@ import { ROOT, runCli } from './cli.js';
 export function generateEvents(dir: string, n: number, seed = 1, name = 'events.jsonl'): string {
   const gen = join(ROOT, 'bench', 'gen-events.mjs'); // the repository's copy of the team generator
   const path = join(dir, name);
-  writeFileSync(path, execFileSync(process.execPath, [gen, String(n), '--seed', String(seed)], { maxBuffer: 256 << 20 }));
+  writeFileSync(
+    path,
+    execFileSync(process.execPath, [gen, String(n), '--seed', String(seed)], { maxBuffer: 256 << 20 }),
+  );
   return path;
 }
 
@@ -15,6 +18,9 @@ export function generateEvents(dir: string, n: number, seed = 1, name = 'events.
 export async function expectedPeople(file: string, dir: string): Promise<Set<string>> {
   const report = join(dir, 'expected.jsonl');
   await runCli(['push', file, '--dry-run', '--report', report, '--ledger', join(dir, 'none.db'), '--quiet']);
-  const rows = readFileSync(report, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { decision: string; email: string });
+  const rows = readFileSync(report, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { decision: string; email: string });
   return new Set(rows.filter((r) => r.decision === 'new').map((r) => r.email));
 }

@@ -10,7 +10,14 @@ import { SCHEMA_VERSION } from '../../src/ledger/schema.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const claim = (key: string, email = `${key}@x.io`): ClaimInput => ({
-  key, keyKind: 'id', payloadHash: 'h-' + key, naturalKey: email, downstreamKey: 'dk-' + key, leadJson: JSON.stringify({ email }), source: 'f.jsonl', line: 1,
+  key,
+  keyKind: 'id',
+  payloadHash: 'h-' + key,
+  naturalKey: email,
+  downstreamKey: 'dk-' + key,
+  leadJson: JSON.stringify({ email }),
+  source: 'f.jsonl',
+  line: 1,
 });
 
 test('a new ledger is created 0600, in WAL mode, at the current schema version', () => {
@@ -32,7 +39,10 @@ test('a ledger newer than this build is refused with exit code 5', () => {
   const l = openLedger(path)!;
   l.db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
   l.close();
-  assert.throws(() => openLedger(path), (e: Error) => e instanceof LedgerError && /newer than this leadledger/.test(e.message));
+  assert.throws(
+    () => openLedger(path),
+    (e: Error) => e instanceof LedgerError && /newer than this leadledger/.test(e.message),
+  );
 });
 
 test('claims are atomic: of two connections claiming the same keys, each key goes to exactly one', () => {
@@ -56,11 +66,14 @@ test('settle commits outcomes only for rows the run owns; lookups see them', () 
   const l = openLedger(path)!;
   const run = l.startRun('push', {}, { exclusive: true });
   l.claimNew([claim('a'), claim('b'), claim('c')], run, 's');
-  l.settle([
-    { key: 'a', status: 'sent', outcome: 'created', crmId: '101' },
-    { key: 'b', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
-    { key: 'c', status: 'failed', failure: 'permanent', error: 'INVALID_EMAIL' },
-  ], run);
+  l.settle(
+    [
+      { key: 'a', status: 'sent', outcome: 'created', crmId: '101' },
+      { key: 'b', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
+      { key: 'c', status: 'failed', failure: 'permanent', error: 'INVALID_EMAIL' },
+    ],
+    run,
+  );
   l.settle([{ key: 'a', status: 'failed', failure: 'permanent', error: 'late' }], run + 1);
   const m = l.lookupKeys(['a', 'b', 'c', 'zzz']);
   assert.equal(m.get('a')!.status, 'sent');
@@ -84,7 +97,10 @@ test('pending rows of a run that died become in doubt', () => {
   assert.equal(l.markOrphansInDoubt(), 0, 'the owner is still running');
   l.finishRun(run, 'failed', {});
   assert.equal(l.markOrphansInDoubt(), 1);
-  assert.deepEqual(l.rowsInStatus('in_doubt').map((r) => r.key), ['b']);
+  assert.deepEqual(
+    l.rowsInStatus('in_doubt').map((r) => r.key),
+    ['b'],
+  );
   l.close();
 });
 
@@ -92,12 +108,18 @@ test('one run at a time: a live run holds the ledger, a dead one is marked crash
   const path = join(tmpDir(), 'l.db');
   const l = openLedger(path)!;
   const first = l.startRun('push', {}, { exclusive: true });
-  assert.throws(() => l.startRun('push', {}, { exclusive: true }), (e: Error) => e instanceof LedgerError && /in use by run/.test(e.message));
+  assert.throws(
+    () => l.startRun('push', {}, { exclusive: true }),
+    (e: Error) => e instanceof LedgerError && /in use by run/.test(e.message),
+  );
   l.finishRun(first, 'done', {});
   // a run whose process is gone
   const child = spawn(process.execPath, ['-e', '0']);
   await new Promise((r) => child.on('exit', r));
-  l.db.prepare(`INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES ('push','{}',?,?,?,?,'running')`)
+  l.db
+    .prepare(
+      `INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES ('push','{}',?,?,?,?,'running')`,
+    )
     .run((await import('node:os')).hostname(), child.pid, new Date().toISOString(), new Date().toISOString());
   const next = l.startRun('push', {}, { exclusive: true });
   assert.ok(next > first);
@@ -107,7 +129,10 @@ test('one run at a time: a live run holds the ledger, a dead one is marked crash
 
 test('import marks keys and people as delivered, idempotently', () => {
   const l = openLedger(join(tmpDir(), 'l.db'))!;
-  assert.deepEqual(l.importDelivered([{ key: 'evt_1' }, { naturalKey: 'ana@x.io', crmId: '77' }], 'seed.txt'), { added: 2, present: 0 });
+  assert.deepEqual(l.importDelivered([{ key: 'evt_1' }, { naturalKey: 'ana@x.io', crmId: '77' }], 'seed.txt'), {
+    added: 2,
+    present: 0,
+  });
   assert.deepEqual(l.importDelivered([{ key: 'evt_1' }], 'seed.txt'), { added: 0, present: 1 });
   assert.equal(l.lookupKeys(['evt_1']).get('evt_1')!.status, 'sent');
   assert.equal(l.lookupDelivered(['ana@x.io']).size, 1);

@@ -10,7 +10,8 @@ import { seededRandom } from '../../src/sandbox/faults.js';
 function metadataPatterns(): string[] {
   const out = new Set<string>();
   const countries = (metadataJson as unknown as { countries: Record<string, unknown[]> }).countries;
-  for (const c of Object.values(countries)) for (const i of [2, 5, 7]) if (typeof c[i] === 'string' && c[i]) out.add(c[i] as string);
+  for (const c of Object.values(countries))
+    for (const i of [2, 5, 7]) if (typeof c[i] === 'string' && c[i]) out.add(c[i] as string);
   return [...out];
 }
 
@@ -21,7 +22,8 @@ const digits = (n: number): string => Array.from({ length: n }, () => String(Mat
 function samples(): string[] {
   const out = [''];
   for (let lead = 0; lead < 1110; lead++) {
-    const head = lead < 10 ? String(lead) : lead < 110 ? String(lead - 10).padStart(2, '0') : String(lead - 110).padStart(3, '0');
+    const head =
+      lead < 10 ? String(lead) : lead < 110 ? String(lead - 10).padStart(2, '0') : String(lead - 110).padStart(3, '0');
     for (let k = 0; k < 4; k++) out.push(head + digits(Math.floor(rand() * 15)));
   }
   return out;

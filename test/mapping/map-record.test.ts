@@ -6,7 +6,12 @@ import { UsageError } from '../../src/errors.js';
 import type { LeadEvent, Mapped } from '../../src/mapping/types.js';
 import { seededRandom } from '../../src/sandbox/faults.js';
 
-const rec = (fields: Record<string, unknown>, line = 1) => ({ kind: 'record' as const, source: 'in.jsonl', line, fields });
+const rec = (fields: Record<string, unknown>, line = 1) => ({
+  kind: 'record' as const,
+  source: 'in.jsonl',
+  line,
+  fields,
+});
 const ev = (m: Mapped): LeadEvent => {
   assert.equal(m.kind, 'event', JSON.stringify(m));
   return m as LeadEvent;
@@ -14,18 +19,50 @@ const ev = (m: Mapped): LeadEvent => {
 
 test('finds nested event fields without configuration and normalizes them', () => {
   const map = createMapper({ config: {} });
-  const e = ev(map(rec({ event_id: 'evt_1', type: 'lead.created', created_at: '2026-10-01T12:00:00Z', data: { email: '  Ana.Lima@Example.COM ', name: ' Ana   Lima ', phone: '+55 11 98765-4321', company: 'Acme', source: 'webinar' } })));
+  const e = ev(
+    map(
+      rec({
+        event_id: 'evt_1',
+        type: 'lead.created',
+        created_at: '2026-10-01T12:00:00Z',
+        data: {
+          email: '  Ana.Lima@Example.COM ',
+          name: ' Ana   Lima ',
+          phone: '+55 11 98765-4321',
+          company: 'Acme',
+          source: 'webinar',
+        },
+      }),
+    ),
+  );
   assert.equal(e.key, 'evt_1');
   assert.equal(e.keyKind, 'id');
   assert.equal(e.type, 'lead.created');
   assert.equal(e.occurredAt, '2026-10-01T12:00:00.000Z');
-  assert.deepEqual(e.lead, { email: 'ana.lima@example.com', name: 'Ana Lima', phone: '+5511987654321', company: 'Acme', source: 'webinar' });
+  assert.deepEqual(e.lead, {
+    email: 'ana.lima@example.com',
+    name: 'Ana Lima',
+    phone: '+5511987654321',
+    company: 'Acme',
+    source: 'webinar',
+  });
   assert.equal(e.naturalKey, 'ana.lima@example.com');
 });
 
 test('recognizes Portuguese column names and national phones with a default country', () => {
   const map = createMapper({ config: {}, defaultCountry: 'BR' });
-  const e = ev(map(rec({ Nome: 'João  da Silva', 'E-mail': 'JOAO@exemplo.com.br', Telefone: '(11) 98765-4321', Empresa: 'Padaria', Origem: 'indicação', 'Data de criação': '05/10/2026 14:30' })));
+  const e = ev(
+    map(
+      rec({
+        Nome: 'João  da Silva',
+        'E-mail': 'JOAO@exemplo.com.br',
+        Telefone: '(11) 98765-4321',
+        Empresa: 'Padaria',
+        Origem: 'indicação',
+        'Data de criação': '05/10/2026 14:30',
+      }),
+    ),
+  );
   assert.equal(e.lead.email, 'joao@exemplo.com.br');
   assert.equal(e.lead.phone, '+5511987654321');
   assert.equal(e.lead.name, 'João da Silva');
@@ -46,8 +83,12 @@ test('builds the name from first and last name columns', () => {
 
 test('a retry with a different envelope has the same payload hash; a changed lead does not', () => {
   const map = createMapper({ config: {} });
-  const a = ev(map(rec({ event_id: 'e1', attempt: 1, delivered_at: '2026-10-01T12:00:00Z', data: { email: 'a@b.co' } })));
-  const b = ev(map(rec({ event_id: 'e1', attempt: 2, delivered_at: '2026-10-01T12:05:00Z', data: { email: 'A@B.CO ' } })));
+  const a = ev(
+    map(rec({ event_id: 'e1', attempt: 1, delivered_at: '2026-10-01T12:00:00Z', data: { email: 'a@b.co' } })),
+  );
+  const b = ev(
+    map(rec({ event_id: 'e1', attempt: 2, delivered_at: '2026-10-01T12:05:00Z', data: { email: 'A@B.CO ' } })),
+  );
   const c = ev(map(rec({ event_id: 'e1', data: { email: 'a@b.co', phone: '+14155552671' } })));
   assert.equal(a.payloadHash, b.payloadHash);
   assert.notEqual(a.payloadHash, c.payloadHash);
@@ -70,16 +111,32 @@ test('invalid records say why and name the field', () => {
 });
 
 test('--type, --since and --until filter with a reason', () => {
-  const map = createMapper({ config: {}, types: ['lead.created'], since: new Date('2026-10-01T00:00:00Z'), until: new Date('2026-10-02T00:00:00Z') });
+  const map = createMapper({
+    config: {},
+    types: ['lead.created'],
+    since: new Date('2026-10-01T00:00:00Z'),
+    until: new Date('2026-10-02T00:00:00Z'),
+  });
   assert.equal(map(rec({ id: '1', type: 'lead.created', ts: '2026-10-01T10:00:00Z', email: 'a@b.co' })).kind, 'event');
   const t = map(rec({ id: '2', type: 'contact.deleted', ts: '2026-10-01T10:00:00Z', email: 'a@b.co' }));
   assert.deepEqual([t.kind, (t as { reason: string }).reason], ['filtered', 'type contact.deleted not accepted']);
-  assert.equal((map(rec({ id: '3', type: 'lead.created', ts: '2026-09-30T10:00:00Z', email: 'a@b.co' })) as { reason: string }).reason, 'before --since');
-  assert.equal((map(rec({ id: '4', type: 'lead.created', ts: 1790935200, email: 'a@b.co' })) as { reason: string }).reason, 'at or after --until');
+  assert.equal(
+    (map(rec({ id: '3', type: 'lead.created', ts: '2026-09-30T10:00:00Z', email: 'a@b.co' })) as { reason: string })
+      .reason,
+    'before --since',
+  );
+  assert.equal(
+    (map(rec({ id: '4', type: 'lead.created', ts: 1790935200, email: 'a@b.co' })) as { reason: string }).reason,
+    'at or after --until',
+  );
 });
 
 test('a config maps fields explicitly, picks a content key and custom fields', () => {
-  const config = parseConfig({ fields: { email: 'contact.mail', custom: { plan: 'meta.plan' } }, key: { fields: ['email'] }, defaultCountry: 'BR' });
+  const config = parseConfig({
+    fields: { email: 'contact.mail', custom: { plan: 'meta.plan' } },
+    key: { fields: ['email'] },
+    defaultCountry: 'BR',
+  });
   const map = createMapper({ config });
   const a = ev(map(rec({ id: 'x1', contact: { mail: 'z@q.io' }, meta: { plan: 'pro' } })));
   const b = ev(map(rec({ id: 'x2', contact: { mail: 'Z@q.io' }, meta: { plan: 'free' } })));
@@ -91,7 +148,10 @@ test('a config maps fields explicitly, picks a content key and custom fields', (
 });
 
 test('a bad config is a usage error naming the field', () => {
-  assert.throws(() => parseConfig({ fields: { emial: 'x' } }), (e: Error) => e instanceof UsageError && /fields: .*'emial'/.test(e.message));
+  assert.throws(
+    () => parseConfig({ fields: { emial: 'x' } }),
+    (e: Error) => e instanceof UsageError && /fields: .*'emial'/.test(e.message),
+  );
   assert.throws(() => parseConfig({ defaultCountry: 'XX' }), /defaultCountry: not an ISO 3166/);
   assert.throws(() => parseConfig({ key: { fields: [] } }), /key/);
 });
@@ -113,7 +173,16 @@ test('the payload hash text of a lead is exactly its canonical JSON, whatever fi
     {},
     { email: 'a@b.io' },
     { phone: '+5511987654321', email: 'a@b.io', name: 'Ana "Quote" \u2028 Lima', source: 'ads' },
-    { source: 's', name: 'n', lastName: 'l', firstName: 'f', email: 'e@x.io', custom: { z: '1', a: '\n' }, company: 'c', phone: '+1' },
+    {
+      source: 's',
+      name: 'n',
+      lastName: 'l',
+      firstName: 'f',
+      email: 'e@x.io',
+      custom: { z: '1', a: '\n' },
+      company: 'c',
+      phone: '+1',
+    },
     { email: 'a@b.io', name: undefined },
     { email: 'a@b.io', extra: 'not a lead key' },
   ];
@@ -123,7 +192,11 @@ test('the payload hash text of a lead is exactly its canonical JSON, whatever fi
 test('records of changing shapes map as a fresh mapper maps each one (the remembered shape never misleads)', () => {
   const rnd = seededRandom(5);
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const person = () => ({ email: `P${Math.floor(rnd() * 9)}@Example.com`, nome: 'Ana  Lima', telefone: '+55 11 91234-5678' });
+  const person = () => ({
+    email: `P${Math.floor(rnd() * 9)}@Example.com`,
+    nome: 'Ana  Lima',
+    telefone: '+55 11 91234-5678',
+  });
   // Wrappers that come and go, change type, or move: each must be seen by sameShape when it matters.
   const shapes: Array<() => Record<string, unknown>> = [
     () => ({ event_id: 'e', type: 't', data: person() }),

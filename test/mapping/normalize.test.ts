@@ -6,7 +6,8 @@ import { canonicalJson, differingFields, downstreamKey } from '../../src/mapping
 test('emails are trimmed, lower-cased and validated', () => {
   assert.deepEqual(normalizeEmail('  Maria.Silva@Example.COM '), { ok: true, value: 'maria.silva@example.com' });
   assert.deepEqual(normalizeEmail('mailto:a@b.io'), { ok: true, value: 'a@b.io' });
-  for (const bad of ['x@', '@b.com', 'a b@c.com', 'a@b', 'a@@b.com', '']) assert.equal(normalizeEmail(bad).ok, false, bad);
+  for (const bad of ['x@', '@b.com', 'a b@c.com', 'a@b', 'a@@b.com', ''])
+    assert.equal(normalizeEmail(bad).ok, false, bad);
 });
 
 test('phones become E.164; national numbers need a country', () => {
@@ -25,11 +26,17 @@ test('names collapse whitespace and split', () => {
 });
 
 test('canonical JSON sorts keys at every level', () => {
-  assert.equal(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: null } }), '{"a":{"c":null,"d":[2,{"e":0,"f":1}]},"b":1}');
+  assert.equal(
+    canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: null } }),
+    '{"a":{"c":null,"d":[2,{"e":0,"f":1}]},"b":1}',
+  );
 });
 
 test('differing fields name what changed, custom fields included', () => {
-  assert.deepEqual(differingFields({ email: 'a@b.co', phone: '+1' }, { email: 'a@b.co', phone: '+2', custom: { x: '1' } }), ['phone', 'custom.x']);
+  assert.deepEqual(
+    differingFields({ email: 'a@b.co', phone: '+1' }, { email: 'a@b.co', phone: '+2', custom: { x: '1' } }),
+    ['phone', 'custom.x'],
+  );
 });
 
 test('downstream keys are derived hashes, never the raw key', () => {

@@ -131,7 +131,9 @@ const meta = metadataJson as unknown as {
   nonGeographic?: Record<string, Plan>;
 };
 const callingCodes = [...Object.keys(meta.country_calling_codes), ...Object.keys(meta.nonGeographic ?? {})];
-const singleCountryCodes = Object.keys(meta.country_calling_codes).filter((c) => meta.country_calling_codes[c]?.length === 1);
+const singleCountryCodes = Object.keys(meta.country_calling_codes).filter(
+  (c) => meta.country_calling_codes[c]?.length === 1,
+);
 /** Numbering plans to draw national numbers from, with the calling code they are dialled with. */
 const plans: { code: string; plan: Plan }[] = [
   ...Object.values(meta.countries).map((plan) => ({ code: String(plan[0]), plan })),
@@ -144,10 +146,18 @@ function nationalNumber(plan: Plan, mutate: boolean): string {
   if (mutate) {
     const k = int(0, Math.max(0, n.length - 1));
     switch (int(0, 3)) {
-      case 0: n = n.slice(0, k) + String(int(0, 9)) + n.slice(k + 1); break;
-      case 1: n = n.slice(0, k) + n.slice(k + 1); break;
-      case 2: n = n + String(int(0, 9)); break;
-      default: n = n.slice(0, k) + String(int(0, 9)) + n.slice(k); break;
+      case 0:
+        n = n.slice(0, k) + String(int(0, 9)) + n.slice(k + 1);
+        break;
+      case 1:
+        n = n.slice(0, k) + n.slice(k + 1);
+        break;
+      case 2:
+        n = n + String(int(0, 9));
+        break;
+      default:
+        n = n.slice(0, k) + String(int(0, 9)) + n.slice(k);
+        break;
     }
   }
   // National prefixes are stripped from international numbers too, so put some in front.
@@ -171,15 +181,29 @@ function format(code: string, nsn: string): string {
     return out;
   };
   switch (int(0, 8)) {
-    case 0: return '+' + code + nsn;
-    case 1: return '+' + code + ' ' + nsn;
-    case 2: return '+' + code + ' ' + groups(nsn, [' ', '-', '.']);
-    case 3: return `+${code} (${nsn.slice(0, 2)}) ${nsn.slice(2, -4)}-${nsn.slice(-4)}`;
-    case 4: return '+' + code + pick([' ', '  ', '-', '.', ' - ', '']) + groups(nsn, [' ', '  ', '-', '.', '(', ')', ' (', ') ', '--', '']);
-    case 5: return `+(${code}) ${nsn}`;
-    case 6: return `+ ${code} ${groups(nsn, [' '])}`;
-    case 7: return groups('+' + code + nsn, [' ', '-', '.', '(', ')', '']);
-    default: return `+${code}-${groups(nsn, ['-'])}`;
+    case 0:
+      return '+' + code + nsn;
+    case 1:
+      return '+' + code + ' ' + nsn;
+    case 2:
+      return '+' + code + ' ' + groups(nsn, [' ', '-', '.']);
+    case 3:
+      return `+${code} (${nsn.slice(0, 2)}) ${nsn.slice(2, -4)}-${nsn.slice(-4)}`;
+    case 4:
+      return (
+        '+' +
+        code +
+        pick([' ', '  ', '-', '.', ' - ', '']) +
+        groups(nsn, [' ', '  ', '-', '.', '(', ')', ' (', ') ', '--', ''])
+      );
+    case 5:
+      return `+(${code}) ${nsn}`;
+    case 6:
+      return `+ ${code} ${groups(nsn, [' '])}`;
+    case 7:
+      return groups('+' + code + nsn, [' ', '-', '.', '(', ')', '']);
+    default:
+      return `+${code}-${groups(nsn, ['-'])}`;
   }
 }
 
@@ -188,34 +212,61 @@ const FULLWIDTH = '０１２３４５６７８９';
 /** Things the fast path must refuse (or get right): odd characters, extensions, URIs, lengths. */
 function disturb(s: string): string {
   switch (int(0, 24)) {
-    case 0: return '  ' + s;
-    case 1: return s + '  ';
-    case 2: return '\t' + s + '\u00a0';
-    case 3: return s + pick([' ext 12', ' ext. 1234', ' x12', ' #', '#', ' ext', ';ext=5', ',,12', ', 3', ' ~ 7', ' int 4', ' доб 5']);
+    case 0:
+      return '  ' + s;
+    case 1:
+      return s + '  ';
+    case 2:
+      return '\t' + s + '\u00a0';
+    case 3:
+      return (
+        s +
+        pick([' ext 12', ' ext. 1234', ' x12', ' #', '#', ' ext', ';ext=5', ',,12', ', 3', ' ~ 7', ' int 4', ' доб 5'])
+      );
     case 4: {
       const k = int(1, s.length);
       return s.slice(0, k) + pick(['a', 'O', 'x', 'e', 'I', 'l', 'é']) + s.slice(k);
     }
-    case 5: return '+' + s;
-    case 6: return s.replace('+', '＋');
-    case 7: return s.replace(/[0-9]/g, (d) => ARABIC_INDIC[Number(d)] ?? d);
-    case 8: return s.replace(/[0-9]/g, (d) => (chance(0.3) ? FULLWIDTH[Number(d)] ?? d : d));
-    case 9: return s + pick([')', '-', '.', ' ', '(', ' )']);
-    case 10: return s.replace('+', '');
-    case 11: return s.replace('+', '00');
-    case 12: return s + ' ' + s;
-    case 13: return s + randomDigits(int(250, 300));
-    case 14: return s.replace(/ /g, pick(['/', '~', '\u2013', '\u00a0', '\u3000', '\t']));
-    case 15: return 'tel:' + s.replace(/ /g, '');
-    case 16: return s.replace(/ /g, '') + ';phone-context=' + pick(['+55', 'example.com', '', '+1 ']);
-    case 17: return s.replace(/ /g, '') + ';isub=1234';
-    case 18: return s.replace('+', '+0');
-    case 19: return 'Phone: ' + s;
-    case 20: return s.replace(/[0-9]$/, '');
-    case 21: return s + randomDigits(int(1, 30));
-    case 22: return s.slice(0, int(1, 4));
-    case 23: return s.replace('+', '+' + pick(['', ' ', '(', '-']) + '+');
-    default: return s.replace(/ /g, '  ');
+    case 5:
+      return '+' + s;
+    case 6:
+      return s.replace('+', '＋');
+    case 7:
+      return s.replace(/[0-9]/g, (d) => ARABIC_INDIC[Number(d)] ?? d);
+    case 8:
+      return s.replace(/[0-9]/g, (d) => (chance(0.3) ? (FULLWIDTH[Number(d)] ?? d) : d));
+    case 9:
+      return s + pick([')', '-', '.', ' ', '(', ' )']);
+    case 10:
+      return s.replace('+', '');
+    case 11:
+      return s.replace('+', '00');
+    case 12:
+      return s + ' ' + s;
+    case 13:
+      return s + randomDigits(int(250, 300));
+    case 14:
+      return s.replace(/ /g, pick(['/', '~', '\u2013', '\u00a0', '\u3000', '\t']));
+    case 15:
+      return 'tel:' + s.replace(/ /g, '');
+    case 16:
+      return s.replace(/ /g, '') + ';phone-context=' + pick(['+55', 'example.com', '', '+1 ']);
+    case 17:
+      return s.replace(/ /g, '') + ';isub=1234';
+    case 18:
+      return s.replace('+', '+0');
+    case 19:
+      return 'Phone: ' + s;
+    case 20:
+      return s.replace(/[0-9]$/, '');
+    case 21:
+      return s + randomDigits(int(1, 30));
+    case 22:
+      return s.slice(0, int(1, 4));
+    case 23:
+      return s.replace('+', '+' + pick(['', ' ', '(', '-']) + '+');
+    default:
+      return s.replace(/ /g, '  ');
   }
 }
 
@@ -241,7 +292,8 @@ function buildCorpus(): { inputs: string[]; plainValidCandidates: string[]; benc
   for (let k = 0; k < 30_000; k++) add(format(randomDigits(int(1, 4)), randomDigits(int(0, 18))));
   // Pure noise over the phone alphabet.
   const alphabet = '+0123456789 -.()/x#,;e';
-  for (let k = 0; k < 10_000; k++) inputs.push(Array.from({ length: int(0, 30) }, () => pick(alphabet.split(''))).join(''));
+  for (let k = 0; k < 10_000; k++)
+    inputs.push(Array.from({ length: int(0, 30) }, () => pick(alphabet.split(''))).join(''));
   // The benchmark shape.
   for (let k = 0; k < 20_000; k++) bench.push('+55 11 9' + randomDigits(8));
   for (const s of [...bench, ...plainValidCandidates]) inputs.push(s);
@@ -275,7 +327,8 @@ test('the default country never changes the answer for a decided input', () => {
     if (fast === undefined) continue;
     for (const country of ['BR', 'US', 'DE', 'GB', 'AR', 'XX', 'constructor']) {
       const lib = viaLibrary(s, country);
-      if (fast !== lib && mismatches.length < 25) mismatches.push(`${JSON.stringify(s)} (${country}): fast ${fast}, library ${lib}`);
+      if (fast !== lib && mismatches.length < 25)
+        mismatches.push(`${JSON.stringify(s)} (${country}): fast ${fast}, library ${lib}`);
     }
   }
   assert.deepEqual(mismatches, []);
@@ -292,13 +345,32 @@ test('the fast path decides the common shapes instead of deferring everything', 
   const valid = corpus.plainValidCandidates.filter((s) => viaLibrary(s) !== null);
   const decided = valid.filter((s) => fastE164(s) !== undefined).length;
   assert.ok(valid.length > 10_000, `too few valid single-country samples: ${valid.length}`);
-  assert.ok(decided / valid.length >= 0.8, `fast path decided only ${decided} of ${valid.length} valid "+CC NSN" inputs`);
+  assert.ok(
+    decided / valid.length >= 0.8,
+    `fast path decided only ${decided} of ${valid.length} valid "+CC NSN" inputs`,
+  );
 });
 
 test('inputs outside the strict grammar are left to the library', () => {
-  for (const s of [' +5511930029883', '+5511930029883 ', '++5511930029883', '＋5511930029883', '+55 11 93002-9883 ext 12',
-    '+55 11 93002-9883#', '+55 11 93002-9883)', '+٥٥١١٩٣٠٠٢٩٨٨٣', '5511930029883', '+55/11/930029883', 'tel:+5511930029883',
-    '+1 (415) 555-2671', '+44 20 7946 0958', '+7 912 345 67 89', '+800 1234 5678', '+0 11 930029883', '+55'])
+  for (const s of [
+    ' +5511930029883',
+    '+5511930029883 ',
+    '++5511930029883',
+    '＋5511930029883',
+    '+55 11 93002-9883 ext 12',
+    '+55 11 93002-9883#',
+    '+55 11 93002-9883)',
+    '+٥٥١١٩٣٠٠٢٩٨٨٣',
+    '5511930029883',
+    '+55/11/930029883',
+    'tel:+5511930029883',
+    '+1 (415) 555-2671',
+    '+44 20 7946 0958',
+    '+7 912 345 67 89',
+    '+800 1234 5678',
+    '+0 11 930029883',
+    '+55',
+  ])
     assert.equal(fastE164(s), undefined, s);
 });
 

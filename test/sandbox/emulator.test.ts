@@ -10,9 +10,20 @@ const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/js
 
 describe('emulator', () => {
   let emu: Emulator;
-  const post = (path: string, body: unknown, headers: Record<string, string> = auth) => fetch(`${emu.url}${path}`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const post = (path: string, body: unknown, headers: Record<string, string> = auth) =>
+    fetch(`${emu.url}${path}`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const create = (emails: string[], trace = true) =>
-    post('/crm/v3/objects/contacts/batch/create', { inputs: emails.map((email, i) => ({ properties: { email }, associations: [], ...(trace ? { objectWriteTraceId: `t${i}` } : {}) })) });
+    post('/crm/v3/objects/contacts/batch/create', {
+      inputs: emails.map((email, i) => ({
+        properties: { email },
+        associations: [],
+        ...(trace ? { objectWriteTraceId: `t${i}` } : {}),
+      })),
+    });
   before(async () => {
     emu = await startEmulator({ token: TOKEN, rateLimit: '20/300ms', webhook: { secret: 's3cret-value' } });
   });
@@ -20,7 +31,11 @@ describe('emulator', () => {
   beforeEach(() => emu.reset());
 
   it('401 with the documented body for a wrong token', async () => {
-    const r = await post('/crm/v3/objects/contacts', { properties: {}, associations: [] }, { authorization: 'Bearer nope' });
+    const r = await post(
+      '/crm/v3/objects/contacts',
+      { properties: {}, associations: [] },
+      { authorization: 'Bearer nope' },
+    );
     assert.equal(r.status, 401);
     const body = (await r.json()) as Record<string, unknown>;
     assert.equal(body.category, 'INVALID_AUTHENTICATION');
@@ -40,7 +55,14 @@ describe('emulator', () => {
 
   it('sends rate-limit headers and the documented 429 body', async () => {
     let last: Response | undefined;
-    for (let i = 0; i < 21; i++) last = await post('/crm/v3/objects/contacts/search', { filterGroups: [], properties: [], limit: 1, after: '0', sorts: [] });
+    for (let i = 0; i < 21; i++)
+      last = await post('/crm/v3/objects/contacts/search', {
+        filterGroups: [],
+        properties: [],
+        limit: 1,
+        after: '0',
+        sorts: [],
+      });
     assert.equal(last?.status, 429);
     assert.equal(last?.headers.get('x-hubspot-ratelimit-max'), '20');
     assert.equal(last?.headers.get('x-hubspot-ratelimit-remaining'), '0');
@@ -68,14 +90,23 @@ describe('emulator', () => {
   it('invalid email: 207 with trace ids, whole-batch 400 without', async () => {
     const ms = await create(['ok@x.com', 'x@']);
     assert.equal(ms.status, 207);
-    const body = (await ms.json()) as { numErrors: number; errors: Array<{ message: string; context: { objectWriteTraceId: string[] } }> };
+    const body = (await ms.json()) as {
+      numErrors: number;
+      errors: Array<{ message: string; context: { objectWriteTraceId: string[] } }>;
+    };
     assert.equal(body.numErrors, 1);
     assert.deepEqual(body.errors[0]?.context.objectWriteTraceId, ['t1']);
-    assert.match(body.errors[0]?.message ?? '', /^Property values were not valid: \[\{"isValid":false,"message":"Email address x@ is invalid","error":"INVALID_EMAIL","name":"email"\}\]$/);
+    assert.match(
+      body.errors[0]?.message ?? '',
+      /^Property values were not valid: \[\{"isValid":false,"message":"Email address x@ is invalid","error":"INVALID_EMAIL","name":"email"\}\]$/,
+    );
     const whole = await create(['ok2@x.com', 'x@'], false);
     assert.equal(whole.status, 400);
     assert.equal(((await whole.json()) as { category: string }).category, 'VALIDATION_ERROR');
-    const unknown = await post('/crm/v3/objects/contacts', { properties: { email: 'p@x.com', shoe_size: '42' }, associations: [] });
+    const unknown = await post('/crm/v3/objects/contacts', {
+      properties: { email: 'p@x.com', shoe_size: '42' },
+      associations: [],
+    });
     assert.match(((await unknown.json()) as { message: string }).message, /PROPERTY_DOESNT_EXIST/);
     assert.equal(emu.contacts().length, 1);
   });
@@ -83,15 +114,29 @@ describe('emulator', () => {
   it('upsert by email, get by id and by email, search EQ email', async () => {
     await create(['a@x.com']);
     const id = emu.contacts()[0]?.id ?? '';
-    const up = await post('/crm/v3/objects/contacts/batch/upsert', { inputs: [{ id: 'a@x.com', idProperty: 'email', properties: { company: 'Acme' } }, { id: 'b@x.com', idProperty: 'email', properties: {} }] });
+    const up = await post('/crm/v3/objects/contacts/batch/upsert', {
+      inputs: [
+        { id: 'a@x.com', idProperty: 'email', properties: { company: 'Acme' } },
+        { id: 'b@x.com', idProperty: 'email', properties: {} },
+      ],
+    });
     const res = ((await up.json()) as { results: Array<{ id: string; new: boolean }> }).results;
-    assert.deepEqual(res.map((r) => r.new), [false, true]);
+    assert.deepEqual(
+      res.map((r) => r.new),
+      [false, true],
+    );
     assert.equal(res[0]?.id, id);
     const byEmail = await fetch(`${emu.url}/crm/v3/objects/contacts/A%40x.com?idProperty=email`, { headers: auth });
     assert.equal(((await byEmail.json()) as { id: string }).id, id);
     assert.equal((await fetch(`${emu.url}/crm/v3/objects/contacts/${id}`, { headers: auth })).status, 200);
     assert.equal((await fetch(`${emu.url}/crm/v3/objects/contacts/999`, { headers: auth })).status, 404);
-    const s = await post('/crm/v3/objects/contacts/search', { filterGroups: [{ filters: [{ propertyName: 'email', operator: 'EQ', value: 'B@x.com' }] }], properties: ['email'], limit: 1, after: '0', sorts: [] });
+    const s = await post('/crm/v3/objects/contacts/search', {
+      filterGroups: [{ filters: [{ propertyName: 'email', operator: 'EQ', value: 'B@x.com' }] }],
+      properties: ['email'],
+      limit: 1,
+      after: '0',
+      sorts: [],
+    });
     const found = (await s.json()) as { total: number; results: Array<{ properties: { company?: string } }> };
     assert.equal(found.total, 1);
   });
@@ -133,7 +178,8 @@ describe('emulator', () => {
     const run = async (): Promise<number[]> => {
       const e = await startEmulator({ seed: 42, faults: { error5xxRate: 0.5 } });
       const statuses: number[] = [];
-      for (let i = 0; i < 10; i++) statuses.push((await fetch(`${e.url}/webhook`, { method: 'POST', body: '{}' })).status);
+      for (let i = 0; i < 10; i++)
+        statuses.push((await fetch(`${e.url}/webhook`, { method: 'POST', body: '{}' })).status);
       await e.close();
       return statuses;
     };
@@ -145,8 +191,16 @@ describe('emulator', () => {
   it('search index lag hides fresh contacts', async () => {
     const lag = await startEmulator({ searchLagMs: 10_000 });
     const h = { authorization: 'Bearer any', 'content-type': 'application/json' };
-    await fetch(`${lag.url}/crm/v3/objects/contacts`, { method: 'POST', headers: h, body: JSON.stringify({ properties: { email: 'a@x.com' }, associations: [] }) });
-    const s = await fetch(`${lag.url}/crm/v3/objects/contacts/search`, { method: 'POST', headers: h, body: JSON.stringify({ filterGroups: [], properties: [], limit: 10, after: '0', sorts: [] }) });
+    await fetch(`${lag.url}/crm/v3/objects/contacts`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ properties: { email: 'a@x.com' }, associations: [] }),
+    });
+    const s = await fetch(`${lag.url}/crm/v3/objects/contacts/search`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ filterGroups: [], properties: [], limit: 10, after: '0', sorts: [] }),
+    });
     assert.equal(((await s.json()) as { total: number }).total, 0);
     await lag.close();
   });
@@ -162,7 +216,15 @@ describe('sandbox command', () => {
   it('prints the URL and admin endpoints and stops on abort', async () => {
     const lines: string[] = [];
     const ac = new AbortController();
-    const done = runSandbox({ port: 0, tokenEnv: 'SANDBOX_TOKEN', env: { SANDBOX_TOKEN: 'tok-abcdef' }, rateLimit: '100/10s', latency: 1, log: (l) => lines.push(l), signal: ac.signal });
+    const done = runSandbox({
+      port: 0,
+      tokenEnv: 'SANDBOX_TOKEN',
+      env: { SANDBOX_TOKEN: 'tok-abcdef' },
+      rateLimit: '100/10s',
+      latency: 1,
+      log: (l) => lines.push(l),
+      signal: ac.signal,
+    });
     while (!lines.some((l) => l.includes('listening'))) await new Promise((r) => setTimeout(r, 10));
     const url = /listening on (\S+)/.exec(lines[0] ?? '')?.[1] ?? '';
     const r = await fetch(`${url}/crm/v3/objects/contacts/1`, { headers: { authorization: 'Bearer tok-abcdef' } });

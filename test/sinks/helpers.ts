@@ -6,7 +6,13 @@ import type { SendItem } from '../../src/sinks/types.js';
 export const CANARY = 'canary-tok-7f3a9c2e51d84b06';
 
 export function item(n: number | string, lead: Lead, mode: 'create' | 'update' = 'create'): SendItem {
-  return { key: `ev-${n}`, downstreamKey: `dk-${n}`.padEnd(16, '0'), lead, mode, ...(lead.email ? { naturalKey: lead.email } : {}) };
+  return {
+    key: `ev-${n}`,
+    downstreamKey: `dk-${n}`.padEnd(16, '0'),
+    lead,
+    mode,
+    ...(lead.email ? { naturalKey: lead.email } : {}),
+  };
 }
 
 export function fastClient(extra: HttpClientOptions = {}): { client: HttpClient; sleeps: number[] } {

@@ -17,7 +17,8 @@ describe('HttpClient policy', () => {
   after(() => emu.close());
   beforeEach(() => emu.reset());
 
-  const create = (client: HttpClient) => client.request({ method: 'POST', url: `${emu.url}/crm/v3/objects/contacts/batch/create`, headers, body });
+  const create = (client: HttpClient) =>
+    client.request({ method: 'POST', url: `${emu.url}/crm/v3/objects/contacts/batch/create`, headers, body });
 
   it('retries 503 with exponential backoff, then succeeds', async () => {
     emu.setFaults({ script: ['503', '503'] });
@@ -63,7 +64,12 @@ describe('HttpClient policy', () => {
 
   it('does not retry a 400', async () => {
     const { client, sleeps } = fastClient();
-    const r = await client.request({ method: 'POST', url: `${emu.url}/crm/v3/objects/contacts/batch/create`, headers, body: '{"inputs":[{}]}' });
+    const r = await client.request({
+      method: 'POST',
+      url: `${emu.url}/crm/v3/objects/contacts/batch/create`,
+      headers,
+      body: '{"inputs":[{}]}',
+    });
     assert.equal(r.kind === 'response' && r.response.status, 400);
     assert.equal(client.stats.requests, 1);
     assert.deepEqual(sleeps, []);
@@ -77,7 +83,10 @@ describe('HttpClient policy', () => {
     assert.equal(r.kind === 'response' && r.response.status, 201);
     assert.equal(client.stats.rateLimited, 3);
     // TEN_SECONDLY_ROLLING without Retry-After: wait the interval the headers announce.
-    assert.ok(sleeps.every((s) => s >= 9000 && s <= 10_001), String(sleeps));
+    assert.ok(
+      sleeps.every((s) => s >= 9000 && s <= 10_001),
+      String(sleeps),
+    );
     assert.equal(emu.contacts().length, 1);
     client.close();
   });
@@ -118,7 +127,10 @@ describe('HttpClient policy', () => {
     const client = new HttpClient({ timeoutMs: 5000 });
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('stop')), 50);
-    await assert.rejects(client.request({ method: 'POST', url: `${emu.url}/webhook`, body: '{}', signal: ac.signal }), /stop/);
+    await assert.rejects(
+      client.request({ method: 'POST', url: `${emu.url}/webhook`, body: '{}', signal: ac.signal }),
+      /stop/,
+    );
     client.close();
   });
 });
@@ -166,7 +178,12 @@ describe('rate limiter', () => {
       const worker = async (): Promise<void> => {
         while (next < total) {
           const n = next++;
-          const r = await client.request({ method: 'POST', url: `${emu.url}/crm/v3/objects/contacts/search`, headers, body: JSON.stringify({ filterGroups: [], properties: [], limit: 1, after: '0', sorts: [], n }) });
+          const r = await client.request({
+            method: 'POST',
+            url: `${emu.url}/crm/v3/objects/contacts/search`,
+            headers,
+            body: JSON.stringify({ filterGroups: [], properties: [], limit: 1, after: '0', sorts: [], n }),
+          });
           assert.equal(r.kind === 'response' && r.response.status, 200);
         }
       };

@@ -14,7 +14,10 @@ describe('HubSpot sink against the emulator', () => {
   let emu: Emulator;
   const errors: string[] = [];
   const sink = (extra: { timeoutMs?: number; maxRetries?: number; token?: string } = {}): HubSpotSink => {
-    const { client } = fastClient({ ...(extra.timeoutMs ? { timeoutMs: extra.timeoutMs } : {}), ...(extra.maxRetries !== undefined ? { maxRetries: extra.maxRetries } : {}) });
+    const { client } = fastClient({
+      ...(extra.timeoutMs ? { timeoutMs: extra.timeoutMs } : {}),
+      ...(extra.maxRetries !== undefined ? { maxRetries: extra.maxRetries } : {}),
+    });
     return new HubSpotSink({ http: client, token: extra.token ?? CANARY, baseUrl: emu.url });
   };
   const reasons = (outs: Array<{ kind: string; reason?: string }>): void => {
@@ -30,18 +33,37 @@ describe('HubSpot sink against the emulator', () => {
   beforeEach(() => emu.reset());
 
   it('maps leads to standard properties and splits a full name', () => {
-    assert.deepEqual(leadToHubSpotProperties({ email: 'a@x.com', name: 'Ana Maria Souza', phone: '+5511987654321', source: 'fb' }), {
-      email: 'a@x.com', firstname: 'Ana', lastname: 'Maria Souza', phone: '+5511987654321',
-    });
-    assert.equal(leadToHubSpotProperties({ email: 'a@x.com', source: 'fb' }, 'leadledger_source').leadledger_source, 'fb');
+    assert.deepEqual(
+      leadToHubSpotProperties({ email: 'a@x.com', name: 'Ana Maria Souza', phone: '+5511987654321', source: 'fb' }),
+      {
+        email: 'a@x.com',
+        firstname: 'Ana',
+        lastname: 'Maria Souza',
+        phone: '+5511987654321',
+      },
+    );
+    assert.equal(
+      leadToHubSpotProperties({ email: 'a@x.com', source: 'fb' }, 'leadledger_source').leadledger_source,
+      'fb',
+    );
   });
 
   it('batch-creates contacts and returns their ids in order', async () => {
     const s = sink();
-    const out = await s.send([item(1, { email: 'a@x.com', name: 'Ana Lee' }), item(2, { email: 'B@x.com' }), item(3, { email: 'c@x.com', company: 'Acme' })]);
-    assert.deepEqual(out.map((o) => o.kind), ['created', 'created', 'created']);
+    const out = await s.send([
+      item(1, { email: 'a@x.com', name: 'Ana Lee' }),
+      item(2, { email: 'B@x.com' }),
+      item(3, { email: 'c@x.com', company: 'Acme' }),
+    ]);
+    assert.deepEqual(
+      out.map((o) => o.kind),
+      ['created', 'created', 'created'],
+    );
     const ids = emu.contacts().map((c) => c.id);
-    assert.deepEqual(out.map((o) => ('crmId' in o ? o.crmId : undefined)), ids);
+    assert.deepEqual(
+      out.map((o) => ('crmId' in o ? o.crmId : undefined)),
+      ids,
+    );
     assert.equal(emu.contacts()[0]?.properties.lastname, 'Lee');
     await s.close();
   });
@@ -73,9 +95,16 @@ describe('HubSpot sink against the emulator', () => {
     const [first] = await s.send([item(1, { email: 'old1@x.com' })]);
     const [second] = await s.send([item(2, { email: 'old2@x.com' })]);
     const out = await s.send([
-      item(3, { email: 'new1@x.com' }), item(4, { email: 'OLD2@x.com' }), item(5, { email: 'new2@x.com' }), item(6, { email: 'old1@x.com' }), item(7, { email: 'new3@x.com' }),
+      item(3, { email: 'new1@x.com' }),
+      item(4, { email: 'OLD2@x.com' }),
+      item(5, { email: 'new2@x.com' }),
+      item(6, { email: 'old1@x.com' }),
+      item(7, { email: 'new3@x.com' }),
     ]);
-    assert.deepEqual(out.map((o) => o.kind), ['created', 'exists', 'created', 'exists', 'created']);
+    assert.deepEqual(
+      out.map((o) => o.kind),
+      ['created', 'exists', 'created', 'exists', 'created'],
+    );
     assert.equal(out[1]?.kind === 'exists' && out[1].crmId, second?.kind === 'created' && second.crmId);
     assert.equal(out[3]?.kind === 'exists' && out[3].crmId, first?.kind === 'created' && first.crmId);
     assert.equal(emu.contacts().length, 5);
@@ -85,7 +114,10 @@ describe('HubSpot sink against the emulator', () => {
   it('two leads with one email in a batch: one created, the other exists', async () => {
     const s = sink();
     const out = await s.send([item(1, { email: 'a@x.com' }), item(2, { email: 'a@x.com', name: 'Again' })]);
-    assert.deepEqual(out.map((o) => o.kind), ['created', 'exists']);
+    assert.deepEqual(
+      out.map((o) => o.kind),
+      ['created', 'exists'],
+    );
     assert.equal(emu.contacts().length, 1);
     await s.close();
   });
@@ -93,7 +125,10 @@ describe('HubSpot sink against the emulator', () => {
   it('207 multi-status: an invalid email fails alone with a readable reason', async () => {
     const s = sink();
     const out = await s.send([item(1, { email: 'a@x.com' }), item(2, { email: 'x@' }), item(3, { email: 'c@x.com' })]);
-    assert.deepEqual(out.map((o) => o.kind), ['created', 'failed', 'created']);
+    assert.deepEqual(
+      out.map((o) => o.kind),
+      ['created', 'failed', 'created'],
+    );
     assert.deepEqual(out[1], { kind: 'failed', permanent: true, reason: 'INVALID_EMAIL: Email address x@ is invalid' });
     reasons(out);
     await s.close();
@@ -104,11 +139,19 @@ describe('HubSpot sink against the emulator', () => {
     t.after(() => strict.close());
     const { client } = fastClient();
     const s = new HubSpotSink({ http: client, token: CANARY, baseUrl: strict.url });
-    const leads = Array.from({ length: 20 }, (_, i) => item(i, { email: i === 13 ? 'bad@' : `p${i}@x.com`, ...(i === 5 ? { custom: { favourite_colour: 'red' } } : {}) }));
+    const leads = Array.from({ length: 20 }, (_, i) =>
+      item(i, {
+        email: i === 13 ? 'bad@' : `p${i}@x.com`,
+        ...(i === 5 ? { custom: { favourite_colour: 'red' } } : {}),
+      }),
+    );
     const out = await s.send(leads);
     assert.equal(out.filter((o) => o.kind === 'created').length, 18);
     assert.match(out[13]?.kind === 'failed' ? out[13].reason : '', /^INVALID_EMAIL: Email address bad@ is invalid$/);
-    assert.match(out[5]?.kind === 'failed' ? out[5].reason : '', /^PROPERTY_DOESNT_EXIST: Property "favourite_colour" does not exist$/);
+    assert.match(
+      out[5]?.kind === 'failed' ? out[5].reason : '',
+      /^PROPERTY_DOESNT_EXIST: Property "favourite_colour" does not exist$/,
+    );
     assert.equal(strict.contacts().length, 18);
     assert.ok(client.stats.requests < 20, `requests: ${client.stats.requests}`);
     reasons(out);
@@ -130,7 +173,11 @@ describe('HubSpot sink against the emulator', () => {
   it('upserts by email under --existing update: updated or created', async () => {
     const s = sink();
     const [created] = await s.send([item(1, { email: 'a@x.com', company: 'Old' })]);
-    const out = await s.send([item(2, { email: 'A@x.com', company: 'New' }, 'update'), item(3, { email: 'z@x.com', company: 'Z' }, 'update'), item(4, { phone: '+15550001111' }, 'update')]);
+    const out = await s.send([
+      item(2, { email: 'A@x.com', company: 'New' }, 'update'),
+      item(3, { email: 'z@x.com', company: 'Z' }, 'update'),
+      item(4, { phone: '+15550001111' }, 'update'),
+    ]);
     assert.deepEqual(out[0], { kind: 'updated', crmId: created?.kind === 'created' ? created.crmId : 'none' });
     assert.equal(out[1]?.kind, 'created');
     assert.equal(out[2]?.kind === 'failed' && out[2].permanent, true);
@@ -163,7 +210,12 @@ describe('HubSpot sink against the emulator', () => {
     emu.setFaults({ outage: true });
     const s = sink({ maxRetries: 1 });
     const out = await s.send([item(1, { email: 'a@x.com' })]);
-    assert.deepEqual(out[0], { kind: 'failed', permanent: false, reason: 'SERVICE_UNAVAILABLE: Service Unavailable (emulated)', status: 503 });
+    assert.deepEqual(out[0], {
+      kind: 'failed',
+      permanent: false,
+      reason: 'SERVICE_UNAVAILABLE: Service Unavailable (emulated)',
+      status: 503,
+    });
     emu.setFaults({ script: ['hang', 'hang'] });
     const s2 = sink({ maxRetries: 1, timeoutMs: 100 });
     const out2 = await s2.send([item(2, { email: 'b@x.com' })]);
@@ -174,7 +226,10 @@ describe('HubSpot sink against the emulator', () => {
   });
 
   it('reads the token from HUBSPOT_TOKEN or a token file, never silently missing', async () => {
-    await assert.rejects(createSink({ sink: 'hubspot', env: {}, hubspotUrl: emu.url }), (err: unknown) => err instanceof UsageError && /HUBSPOT_TOKEN/.test(err.message));
+    await assert.rejects(
+      createSink({ sink: 'hubspot', env: {}, hubspotUrl: emu.url }),
+      (err: unknown) => err instanceof UsageError && /HUBSPOT_TOKEN/.test(err.message),
+    );
     const dir = await mkdtemp(join(tmpdir(), 'll-hs-'));
     const file = join(dir, 'token');
     await writeFile(file, `  ${CANARY}\n`);
@@ -185,11 +240,17 @@ describe('HubSpot sink against the emulator', () => {
     const s2 = await createSink({ sink: 'hubspot', env: { HUBSPOT_TOKEN: CANARY }, hubspotUrl: emu.url });
     assert.equal(s2.capabilities.maxBatch, 100);
     await s2.close?.();
-    await assert.rejects(createSink({ sink: 'hubspot', env: { HUBSPOT_TOKEN: CANARY }, hubspotUrl: 'http://example.com' }), UsageError);
+    await assert.rejects(
+      createSink({ sink: 'hubspot', env: { HUBSPOT_TOKEN: CANARY }, hubspotUrl: 'http://example.com' }),
+      UsageError,
+    );
   });
 
   it('describes HubSpot errors readably', () => {
-    assert.equal(describeHubSpotError({ category: 'CONFLICT', message: 'Contact already exists. Existing ID: 5' }), 'CONFLICT: Contact already exists. Existing ID: 5');
+    assert.equal(
+      describeHubSpotError({ category: 'CONFLICT', message: 'Contact already exists. Existing ID: 5' }),
+      'CONFLICT: Contact already exists. Existing ID: 5',
+    );
     assert.equal(describeHubSpotError({}, 502), 'HTTP 502');
   });
 });

@@ -12,10 +12,16 @@ describe('jsonl sink', () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const file = join(dir, 'out.jsonl');
     const s = await createSink({ sink: 'jsonl', output: file });
-    assert.deepEqual(await s.send([item(1, { email: 'a@x.com', firstName: 'A' }), item(2, { phone: '+15550001111' })]), [{ kind: 'created' }, { kind: 'created' }]);
+    assert.deepEqual(
+      await s.send([item(1, { email: 'a@x.com', firstName: 'A' }), item(2, { phone: '+15550001111' })]),
+      [{ kind: 'created' }, { kind: 'created' }],
+    );
     await s.send([item(3, { email: 'c@x.com' })]);
     await s.close?.();
-    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const lines = (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     assert.equal(lines.length, 3);
     assert.deepEqual(lines[0], { key: item(1, {}).downstreamKey, lead: { email: 'a@x.com', first_name: 'A' } });
     assert.equal((await stat(file)).mode & 0o777, 0o600);

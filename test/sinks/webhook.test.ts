@@ -6,16 +6,46 @@ import { createSink } from '../../src/sinks/index.js';
 import { buildDefaultBody, renderTemplate, WebhookSink } from '../../src/sinks/webhook.js';
 import { CANARY, fastClient, item } from './helpers.js';
 
-const lead = { email: 'ana@x.com', phone: '+5511987654321', name: 'Ana Lee', firstName: 'Ana', lastName: 'Lee', source: 'fb', custom: { plan: 'pro' } };
+const lead = {
+  email: 'ana@x.com',
+  phone: '+5511987654321',
+  name: 'Ana Lee',
+  firstName: 'Ana',
+  lastName: 'Lee',
+  source: 'fb',
+  custom: { plan: 'pro' },
+};
 
 describe('webhook body', () => {
   it('default body is snake_case without empty fields', () => {
-    assert.deepEqual(buildDefaultBody('k1', { email: 'a@x.com', company: '', firstName: 'A' }), { event_key_hash: 'k1', lead: { email: 'a@x.com', first_name: 'A' } });
+    assert.deepEqual(buildDefaultBody('k1', { email: 'a@x.com', company: '', firstName: 'A' }), {
+      event_key_hash: 'k1',
+      lead: { email: 'a@x.com', first_name: 'A' },
+    });
   });
 
   it('templates substitute whole values, inline values, and drop missing ones', () => {
-    const out = renderTemplate({ e: '{{lead.email}}', who: 'Lead {{lead.first_name}} ({{lead.company}})', c: '{{lead.company}}', k: '{{downstream_key}}', arr: ['{{lead.phone}}', '{{lead.nothing}}'], plan: '{{lead.custom.plan}}', n: 3 }, 'dk', lead);
-    assert.deepEqual(out, { e: 'ana@x.com', who: 'Lead Ana ()', k: 'dk', arr: ['+5511987654321', null], plan: 'pro', n: 3 });
+    const out = renderTemplate(
+      {
+        e: '{{lead.email}}',
+        who: 'Lead {{lead.first_name}} ({{lead.company}})',
+        c: '{{lead.company}}',
+        k: '{{downstream_key}}',
+        arr: ['{{lead.phone}}', '{{lead.nothing}}'],
+        plan: '{{lead.custom.plan}}',
+        n: 3,
+      },
+      'dk',
+      lead,
+    );
+    assert.deepEqual(out, {
+      e: 'ana@x.com',
+      who: 'Lead Ana ()',
+      k: 'dk',
+      arr: ['+5511987654321', null],
+      plan: 'pro',
+      n: 3,
+    });
   });
 });
 
@@ -43,8 +73,15 @@ describe('webhook sink against the emulator', () => {
 
   it('a wrong secret is a credentials error that does not show the secret', async () => {
     const { client } = fastClient();
-    const s = new WebhookSink({ url: `${emu.url}/hooks/leads`, http: client, env: { LEADLEDGER_WEBHOOK_SECRET: `${CANARY}x` } });
-    await assert.rejects(s.send([item(1, lead)]), (err: unknown) => err instanceof CredentialsError && !err.message.includes(CANARY));
+    const s = new WebhookSink({
+      url: `${emu.url}/hooks/leads`,
+      http: client,
+      env: { LEADLEDGER_WEBHOOK_SECRET: `${CANARY}x` },
+    });
+    await assert.rejects(
+      s.send([item(1, lead)]),
+      (err: unknown) => err instanceof CredentialsError && !err.message.includes(CANARY),
+    );
     await s.close();
   });
 
@@ -54,11 +91,19 @@ describe('webhook sink against the emulator', () => {
       url: `${emu.url}/hooks/x`,
       http: client,
       env: { HOOK_SECRET: CANARY },
-      config: { template: { contact: { mail: '{{lead.email}}' }, ref: '{{downstream_key}}' }, headers: { 'x-tenant': 't1' }, secretEnv: 'HOOK_SECRET', idPath: 'id' },
+      config: {
+        template: { contact: { mail: '{{lead.email}}' }, ref: '{{downstream_key}}' },
+        headers: { 'x-tenant': 't1' },
+        secretEnv: 'HOOK_SECRET',
+        idPath: 'id',
+      },
     });
     const out = await s.send([item(1, lead)]);
     assert.equal(out[0]?.kind, 'created');
-    assert.deepEqual(emu.webhookReceived().deliveries[0]?.body, { contact: { mail: 'ana@x.com' }, ref: item(1, lead).downstreamKey });
+    assert.deepEqual(emu.webhookReceived().deliveries[0]?.body, {
+      contact: { mail: 'ana@x.com' },
+      ref: item(1, lead).downstreamKey,
+    });
     await s.close();
   });
 
@@ -66,7 +111,12 @@ describe('webhook sink against the emulator', () => {
     emu.configureWebhook({ honourIdempotencyKey: true });
     emu.setFaults({ script: ['commit-then-drop'] });
     const { client } = fastClient();
-    const s = new WebhookSink({ url: `${emu.url}/webhook`, http: client, env: { LEADLEDGER_WEBHOOK_SECRET: CANARY }, config: { honoursIdempotencyKey: true } });
+    const s = new WebhookSink({
+      url: `${emu.url}/webhook`,
+      http: client,
+      env: { LEADLEDGER_WEBHOOK_SECRET: CANARY },
+      config: { honoursIdempotencyKey: true },
+    });
     assert.equal(s.capabilities.honoursIdempotencyKey, true);
     const out = await s.send([item(1, lead)]);
     assert.deepEqual(out, [{ kind: 'created', crmId: 'wh_1' }]);
@@ -82,7 +132,11 @@ describe('webhook sink against the emulator', () => {
     const [o] = await s.send([item(1, lead)]);
     assert.equal(o?.kind === 'failed' && o.permanent, false);
     emu.setFaults({});
-    const s2 = new WebhookSink({ url: `${emu.url}/nowhere`, http: fastClient().client, env: { LEADLEDGER_WEBHOOK_SECRET: CANARY } });
+    const s2 = new WebhookSink({
+      url: `${emu.url}/nowhere`,
+      http: fastClient().client,
+      env: { LEADLEDGER_WEBHOOK_SECRET: CANARY },
+    });
     const [p] = await s2.send([item(2, lead)]);
     assert.equal(p?.kind === 'failed' && p.permanent, true);
     await s.close();

@@ -73,7 +73,13 @@ describe('delimiter sniffing', () => {
 describe('CSV headers', () => {
   it('trims, names empty headers by position and suffixes duplicates case-insensitively', () => {
     assert.deepEqual(normalizeHeaders([' E-mail ', '', 'Nome', 'nome', 'NOME', 'nome_2', '  ']), [
-      'E-mail', 'column_2', 'Nome', 'nome_2', 'NOME_3', 'nome_2_2', 'column_7',
+      'E-mail',
+      'column_2',
+      'Nome',
+      'nome_2',
+      'NOME_3',
+      'nome_2_2',
+      'column_7',
     ]);
   });
 });

@@ -12,7 +12,10 @@ import type { RawItem, RawRecord, RawReject, ReadOptions } from '../../src/sourc
 export const fixture = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 
 /** Reads all inputs and returns every item, plus the size of each batch. */
-export async function readAll(inputs: string[], opts: ReadOptions = {}): Promise<{ items: RawItem[]; batches: number[] }> {
+export async function readAll(
+  inputs: string[],
+  opts: ReadOptions = {},
+): Promise<{ items: RawItem[]; batches: number[] }> {
   const items: RawItem[] = [];
   const batches: number[] = [];
   for await (const batch of readInputs(inputs, opts)) {
@@ -27,7 +30,10 @@ export const rejects = (items: RawItem[]): RawReject[] => items.filter((i): i is
 
 /** A stdin stand-in that delivers the given chunks one by one (to exercise chunk boundaries). */
 export function fakeStdin(...chunks: (string | Buffer)[]): NodeJS.ReadableStream {
-  return Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)), { objectMode: false });
+  return Readable.from(
+    chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)),
+    { objectMode: false },
+  );
 }
 
 /** Splits a buffer into chunks of `size` bytes. */

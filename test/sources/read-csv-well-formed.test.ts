@@ -11,13 +11,18 @@ async function collect(read: typeof readCsv, text: string, delimiter: string, li
     for (let i = 0; i < b.length; i += 997) yield b.subarray(i, i + 997);
   }
   const out: RawItem[] = [];
-  for await (const batch of read(chunks(), { source: 's.csv', selector: null, progress: { line: 0 }, lineOffset }, { encoding: 'utf-8', delimiter })) out.push(...batch);
+  for await (const batch of read(
+    chunks(),
+    { source: 's.csv', selector: null, progress: { line: 0 }, lineOffset },
+    { encoding: 'utf-8', delimiter },
+  ))
+    out.push(...batch);
   return out;
 }
 
 function randomCsv(seed: number, delimiter: string): string {
   let s = seed;
-  const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 4294967296);
+  const rnd = () => (s = (s * 1664525 + 1013904223) >>> 0) / 4294967296;
   const eol = rnd() < 0.5 ? '\n' : '\r\n';
   const cell = (): string => {
     const r = rnd();
@@ -46,7 +51,11 @@ test('the fast reader of well-formed CSV yields what csv-parse yields', async ()
     const delimiter = [',', ';', '\t', '|'][seed % 4]!;
     const text = randomCsv(seed, delimiter);
     const offset = seed % 3 === 0 ? 1000 : 0;
-    assert.deepEqual(await collect(readCsvWellFormed, text, delimiter, offset), await collect(readCsv, text, delimiter, offset), `seed ${seed}`);
+    assert.deepEqual(
+      await collect(readCsvWellFormed, text, delimiter, offset),
+      await collect(readCsv, text, delimiter, offset),
+      `seed ${seed}`,
+    );
   }
 });
 

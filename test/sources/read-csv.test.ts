@@ -14,25 +14,42 @@ describe('CSV', () => {
     assert.equal(recs[2]?.fields['Street Address'], 'Rua Augusta, 1500\nConjunto 42');
     assert.equal(recs[4]?.fields['Company Name'], 'Nogueira "Premium" Cosméticos');
     // the row with the embedded newline starts on line 4 and ends on 5, so the next one starts on 6
-    assert.deepEqual(recs.map((r) => r.line), [2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    assert.deepEqual(
+      recs.map((r) => r.line),
+      [2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+    );
   });
 
   it('reads the Portuguese export: Windows-1252 detected, `;` sniffed, CRLF, values kept as written', async () => {
     let seen: unknown;
     const { items } = await readAll([fixture('crm-export-pt.csv')], { onInput: (i) => (seen = i) });
     assert.deepEqual(seen, {
-      source: fixture('crm-export-pt.csv'), path: fixture('crm-export-pt.csv'), format: 'csv', gzip: false,
-      encoding: 'windows-1252', delimiter: ';',
+      source: fixture('crm-export-pt.csv'),
+      path: fixture('crm-export-pt.csv'),
+      format: 'csv',
+      gzip: false,
+      encoding: 'windows-1252',
+      delimiter: ';',
     });
     const recs = records(items);
     assert.equal(recs.length, 11);
-    assert.deepEqual(Object.keys(recs[0]?.fields ?? {}), ['Nome', 'E-mail', 'Telefone', 'Empresa', 'Origem', 'Data de criação']);
+    assert.deepEqual(Object.keys(recs[0]?.fields ?? {}), [
+      'Nome',
+      'E-mail',
+      'Telefone',
+      'Empresa',
+      'Origem',
+      'Data de criação',
+    ]);
     assert.equal(recs[0]?.fields['Nome'], 'João da Silva');
     assert.equal(recs[0]?.fields['Data de criação'], '01/10/2026 09:12'); // no trailing \r
     assert.equal(recs[1]?.fields['Telefone'], '011 98765-4322'); // leading zero kept
     assert.equal(recs[1]?.fields['Empresa'], 'Café São Jorge Ltda – ME'); // en dash: Windows-1252, not Latin-1
     assert.equal(recs[10]?.fields['Empresa'], 'Lemos “Premium” Carnes');
-    assert.deepEqual(recs.map((r) => r.line), [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert.deepEqual(
+      recs.map((r) => r.line),
+      [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    );
   });
 
   it('reads TSV (by extension) and pipe-delimited CSV (sniffed)', async () => {
@@ -49,9 +66,17 @@ describe('CSV', () => {
   it('rejects a row with the wrong column count, and ends at an unterminated quote after yielding the rows before it', async () => {
     const { items } = await readAll([fixture('broken-export.csv'), fixture('leads.tsv')]);
     const broken = items.filter((i) => i.source === fixture('broken-export.csv'));
-    assert.deepEqual(broken.map((i) => [i.kind, i.line]), [
-      ['record', 2], ['record', 3], ['reject', 4], ['record', 5], ['record', 6], ['reject', 7],
-    ]);
+    assert.deepEqual(
+      broken.map((i) => [i.kind, i.line]),
+      [
+        ['record', 2],
+        ['record', 3],
+        ['reject', 4],
+        ['record', 5],
+        ['record', 6],
+        ['reject', 7],
+      ],
+    );
     const [count, quote] = rejects(broken);
     assert.equal(count?.reason, 'expected 7 columns, found 5');
     assert.match(quote?.reason ?? '', /^unterminated quoted field starting at line 7/);
@@ -63,24 +88,34 @@ describe('CSV', () => {
     const csv = ' Email , Phone,,phone,Email\nana@example.com,+55 11 91234-5678,x,0011,007\n';
     const { items } = await readAll(['-'], { stdin: fakeStdin(csv) });
     assert.deepEqual(records(items)[0]?.fields, {
-      Email: 'ana@example.com', Phone: '+55 11 91234-5678', column_3: 'x', phone_2: '0011', Email_2: '007',
+      Email: 'ana@example.com',
+      Phone: '+55 11 91234-5678',
+      column_3: 'x',
+      phone_2: '0011',
+      Email_2: '007',
     });
   });
 
   it('skips blank lines and rows of bare delimiters; accepts trailing empty cells beyond the header', async () => {
     const csv = 'a;b;c\r\n\r\n1;2;3\r\n;;\r\n   \r\n4;5;6;;\r\n7;8\r\n';
     const { items } = await readAll(['-'], { stdin: fakeStdin(csv) });
-    assert.deepEqual(items.map((i) => (i.kind === 'record' ? [i.line, i.fields] : [i.line, i.reason])), [
-      [3, { a: '1', b: '2', c: '3' }],
-      [6, { a: '4', b: '5', c: '6' }],
-      [7, 'expected 3 columns, found 2'],
-    ]);
+    assert.deepEqual(
+      items.map((i) => (i.kind === 'record' ? [i.line, i.fields] : [i.line, i.reason])),
+      [
+        [3, { a: '1', b: '2', c: '3' }],
+        [6, { a: '4', b: '5', c: '6' }],
+        [7, 'expected 3 columns, found 2'],
+      ],
+    );
   });
 
   it('counts lines right with CRLF inside quoted fields', async () => {
     const csv = 'name,notes\r\n"A","line1\r\nline2\r\nline3"\r\n"B","x"\r\n';
     const { items } = await readAll(['-'], { stdin: fakeStdin(csv), format: 'csv' });
-    assert.deepEqual(items.map((i) => i.line), [2, 5]);
+    assert.deepEqual(
+      items.map((i) => i.line),
+      [2, 5],
+    );
     assert.equal(records(items)[0]?.fields['notes'], 'line1\nline2\nline3');
   });
 
@@ -91,13 +126,18 @@ describe('CSV', () => {
     const forced = records((await readAll([file], { encoding: 'latin1', delimiter: ',' })).items);
     assert.deepEqual(Object.keys(forced[0]?.fields ?? {}), [iconv.decode(Buffer.from('nome|cidade'), 'latin1')]);
     assert.equal(forced[0]?.fields['nome|cidade'], iconv.decode(Buffer.from('João|São Paulo'), 'latin1'));
-    const tab = records((await readAll(['-'], { stdin: fakeStdin('a\tb\n1\t2\n'), delimiter: 'tab', format: 'csv' })).items);
+    const tab = records(
+      (await readAll(['-'], { stdin: fakeStdin('a\tb\n1\t2\n'), delimiter: 'tab', format: 'csv' })).items,
+    );
     assert.deepEqual(tab[0]?.fields, { a: '1', b: '2' });
   });
 
   it('applies --select to a CSV column holding JSON (a webhook log exported as CSV)', async () => {
     const csv = 'received_at,body\n2026-10-01,"{""event_id"":""evt_c1""}"\n2026-10-02,\n';
     const { items } = await readAll(['-'], { stdin: fakeStdin(csv), select: 'body' });
-    assert.deepEqual(items.map((i) => (i.kind === 'record' ? i.fields : i.reason)), [{ event_id: 'evt_c1' }, '--select body: field is empty']);
+    assert.deepEqual(
+      items.map((i) => (i.kind === 'record' ? i.fields : i.reason)),
+      [{ event_id: 'evt_c1' }, '--select body: field is empty'],
+    );
   });
 });

@@ -15,9 +15,11 @@ describe('readInputs: checking inputs first', () => {
     let read = 0;
     await assert.rejects(
       async () => {
-        for await (const batch of readInputs([fixture('webhook-events.jsonl'), 'nope/missing.csv'], {})) read += batch.length;
+        for await (const batch of readInputs([fixture('webhook-events.jsonl'), 'nope/missing.csv'], {}))
+          read += batch.length;
       },
-      (err: unknown) => err instanceof InputError && err.exitCode === 3 && /'nope\/missing.csv': no such file/.test(err.message),
+      (err: unknown) =>
+        err instanceof InputError && err.exitCode === 3 && /'nope\/missing.csv': no such file/.test(err.message),
     );
     assert.equal(read, 0);
   });
@@ -51,24 +53,42 @@ describe('readInputs: globs', () => {
     mkdirSync(path.join(s.dir, 'sub', 'deep'), { recursive: true });
     s.write('sub/deep/d.jsonl', '{"n":"d"}\n');
     const { items } = await readAll([path.join(s.dir, '*.jsonl')]);
-    assert.deepEqual(records(items).map((r) => r.fields['n']), ['a', 'b']);
-    assert.deepEqual(items.map((i) => path.basename(i.source)), ['a.jsonl', 'b.jsonl']);
-    assert.deepEqual((await expandGlob(`${s.dir}/**/*.jsonl`)).map((p) => path.relative(s.dir, p)), ['a.jsonl', 'b.jsonl', 'sub/deep/d.jsonl']);
-    assert.deepEqual((await expandGlob(`${s.dir}/?.[cj]s*`)).map((p) => path.basename(p)), ['a.jsonl', 'b.jsonl', 'c.csv']);
+    assert.deepEqual(
+      records(items).map((r) => r.fields['n']),
+      ['a', 'b'],
+    );
+    assert.deepEqual(
+      items.map((i) => path.basename(i.source)),
+      ['a.jsonl', 'b.jsonl'],
+    );
+    assert.deepEqual(
+      (await expandGlob(`${s.dir}/**/*.jsonl`)).map((p) => path.relative(s.dir, p)),
+      ['a.jsonl', 'b.jsonl', 'sub/deep/d.jsonl'],
+    );
+    assert.deepEqual(
+      (await expandGlob(`${s.dir}/?.[cj]s*`)).map((p) => path.basename(p)),
+      ['a.jsonl', 'b.jsonl', 'c.csv'],
+    );
   });
 
   it('reads a literal file whose name has glob characters, and fails on an unmatched glob', async () => {
     const s = scratch();
     const odd = s.write('leads[1].csv', 'email\nx@example.com\n');
     assert.equal(records((await readAll([odd])).items).length, 1);
-    await assert.rejects(readAll([path.join(s.dir, '*.ndjson')]), (err: unknown) => err instanceof InputError && /no files match/.test(err.message));
+    await assert.rejects(
+      readAll([path.join(s.dir, '*.ndjson')]),
+      (err: unknown) => err instanceof InputError && /no files match/.test(err.message),
+    );
   });
 });
 
 describe('readInputs: stdin, gzip, several inputs', () => {
   it("reads '-' from opts.stdin, named 'stdin', sniffing the format from the content", async () => {
     const csv = records((await readAll(['-'], { stdin: fakeStdin('email;nome\nana@example.com;Ana\n') })).items);
-    assert.deepEqual(csv.map((r) => [r.source, r.line, r.fields]), [['stdin', 2, { email: 'ana@example.com', nome: 'Ana' }]]);
+    assert.deepEqual(
+      csv.map((r) => [r.source, r.line, r.fields]),
+      [['stdin', 2, { email: 'ana@example.com', nome: 'Ana' }]],
+    );
     const json = records((await readAll(['-'], { stdin: fakeStdin('[{"id":1},{"id":2}]') })).items);
     assert.equal(json.length, 2);
   });
@@ -92,7 +112,9 @@ describe('readInputs: stdin, gzip, several inputs', () => {
 
   it('turns a corrupt gzip into one reject with the line reached, then reads the next input', async () => {
     const s = scratch();
-    const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ event_id: `evt_${i}`, r: Math.sin(i).toString(36) }));
+    const lines = Array.from({ length: 5000 }, (_, i) =>
+      JSON.stringify({ event_id: `evt_${i}`, r: Math.sin(i).toString(36) }),
+    );
     const gz = gzipSync(lines.join('\n') + '\n');
     const truncated = s.write('cut.jsonl.gz', gz.subarray(0, Math.floor(gz.length * 0.6)));
     const garbage = s.write('garbage.jsonl.gz', Buffer.concat([gz.subarray(0, 10), Buffer.alloc(5000, 0x41)]));

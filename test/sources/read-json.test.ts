@@ -10,9 +10,15 @@ describe('JSON documents', () => {
       '[\n  {\n    "event_id": "evt_1",\n    "note": "a [bracket], a \\"quote\\" and {brace}"\n  },\n  {"event_id": "evt_2"}, {"event_id": "evt_3"},\n\n  {\n    "event_id": "evt_4"\n  }\n]\n',
     );
     const { items } = await readAll([file]);
-    assert.deepEqual(items.map((i) => [i.kind, i.line, i.kind === 'record' ? i.fields['event_id'] : null]), [
-      ['record', 2, 'evt_1'], ['record', 6, 'evt_2'], ['record', 6, 'evt_3'], ['record', 8, 'evt_4'],
-    ]);
+    assert.deepEqual(
+      items.map((i) => [i.kind, i.line, i.kind === 'record' ? i.fields['event_id'] : null]),
+      [
+        ['record', 2, 'evt_1'],
+        ['record', 6, 'evt_2'],
+        ['record', 6, 'evt_3'],
+        ['record', 8, 'evt_4'],
+      ],
+    );
   });
 
   it('reads a single (pretty-printed) object as one record, also sniffed from stdin', async () => {
@@ -24,21 +30,40 @@ describe('JSON documents', () => {
 
   it('rejects array elements that are not objects, with the element number', async () => {
     const { items } = await readAll(['-'], { stdin: fakeStdin('[{"a":1},\n"oops",\n[1]]') });
-    assert.deepEqual(items.map((i) => (i.kind === 'reject' ? [i.line, i.reason] : [i.line, 'ok'])), [
-      [1, 'ok'], [2, 'not a JSON object (array element 2 is string)'], [3, 'not a JSON object (array element 3 is array)'],
-    ]);
+    assert.deepEqual(
+      items.map((i) => (i.kind === 'reject' ? [i.line, i.reason] : [i.line, 'ok'])),
+      [
+        [1, 'ok'],
+        [2, 'not a JSON object (array element 2 is string)'],
+        [3, 'not a JSON object (array element 3 is array)'],
+      ],
+    );
   });
 
   it('turns a malformed document into one reject at the line of the error, not a crash', async () => {
     const s = scratch();
     const good = s.write('good.jsonl', '{"a":1}\n');
-    const bad = s.write('bad.json', '[\n  {"event_id": "evt_1"},\n  {"event_id": "evt_2" "x": 1},\n  {"event_id": "evt_3"}\n]\n');
+    const bad = s.write(
+      'bad.json',
+      '[\n  {"event_id": "evt_1"},\n  {"event_id": "evt_2" "x": 1},\n  {"event_id": "evt_3"}\n]\n',
+    );
     const unexpected = s.write('token.json', '[\n  {"a": 1},\n  {"b": tru}\n]');
     const truncated = s.write('cut.json', '[\n  {"a": 1},\n  {"b": 2');
     const { items } = await readAll([bad, unexpected, truncated, good]);
-    assert.deepEqual(items.map((i) => [i.kind, i.line]), [['reject', 3], ['reject', 3], ['reject', 3], ['record', 1]]);
+    assert.deepEqual(
+      items.map((i) => [i.kind, i.line]),
+      [
+        ['reject', 3],
+        ['reject', 3],
+        ['reject', 3],
+        ['record', 1],
+      ],
+    );
     const [r1, r2, r3] = rejects(items);
-    assert.match(r1?.reason ?? '', /^invalid JSON document: Expected ',' or '}' after property value at line 3, column 24$/);
+    assert.match(
+      r1?.reason ?? '',
+      /^invalid JSON document: Expected ',' or '}' after property value at line 3, column 24$/,
+    );
     assert.match(r2?.reason ?? '', /^invalid JSON document: .* at line 3, column \d+$/);
     assert.match(r3?.reason ?? '', /^invalid JSON document: .*at line 3/);
   });
@@ -47,7 +72,14 @@ describe('JSON documents', () => {
     const s = scratch();
     const file = s.write('mislabelled.json', '{"event_id":"a"}\n{"event_id":"b"}\n{broken\n');
     const { items } = await readAll([file]);
-    assert.deepEqual(items.map((i) => [i.kind, i.line]), [['record', 1], ['record', 2], ['reject', 3]]);
+    assert.deepEqual(
+      items.map((i) => [i.kind, i.line]),
+      [
+        ['record', 1],
+        ['record', 2],
+        ['reject', 3],
+      ],
+    );
     assert.equal(records(items)[1]?.fields['event_id'], 'b');
   });
 
@@ -56,6 +88,9 @@ describe('JSON documents', () => {
       stdin: fakeStdin('[{"payload":{"event_id":"p1"}},{"payload":"{\\"event_id\\":\\"p2\\"}"},{"other":1}]'),
       select: 'payload',
     });
-    assert.deepEqual(items.map((i) => (i.kind === 'record' ? i.fields['event_id'] : i.reason)), ['p1', 'p2', '--select payload: field missing']);
+    assert.deepEqual(
+      items.map((i) => (i.kind === 'record' ? i.fields['event_id'] : i.reason)),
+      ['p1', 'p2', '--select payload: field missing'],
+    );
   });
 });

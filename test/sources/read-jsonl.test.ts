@@ -12,14 +12,26 @@ describe('JSONL', () => {
     assert.equal(first.source, fixture('webhook-events.jsonl'));
     assert.equal(first.line, 1);
     assert.equal(first.fields['event_id'], 'evt_01JA0001');
-    assert.deepEqual(items.map((i) => i.line), Array.from({ length: 25 }, (_, i) => i + 1));
+    assert.deepEqual(
+      items.map((i) => i.line),
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
   });
 
   it('rejects broken lines with their line and a reason, skips blank lines, keeps going (CRLF, no final newline)', async () => {
     const { items } = await readAll([fixture('broken-events.jsonl')]);
     assert.deepEqual(
       items.map((i) => [i.kind, i.line]),
-      [['record', 1], ['record', 2], ['reject', 3], ['record', 4], ['reject', 6], ['record', 7], ['reject', 9], ['record', 10]],
+      [
+        ['record', 1],
+        ['record', 2],
+        ['reject', 3],
+        ['record', 4],
+        ['reject', 6],
+        ['record', 7],
+        ['reject', 9],
+        ['record', 10],
+      ],
     );
     const [truncated, array, nul] = rejects(items);
     assert.match(truncated?.reason ?? '', /^invalid JSON: .+ at column \d+$/);
@@ -44,7 +56,11 @@ describe('JSONL', () => {
       const { items } = await readAll(['-'], { stdin: fakeStdin(...chunked(Buffer.from(text), size)) });
       assert.deepEqual(
         items.map((i) => (i.kind === 'record' ? [i.line, i.fields['n'], i.fields['name']] : i.reason)),
-        [[1, 1, 'João Conceição'], [3, 2, 'Olívia'], [4, 3, undefined]],
+        [
+          [1, 1, 'João Conceição'],
+          [3, 2, 'Olívia'],
+          [4, 3, undefined],
+        ],
         `chunk size ${size}`,
       );
     }
@@ -53,13 +69,21 @@ describe('JSONL', () => {
   it('yields batches of at most 1000 items and loses none across chunk boundaries', async () => {
     const s = scratch();
     const n = 2500;
-    const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ event_id: `evt_${i}`, pad: 'x'.repeat(i % 700) }));
+    const lines = Array.from({ length: n }, (_, i) =>
+      JSON.stringify({ event_id: `evt_${i}`, pad: 'x'.repeat(i % 700) }),
+    );
     const file = s.write('many.ndjson', lines.join('\n') + '\n');
     const { items, batches } = await readAll([file]);
     assert.equal(items.length, n);
-    assert.ok(batches.every((b) => b > 0 && b <= 1001), `batches ${batches.join(',')}`);
+    assert.ok(
+      batches.every((b) => b > 0 && b <= 1001),
+      `batches ${batches.join(',')}`,
+    );
     assert.ok(batches.length >= 3);
-    assert.deepEqual(items.map((i) => (i.kind === 'record' ? i.fields['event_id'] : null)), lines.map((_, i) => `evt_${i}`));
+    assert.deepEqual(
+      items.map((i) => (i.kind === 'record' ? i.fields['event_id'] : null)),
+      lines.map((_, i) => `evt_${i}`),
+    );
     assert.equal(items.at(-1)?.line, n);
   });
 
@@ -68,7 +92,10 @@ describe('JSONL', () => {
     const big = 'y'.repeat(3_000_000);
     const file = s.write('long.jsonl', `{"a":1}\n{"big":"${big}"}\n{"a":3}\n`);
     const { items } = await readAll([file]);
-    assert.deepEqual(items.map((i) => i.line), [1, 2, 3]);
+    assert.deepEqual(
+      items.map((i) => i.line),
+      [1, 2, 3],
+    );
     const rec = items[1];
     assert.ok(rec?.kind === 'record');
     assert.equal((rec.fields['big'] as string).length, big.length);
@@ -80,8 +107,19 @@ describe('--select', () => {
     const { items } = await readAll([fixture('app-log-wrapped.jsonl')], { select: 'body' });
     assert.deepEqual(
       items.map((i) => [i.kind, i.line]),
-      [['reject', 1], ['record', 2], ['record', 3], ['reject', 4], ['record', 5], ['record', 6], ['record', 7],
-        ['reject', 8], ['record', 9], ['reject', 10], ['record', 11]],
+      [
+        ['reject', 1],
+        ['record', 2],
+        ['record', 3],
+        ['reject', 4],
+        ['record', 5],
+        ['record', 6],
+        ['record', 7],
+        ['reject', 8],
+        ['record', 9],
+        ['reject', 10],
+        ['record', 11],
+      ],
     );
     const reasons = rejects(items).map((r) => r.reason);
     assert.equal(reasons[0], '--select body: field missing');
@@ -107,8 +145,15 @@ describe('--select', () => {
     const { items } = await readAll(['-'], { stdin, select: 'request.body' });
     assert.deepEqual(
       items.map((i) => (i.kind === 'record' ? i.fields['event_id'] : i.reason)),
-      ['a', 'b', 'c', '--select request.body: not a JSON object (found array)',
-        '--select request.body: not a JSON object (found number)', '--select request.body: field missing', 'g'],
+      [
+        'a',
+        'b',
+        'c',
+        '--select request.body: not a JSON object (found array)',
+        '--select request.body: not a JSON object (found number)',
+        '--select request.body: field missing',
+        'g',
+      ],
     );
   });
 });

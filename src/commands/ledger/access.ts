@@ -31,7 +31,9 @@ export function resolveLedger(flag: string | undefined, ctx: CommandContext): st
 export function openExistingLedger(path: string, opts: { readonly: boolean }): Ledger {
   const ledger = existsSync(path) ? openLedger(path, opts) : undefined;
   if (!ledger) {
-    throw new LedgerError(`no ledger at ${path}: nothing has been pushed with this ledger yet (pass --ledger <file> or set LEADLEDGER_LEDGER)`);
+    throw new LedgerError(
+      `no ledger at ${path}: nothing has been pushed with this ledger yet (pass --ledger <file> or set LEADLEDGER_LEDGER)`,
+    );
   }
   return ledger;
 }
@@ -57,9 +59,13 @@ export function parseTimeFlag(flag: string, raw: string, now = Date.now()): Date
 export function buildFilter(o: EventFilterOptions, now = Date.now()): EventFilter {
   const f: EventFilter = { timeField: o.timeField ?? 'first_seen' };
   if (o.status !== undefined) {
-    f.status = o.status.split(',').map((s) => s.trim().replace(/-/g, '_')).filter(Boolean) as EventStatus[];
+    f.status = o.status
+      .split(',')
+      .map((s) => s.trim().replace(/-/g, '_'))
+      .filter(Boolean) as EventStatus[];
     const bad = f.status.filter((s) => !EVENT_STATUSES.includes(s));
-    if (bad.length || !f.status.length) throw new UsageError(`--status takes ${EVENT_STATUSES.join(', ')} (comma-separated); not '${o.status}'`);
+    if (bad.length || !f.status.length)
+      throw new UsageError(`--status takes ${EVENT_STATUSES.join(', ')} (comma-separated); not '${o.status}'`);
   }
   if (o.since !== undefined) f.since = parseTimeFlag('--since', o.since, now);
   if (o.until !== undefined) f.until = parseTimeFlag('--until', o.until, now);

@@ -9,7 +9,12 @@ export type Confirm = (question: string) => Promise<boolean>;
  * Applies a change under the run lock: a live push could otherwise settle, or re-claim, a row being deleted. The
  * change is recorded as a run of its own.
  */
-export function locked<T extends object>(path: string, command: string, args: Record<string, unknown>, fn: (l: Ledger) => T): T {
+export function locked<T extends object>(
+  path: string,
+  command: string,
+  args: Record<string, unknown>,
+  fn: (l: Ledger) => T,
+): T {
   const l = openExistingLedger(path, { readonly: false });
   try {
     const run = l.startRun(command, args, { exclusive: true });

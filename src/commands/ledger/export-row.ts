@@ -5,8 +5,22 @@ import { neutralizeCell } from '../../report/report-file.js';
 
 /** Export columns, in order. */
 export const EXPORT_COLUMNS = [
-  'key', 'key_kind', 'status', 'failure', 'outcome', 'natural_key', 'crm_id', 'attempts', 'last_error',
-  'source', 'source_line', 'event_time', 'first_seen_at', 'updated_at', 'sent_at', 'lead_json',
+  'key',
+  'key_kind',
+  'status',
+  'failure',
+  'outcome',
+  'natural_key',
+  'crm_id',
+  'attempts',
+  'last_error',
+  'source',
+  'source_line',
+  'event_time',
+  'first_seen_at',
+  'updated_at',
+  'sent_at',
+  'lead_json',
 ] as const satisfies ReadonlyArray<keyof LedgerEventRow>;
 
 /** A CSV cell: empty for NULL, and neutralized when a spreadsheet would run it as a formula. */
@@ -16,8 +30,7 @@ export function exportCell(v: string | number | null): string {
 
 /** What an export row means to `ledger import`. */
 export type ExportEntry =
-  | { ok: true; key: string; naturalKey?: string; crmId?: string }
-  | { ok: false; reason: string };
+  { ok: true; key: string; naturalKey?: string; crmId?: string } | { ok: false; reason: string };
 
 /** True when a record has the columns of a leadledger export (so its `key` column is the event key). */
 export function isExportRow(fields: Record<string, unknown>): boolean {
@@ -38,7 +51,11 @@ export function readExportRow(fields: Record<string, unknown>): ExportEntry {
   const key = cell('key');
   if (!key) return { ok: false, reason: 'export row without a key' };
   const status = cell('status');
-  if (status !== 'sent') return { ok: false, reason: `event ${key} is ${status ?? 'without a status'} in the export, not delivered: not imported` };
+  if (status !== 'sent')
+    return {
+      ok: false,
+      reason: `event ${key} is ${status ?? 'without a status'} in the export, not delivered: not imported`,
+    };
   return { ok: true, key, naturalKey: cell('natural_key'), crmId: cell('crm_id') };
 }
 

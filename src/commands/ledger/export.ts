@@ -95,11 +95,18 @@ export function exportFormat(output: string, format?: string): 'csv' | 'jsonl' {
 }
 
 // Rows become text 2000 at a time, so memory stays flat on a ledger of millions.
-function* chunks(rows: IterableIterator<LedgerEventRow>, format: 'csv' | 'jsonl'): Generator<{ text: string; rows: number }> {
+function* chunks(
+  rows: IterableIterator<LedgerEventRow>,
+  format: 'csv' | 'jsonl',
+): Generator<{ text: string; rows: number }> {
   if (format === 'csv') yield { text: stringify([[...EXPORT_COLUMNS]]), rows: 0 };
   let buf: string[] = [];
   for (const r of rows) {
-    buf.push(format === 'csv' ? stringify([EXPORT_COLUMNS.map((c) => exportCell(r[c]))]) : JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, r[c]]))) + '\n');
+    buf.push(
+      format === 'csv'
+        ? stringify([EXPORT_COLUMNS.map((c) => exportCell(r[c]))])
+        : JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, r[c]]))) + '\n',
+    );
     if (buf.length >= 2000) {
       yield { text: buf.join(''), rows: buf.length };
       buf = [];

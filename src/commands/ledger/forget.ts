@@ -1,7 +1,15 @@
 // `leadledger ledger forget`: delete events so they are eligible again (`forget <key...>`), or erase a person
 // (`forget --email`, LGPD/GDPR): their keys stay known as tombstones, and no byte of the address stays on disk.
 import { UsageError } from '../../errors.js';
-import { eraseEmail, forgetKeys, planErasure, planForgetKeys, type ErasurePlan, type ErasureResult, type ForgetKeysPlan } from '../../ledger/erase.js';
+import {
+  eraseEmail,
+  forgetKeys,
+  planErasure,
+  planForgetKeys,
+  type ErasurePlan,
+  type ErasureResult,
+  type ForgetKeysPlan,
+} from '../../ledger/erase.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
 import type { CommandContext } from '../context.js';
 import { resolveLedger, withLedger } from './access.js';
@@ -40,9 +48,13 @@ export interface ErasureCommandResult {
 }
 
 /** Forgets keys or erases a person; with dryRun, opens the ledger read-only and returns only the plan. */
-export async function ledgerForget(o: LedgerForgetOptions, ctx: CommandContext): Promise<ForgetKeysResult | ErasureCommandResult> {
+export async function ledgerForget(
+  o: LedgerForgetOptions,
+  ctx: CommandContext,
+): Promise<ForgetKeysResult | ErasureCommandResult> {
   if (o.email !== undefined && o.keys.length) throw new UsageError('forget takes event keys or --email, not both');
-  if (o.email === undefined && !o.keys.length) throw new UsageError('forget needs event keys, or --email <address> to erase a person');
+  if (o.email === undefined && !o.keys.length)
+    throw new UsageError('forget needs event keys, or --email <address> to erase a person');
   const path = resolveLedger(o.ledger, ctx);
   const dryRun = !!o.dryRun;
   if (o.email !== undefined) {
@@ -53,19 +65,46 @@ export async function ledgerForget(o: LedgerForgetOptions, ctx: CommandContext):
   return forgetKeysCommand(path, o.keys, dryRun, o.confirm);
 }
 
-async function forgetKeysCommand(path: string, keys: string[], dryRun: boolean, confirm?: Confirm): Promise<ForgetKeysResult> {
+async function forgetKeysCommand(
+  path: string,
+  keys: string[],
+  dryRun: boolean,
+  confirm?: Confirm,
+): Promise<ForgetKeysResult> {
   const plan = withLedger(path, { readonly: true }, (l) => planForgetKeys(l.db, keys));
-  const res: ForgetKeysResult = { ledger: path, mode: 'keys', dryRun, applied: false, plan, deleted: 0, attemptsDeleted: 0 };
+  const res: ForgetKeysResult = {
+    ledger: path,
+    mode: 'keys',
+    dryRun,
+    applied: false,
+    plan,
+    deleted: 0,
+    attemptsDeleted: 0,
+  };
   if (dryRun || !plan.found.length) return res;
   const n = plan.found.length;
-  if (confirm && !(await confirm(`Forget ${n} event${n === 1 ? '' : 's'}? They will be sent again by the next push that reads them.`))) return res;
+  if (
+    confirm &&
+    !(await confirm(
+      `Forget ${n} event${n === 1 ? '' : 's'}? They will be sent again by the next push that reads them.`,
+    ))
+  )
+    return res;
   return locked(path, 'ledger forget', { keys: n }, (l) => {
-    const r = forgetKeys(l.db, plan.found.map((f) => f.key));
+    const r = forgetKeys(
+      l.db,
+      plan.found.map((f) => f.key),
+    );
     return { ...res, applied: true, ...r };
   });
 }
 
-async function eraseCommand(path: string, email: string, dryRun: boolean, confirm?: Confirm): Promise<ErasureCommandResult> {
+async function eraseCommand(
+  path: string,
+  email: string,
+  dryRun: boolean,
+  confirm?: Confirm,
+): Promise<ErasureCommandResult> {
   const plan = withLedger(path, { readonly: true }, (l) => planErasure(l.db, email));
   const res: ErasureCommandResult = { ledger: path, mode: 'email', dryRun, applied: false, plan };
   if (dryRun) return res;
@@ -73,9 +112,19 @@ async function eraseCommand(path: string, email: string, dryRun: boolean, confir
   const mentions = plan.scrub.attempts + plan.scrub.events + plan.scrub.runs;
   // With nothing of the person left, the erasure still compacts the file: an earlier delete may have left free pages.
   if ((n || mentions) && confirm) {
-    const what = [n ? `${n} event${n === 1 ? '' : 's'} of this person` : '', mentions ? `${mentions} mention${mentions === 1 ? '' : 's'} in other rows` : ''].filter(Boolean).join(' and ');
-    if (!(await confirm(`Erase ${what}? Their event keys stay known (as hashes) so old events are still skipped.`))) return res;
+    const what = [
+      n ? `${n} event${n === 1 ? '' : 's'} of this person` : '',
+      mentions ? `${mentions} mention${mentions === 1 ? '' : 's'} in other rows` : '',
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    if (!(await confirm(`Erase ${what}? Their event keys stay known (as hashes) so old events are still skipped.`)))
+      return res;
   }
   // The run's recorded args name no address: the runs table must not undo the erasure.
-  return locked(path, 'ledger forget', { by: 'email' }, (l) => ({ ...res, applied: true, erasure: eraseEmail(l.db, email) }));
+  return locked(path, 'ledger forget', { by: 'email' }, (l) => ({
+    ...res,
+    applied: true,
+    erasure: eraseEmail(l.db, email),
+  }));
 }

@@ -34,7 +34,15 @@ export interface LedgerImportResult {
 export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext): Promise<LedgerImportResult> {
   const path = ledgerPath(o.ledger, ctx.env);
   const ledger = openLedger(path)!;
-  const res: LedgerImportResult = { ledger: path, added: 0, alreadyPresent: 0, keys: 0, emails: 0, rejected: [], rejectedCount: 0 };
+  const res: LedgerImportResult = {
+    ledger: path,
+    added: 0,
+    alreadyPresent: 0,
+    keys: 0,
+    emails: 0,
+    rejected: [],
+    rejectedCount: 0,
+  };
   let batch: Array<{ key?: string; naturalKey?: string; crmId?: string }> = [];
   const reject = (source: string, line: number, reason: string) => {
     res.rejectedCount++;
@@ -99,7 +107,11 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
             if (!e.ok) reject(it.source, it.line, `email: ${e.reason}`);
             // In a CRM export the id column is the CRM's record id; for event files it is the event key.
             else {
-              batch.push(o.as === 'emails' ? { naturalKey: e.value, crmId: id || undefined } : { key: id || undefined, naturalKey: e.value });
+              batch.push(
+                o.as === 'emails'
+                  ? { naturalKey: e.value, crmId: id || undefined }
+                  : { key: id || undefined, naturalKey: e.value },
+              );
               res.emails++;
             }
           } else if (o.as !== 'emails' && id) {

@@ -42,14 +42,27 @@ export async function ledgerPrune(o: LedgerPruneOptions, ctx: CommandContext): P
   const path = resolveLedger(o.ledger, ctx);
   const plan = withLedger(path, { readonly: true }, (l) => planPrune(l.db, cutoff, mode));
   const res: LedgerPruneResult = {
-    ledger: path, mode, cutoff: cutoff.toISOString(), dryRun: !!o.dryRun, applied: false,
-    matched: plan.count, oldest: plan.oldest, newest: plan.newest, changed: 0, attemptsDeleted: 0,
+    ledger: path,
+    mode,
+    cutoff: cutoff.toISOString(),
+    dryRun: !!o.dryRun,
+    applied: false,
+    matched: plan.count,
+    oldest: plan.oldest,
+    newest: plan.newest,
+    changed: 0,
+    attemptsDeleted: 0,
   };
   if (o.dryRun || !plan.count) return res;
   const n = `${plan.count} sent event${plan.count === 1 ? '' : 's'} last updated before ${res.cutoff}`;
-  const question = mode === 'rows'
-    ? `Delete ${n}? They will no longer count as delivered: a later push that reads them sends them again.`
-    : `Clear the stored lead of ${n}? They still count as delivered, but can no longer be replayed.`;
+  const question =
+    mode === 'rows'
+      ? `Delete ${n}? They will no longer count as delivered: a later push that reads them sends them again.`
+      : `Clear the stored lead of ${n}? They still count as delivered, but can no longer be replayed.`;
   if (o.confirm && !(await o.confirm(question))) return res;
-  return locked(path, 'ledger prune', { mode, olderThan: o.olderThan }, (l) => ({ ...res, applied: true, ...prune(l.db, cutoff, mode) }));
+  return locked(path, 'ledger prune', { mode, olderThan: o.olderThan }, (l) => ({
+    ...res,
+    applied: true,
+    ...prune(l.db, cutoff, mode),
+  }));
 }

@@ -41,6 +41,14 @@ export function ledgerShow(o: LedgerShowOptions, ctx: CommandContext): LedgerSho
     } catch {
       lead = row.lead_json;
     }
-    return { ledger: path, event: { ...row, lead }, attempts, runs: runsById(l.db, [...runIds].sort((a, b) => a - b)).map(summarizeRun) };
+    return {
+      ledger: path,
+      event: { ...row, lead },
+      attempts,
+      runs: runsById(
+        l.db,
+        [...runIds].sort((a, b) => a - b),
+      ).map(summarizeRun),
+    };
   });
 }

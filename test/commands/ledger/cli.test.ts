@@ -14,7 +14,9 @@ const bin = fileURLToPath(new URL('../../../bin/leadledger.js', import.meta.url)
 // Spawned like a user would run it: stdin is not a terminal (closed), colour off, a clean environment.
 function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
   const r = spawnSync(process.execPath, [bin, 'ledger', ...args], {
-    cwd: opts.cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: opts.cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...opts.env },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -100,7 +102,10 @@ test('cli: export to stdout is the data alone; stats, runs and --help work', () 
   const s = cli(['stats', '--ledger', path, '--json']);
   assert.equal((JSON.parse(s.stdout) as { events: number }).events, 5);
   const r = cli(['runs', '--ledger', path, '--json']);
-  assert.deepEqual((JSON.parse(r.stdout) as Array<{ args: { authorization: string } }>)[0]!.args.authorization, '[redacted]');
+  assert.deepEqual(
+    (JSON.parse(r.stdout) as Array<{ args: { authorization: string } }>)[0]!.args.authorization,
+    '[redacted]',
+  );
   assert.match(cli(['runs', '--ledger', path]).stdout, /^id\s+command\s+status/);
   const h = cli(['prune', '--help']);
   assert.equal(h.code, 0);

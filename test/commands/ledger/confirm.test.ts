@@ -14,9 +14,19 @@ function tty(answer?: string) {
 }
 
 test('on a terminal the question is asked with [y/N]; only y or yes is yes', async () => {
-  for (const [answer, expected] of [['y', true], ['YES', true], ['', false], ['n', false], ['sure', false]] as const) {
+  for (const [answer, expected] of [
+    ['y', true],
+    ['YES', true],
+    ['', false],
+    ['n', false],
+    ['sure', false],
+  ] as const) {
     const t = tty(answer);
-    assert.equal(await createConfirm({ command: 'ledger forget' }, t.io)('Forget 3 events?'), expected, `answer '${answer}'`);
+    assert.equal(
+      await createConfirm({ command: 'ledger forget' }, t.io)('Forget 3 events?'),
+      expected,
+      `answer '${answer}'`,
+    );
     assert.equal(t.asked(), 'Forget 3 events? [y/N] ');
   }
 });
@@ -32,5 +42,13 @@ test('--yes answers without asking; without a terminal and without --yes it is a
   assert.equal(await createConfirm({ yes: true, command: 'ledger prune' }, t.io)('Delete?'), true);
   assert.equal(t.asked(), '');
   const pipe = { input: new PassThrough(), output: new PassThrough() };
-  await assert.rejects(createConfirm({ command: 'ledger prune' }, pipe)('Delete 2 sent events?'), (e: Error) => e instanceof UsageError && e.exitCode === 2 && /Delete 2 sent events\?/.test(e.message) && /--yes/.test(e.message) && /--dry-run/.test(e.message));
+  await assert.rejects(
+    createConfirm({ command: 'ledger prune' }, pipe)('Delete 2 sent events?'),
+    (e: Error) =>
+      e instanceof UsageError &&
+      e.exitCode === 2 &&
+      /Delete 2 sent events\?/.test(e.message) &&
+      /--yes/.test(e.message) &&
+      /--dry-run/.test(e.message),
+  );
 });

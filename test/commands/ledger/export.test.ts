@@ -24,16 +24,25 @@ test('CSV export: header, one row per event, written 0600 and complete (no temp 
   assert.equal(evt2.failure, 'permanent');
   assert.equal(evt2.source_line, '2');
   assert.deepEqual(JSON.parse(evt2.lead_json!), { email: 'bob@example.com', name: 'Person evt-2' });
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp')), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('.tmp')),
+    [],
+  );
 });
 
 test('CSV export neutralizes cells a spreadsheet would run as formulas', async () => {
   const { dir, path } = seedLedger();
   const l = openLedger(path)!;
-  l.db.prepare(`UPDATE events SET last_error = '=HYPERLINK("http://evil")', crm_id = '+1', source = '@x' WHERE key = 'evt-2'`).run();
+  l.db
+    .prepare(
+      `UPDATE events SET last_error = '=HYPERLINK("http://evil")', crm_id = '+1', source = '@x' WHERE key = 'evt-2'`,
+    )
+    .run();
   l.close();
   const r = await ledgerExport({ ledger: path, output: join(dir, 'e.csv') }, testCtx(dir));
-  const row = (parse(readFileSync(r.output), { columns: true }) as Array<Record<string, string>>).find((x) => x.key === 'evt-2')!;
+  const row = (parse(readFileSync(r.output), { columns: true }) as Array<Record<string, string>>).find(
+    (x) => x.key === 'evt-2',
+  )!;
   assert.equal(row.last_error, `'=HYPERLINK("http://evil")`);
   assert.equal(row.crm_id, `'+1`);
   assert.equal(row.source, `'@x`);
@@ -46,7 +55,10 @@ test('JSONL export to stdout with filters; the format follows the name or --form
   stdout.on('data', (b: Buffer) => (text += b.toString()));
   const r = await ledgerExport({ ledger: path, output: '-', status: 'sent', stdout }, testCtx(dir));
   assert.equal(r.format, 'jsonl');
-  const lines = text.trim().split('\n').map((s) => JSON.parse(s) as Record<string, unknown>);
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((s) => JSON.parse(s) as Record<string, unknown>);
   assert.equal(lines.length, 3);
   assert.ok(lines.every((x) => x.status === 'sent'));
   assert.deepEqual(Object.keys(lines[0]!), [...EXPORT_COLUMNS]);
@@ -57,7 +69,10 @@ test('JSONL export to stdout with filters; the format follows the name or --form
 
 test('an export to a directory that does not exist is a usage error naming the file', async () => {
   const { dir, path } = seedLedger();
-  await assert.rejects(ledgerExport({ ledger: path, output: join(dir, 'no', 'such', 'e.csv') }, testCtx(dir)), (e: Error) => e instanceof UsageError && /cannot write/.test(e.message));
+  await assert.rejects(
+    ledgerExport({ ledger: path, output: join(dir, 'no', 'such', 'e.csv') }, testCtx(dir)),
+    (e: Error) => e instanceof UsageError && /cannot write/.test(e.message),
+  );
 });
 
 // `ledger import` (src/commands/ledger-import.ts, not owned here) does not yet recognize export rows: it looks for

@@ -17,7 +17,11 @@ function agedLedger() {
 
 const rows = (path: string) => {
   const l = openLedger(path, { readonly: true })!;
-  const r = l.db.prepare('SELECT key, status, lead_json FROM events ORDER BY key').all() as Array<{ key: string; status: string; lead_json: string | null }>;
+  const r = l.db.prepare('SELECT key, status, lead_json FROM events ORDER BY key').all() as Array<{
+    key: string;
+    status: string;
+    lead_json: string | null;
+  }>;
   l.close();
   return r;
 };
@@ -35,17 +39,24 @@ test('prune clears the stored lead of old sent events only; the rows stay and st
   const after = rows(path);
   assert.equal(after.find((x) => x.key === 'imp-1')!.lead_json, null);
   assert.notEqual(after.find((x) => x.key === 'evt-1')!.lead_json, null, 'a recent sent event keeps its payload');
-  for (const k of ['evt-2', 'evt-3', 'evt-4']) assert.notEqual(after.find((x) => x.key === k)!.lead_json, null, `${k} (not sent) keeps its payload`);
+  for (const k of ['evt-2', 'evt-3', 'evt-4'])
+    assert.notEqual(after.find((x) => x.key === k)!.lead_json, null, `${k} (not sent) keeps its payload`);
   assert.equal(after.length, 6);
 });
 
 test('prune --rows deletes old sent rows (they become eligible again) and never pending, failed or in-doubt ones', async () => {
   const { dir, path } = agedLedger();
   const asked: string[] = [];
-  const r = await ledgerPrune({ ledger: path, olderThan: '90d', rows: true, confirm: async (q) => (asked.push(q), true) }, testCtx(dir));
+  const r = await ledgerPrune(
+    { ledger: path, olderThan: '90d', rows: true, confirm: async (q) => (asked.push(q), true) },
+    testCtx(dir),
+  );
   assert.match(asked[0]!, /^Delete 2 sent events last updated before .*sends them again/);
   assert.equal(r.changed, 2);
-  assert.deepEqual(rows(path).map((x) => x.key), ['evt-1', 'evt-2', 'evt-3', 'evt-4']);
+  assert.deepEqual(
+    rows(path).map((x) => x.key),
+    ['evt-1', 'evt-2', 'evt-3', 'evt-4'],
+  );
   const l = openLedger(path)!;
   assert.equal(l.lookupKeys(['imp-1']).size, 0, 'a pruned row is eligible again');
   l.close();

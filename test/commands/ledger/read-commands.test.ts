@@ -19,8 +19,18 @@ test('stats counts events by status and failure kind, by source and by run, and 
   assert.equal(s.schemaVersion, SCHEMA_VERSION);
   const by = Object.fromEntries(s.byStatus.map((x) => [`${x.status}/${x.failure ?? ''}`, x.count]));
   assert.deepEqual(by, { 'sent/': 3, 'failed/permanent': 1, 'in_doubt/': 1, 'pending/': 1 });
-  assert.deepEqual(Object.fromEntries(s.bySource.map((x) => [x.source, x.count])), { 'crm.csv': 2, 'logs/events.jsonl': 2, 'other.csv': 2 });
-  assert.deepEqual(s.byRun.map((r) => [r.runId, r.command, r.count]), [[1, 'push', 4], [null, null, 2]]);
+  assert.deepEqual(Object.fromEntries(s.bySource.map((x) => [x.source, x.count])), {
+    'crm.csv': 2,
+    'logs/events.jsonl': 2,
+    'other.csv': 2,
+  });
+  assert.deepEqual(
+    s.byRun.map((r) => [r.runId, r.command, r.count]),
+    [
+      [1, 'push', 4],
+      [null, null, 2],
+    ],
+  );
   assert.ok(s.oldestFirstSeen && s.newestFirstSeen && s.oldestFirstSeen <= s.newestFirstSeen);
   assert.ok(s.size.db > 0);
   assert.equal(s.size.total, s.size.db + s.size.wal + s.size.shm);
@@ -31,8 +41,14 @@ test('stats counts events by status and failure kind, by source and by run, and 
 test('read-only commands on a missing ledger fail with exit 5 and say where they looked; nothing is created', () => {
   const dir = tmpDir();
   const missing = join(dir, 'nope', 'ledger.db');
-  for (const run of [() => ledgerStats({ ledger: missing }, testCtx(dir)), () => ledgerList({ ledger: missing }, testCtx(dir))]) {
-    assert.throws(run, (e: Error) => e instanceof LedgerError && e.exitCode === ExitCode.ledger && e.message.includes(missing));
+  for (const run of [
+    () => ledgerStats({ ledger: missing }, testCtx(dir)),
+    () => ledgerList({ ledger: missing }, testCtx(dir)),
+  ]) {
+    assert.throws(
+      run,
+      (e: Error) => e instanceof LedgerError && e.exitCode === ExitCode.ledger && e.message.includes(missing),
+    );
   }
   assert.equal(openLedger(missing, { readonly: true }), undefined, 'no file was created');
 });
@@ -46,7 +62,10 @@ test('the ledger path comes from --ledger, else LEADLEDGER_LEDGER, relative to t
 test('list filters by status, source, run and time, and limits', () => {
   const { dir, path } = seedLedger({ pending: true });
   const ctx = testCtx(dir);
-  const keys = (o: Parameters<typeof ledgerList>[0]) => ledgerList({ ledger: path, ...o }, ctx).events.map((e) => e.key).sort();
+  const keys = (o: Parameters<typeof ledgerList>[0]) =>
+    ledgerList({ ledger: path, ...o }, ctx)
+      .events.map((e) => e.key)
+      .sort();
   assert.deepEqual(keys({ status: 'failed,in-doubt' }), ['evt-2', 'evt-3']);
   assert.deepEqual(keys({ source: 'events.jsonl' }), ['evt-1', 'evt-2'], 'the last part of a path matches');
   assert.deepEqual(keys({ source: 'logs/events.jsonl', status: 'sent' }), ['evt-1']);
@@ -69,8 +88,14 @@ test('list filters by status, source, run and time, and limits', () => {
 
 test('list rejects an unknown status and a time it cannot read, as usage errors', () => {
   const { dir, path } = seedLedger();
-  assert.throws(() => ledgerList({ ledger: path, status: 'done' }, testCtx(dir)), (e: Error) => e instanceof UsageError && /--status/.test(e.message));
-  assert.throws(() => ledgerList({ ledger: path, since: 'last tuesday' }, testCtx(dir)), (e: Error) => e instanceof UsageError && /--since/.test(e.message));
+  assert.throws(
+    () => ledgerList({ ledger: path, status: 'done' }, testCtx(dir)),
+    (e: Error) => e instanceof UsageError && /--status/.test(e.message),
+  );
+  assert.throws(
+    () => ledgerList({ ledger: path, since: 'last tuesday' }, testCtx(dir)),
+    (e: Error) => e instanceof UsageError && /--since/.test(e.message),
+  );
 });
 
 test('show gives the row, the stored lead, the attempts and the runs that touched the key', () => {
@@ -78,29 +103,57 @@ test('show gives the row, the stored lead, the attempts and the runs that touche
   const r = ledgerShow({ ledger: path, key: 'evt-2' }, testCtx(dir));
   assert.equal(r.event.status, 'failed');
   assert.deepEqual(r.event.lead, { email: 'bob@example.com', name: 'Person evt-2' });
-  assert.deepEqual(r.attempts.map((a) => [a.run_id, a.outcome, a.detail]), [[1, 'failed', 'HTTP 400: contact bob@example.com is invalid']]);
-  assert.deepEqual(r.runs.map((x) => [x.id, x.command, x.status]), [[1, 'push', 'done']]);
+  assert.deepEqual(
+    r.attempts.map((a) => [a.run_id, a.outcome, a.detail]),
+    [[1, 'failed', 'HTTP 400: contact bob@example.com is invalid']],
+  );
+  assert.deepEqual(
+    r.runs.map((x) => [x.id, x.command, x.status]),
+    [[1, 'push', 'done']],
+  );
 });
 
 test('show of an unknown key exits 1; of an erased key it says so', async () => {
   const { dir, path } = seedLedger();
   const ctx = testCtx(dir);
-  assert.throws(() => ledgerShow({ ledger: path, key: 'nope' }, ctx), (e: Error) => e instanceof LeadledgerError && e.exitCode === 1 && /not in the ledger/.test(e.message));
+  assert.throws(
+    () => ledgerShow({ ledger: path, key: 'nope' }, ctx),
+    (e: Error) => e instanceof LeadledgerError && e.exitCode === 1 && /not in the ledger/.test(e.message),
+  );
   await ledgerForget({ ledger: path, keys: [], email: 'ana@example.com' }, ctx);
-  assert.throws(() => ledgerShow({ ledger: path, key: 'evt-1' }, ctx), (e: Error) => e instanceof LeadledgerError && e.exitCode === 1 && /erased/.test(e.message));
+  assert.throws(
+    () => ledgerShow({ ledger: path, key: 'evt-1' }, ctx),
+    (e: Error) => e instanceof LeadledgerError && e.exitCode === 1 && /erased/.test(e.message),
+  );
 });
 
 test('runs lists runs newest first with counts, a duration and args whose secret-named keys are masked', () => {
   const { dir, path } = seedLedger();
   const l = openLedger(path)!;
-  const second = l.startRun('replay', { token: 'abc123', password: 'pw', headers: { Authorization: 'Basic x' } }, { exclusive: true });
+  const second = l.startRun(
+    'replay',
+    { token: 'abc123', password: 'pw', headers: { Authorization: 'Basic x' } },
+    { exclusive: true },
+  );
   l.close();
   const r = ledgerRuns({ ledger: path }, testCtx(dir));
-  assert.deepEqual(r.runs.map((x) => x.id), [second, 1]);
-  const [running, done] = r.runs as [typeof r.runs[0], typeof r.runs[0]];
+  assert.deepEqual(
+    r.runs.map((x) => x.id),
+    [second, 1],
+  );
+  const [running, done] = r.runs as [(typeof r.runs)[0], (typeof r.runs)[0]];
   assert.equal(running.durationMs, null, 'a run that has not ended has no duration');
-  assert.deepEqual(running.args, { token: '[redacted]', password: '[redacted]', headers: { Authorization: '[redacted]' } });
-  assert.deepEqual(done.args, { sink: 'webhook', url: 'https://example.com/hook', authorization: '[redacted]', nested: { apiToken: '[redacted]' } });
+  assert.deepEqual(running.args, {
+    token: '[redacted]',
+    password: '[redacted]',
+    headers: { Authorization: '[redacted]' },
+  });
+  assert.deepEqual(done.args, {
+    sink: 'webhook',
+    url: 'https://example.com/hook',
+    authorization: '[redacted]',
+    nested: { apiToken: '[redacted]' },
+  });
   assert.deepEqual(done.counts, { read: 3, sent: 1, failed: 1 });
   assert.ok(done.durationMs !== null && done.durationMs >= 0);
   assert.ok(!JSON.stringify(r).includes('abc123') && !JSON.stringify(r).includes('t0k'));

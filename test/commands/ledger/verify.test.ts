@@ -20,7 +20,9 @@ test('a deliberately broken ledger: every broken invariant is reported with exam
   x(`UPDATE events SET sent_at = NULL WHERE key = 'evt-1'`);
   x(`UPDATE events SET run_id = 99 WHERE key = 'evt-3'`);
   x(`UPDATE events SET lead_json = '{broken' WHERE key = 'evt-3'`);
-  x(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES ('ghost', 1, '2024-01-01T00:00:00.000Z', 'failed', NULL)`);
+  x(
+    `INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES ('ghost', 1, '2024-01-01T00:00:00.000Z', 'failed', NULL)`,
+  );
   x(`UPDATE runs SET status = 'weird' WHERE id = 1`);
   x(`INSERT INTO tombstones (key_hash) VALUES (?)`, tombstoneHash('evt-1'));
   l.close();
@@ -49,5 +51,8 @@ test('a damaged file is reported by the integrity check, not thrown', () => {
   closeSync(fd);
   const r = ledgerVerify({ ledger: path }, testCtx(dir));
   assert.equal(r.ok, false);
-  assert.deepEqual(r.problems.map((p) => p.check), ['integrity']);
+  assert.deepEqual(
+    r.problems.map((p) => p.check),
+    ['integrity'],
+  );
 });
