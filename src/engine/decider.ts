@@ -112,12 +112,13 @@ export class Decider implements EventFacts {
     if (from === 0) this.lookUp(block);
     const ints = block.ints;
     const src = this.memory.sourceId(source);
+    this.atBlock(block, src);
     const out = new Array<Decision>(to - from);
     for (let r = from; r < to; r++) {
       const kind = ints[r * INTS + I_KIND]!;
       const line = ints[r * INTS + I_LINE]! + lineBase;
       out[r - from] =
-        kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, src, line) : notAnEvent(block, r, source, line);
+        kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, line) : notAnEvent(block, r, source, line);
     }
     return out;
   }
@@ -138,13 +139,14 @@ export class Decider implements EventFacts {
   private countRows(block: MappedBlock, source: string, lineBase: number, tally: DecisionTally): void {
     const { ints, n } = block;
     const src = this.memory.sourceId(source);
+    this.atBlock(block, src);
     const counts = this.counts.fill(0);
     const wanted = tally.wanted;
     for (let r = 0; r < n; r++) {
       const kind = ints[r * INTS + I_KIND]!;
       const line = ints[r * INTS + I_LINE]! + lineBase;
       if (kind <= Kind.ContentEvent) {
-        const out = this.classify(block, r, src, line);
+        const out = this.classify(r, line);
         const k = OUTCOME_KIND[out]!;
         if (wanted[k]) tally.add(this.explain(block, r, source, line, out));
         else counts[k]!++;
@@ -179,22 +181,26 @@ export class Decider implements EventFacts {
     }
   }
 
-  private decideEvent(block: MappedBlock, r: number, source: string, src: number, line: number): Decision {
-    return this.explain(block, r, source, line, this.classify(block, r, src, line));
+  private decideEvent(block: MappedBlock, r: number, source: string, line: number): Decision {
+    return this.explain(block, r, source, line, this.classify(r, line));
   }
 
   /**
    * What happens to event r of the block, as an Outcome, with this run's memory updated: the whole decision but
    * its objects and words, which explain() makes, right after, when someone reads them.
    */
-  private classify(block: MappedBlock, r: number, src: number, line: number): Outcome {
-    this.cBlock = block;
-    this.cInts = block.ints;
+  private classify(r: number, line: number): Outcome {
     this.cRow = r;
     this.cOff = r * INTS;
     this.cLine = line;
-    this.cSrc = src;
     return classify(this);
+  }
+
+  // The block (and its source) whose events classify() is given next.
+  private atBlock(block: MappedBlock, src: number): void {
+    this.cBlock = block;
+    this.cInts = block.ints;
+    this.cSrc = src;
   }
 
   // The rules' questions (EventFacts), about the event classify() was given.
