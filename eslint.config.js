@@ -76,7 +76,11 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.js', '**/*.mjs'],
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.check.json' })] },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver': undefined,
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.check.json' })],
+    },
     rules: {
       'import-x/no-cycle': 'error',
       'import-x/no-self-import': 'error',
