@@ -70,6 +70,8 @@ export class FastCsv {
   // The field of FAST_FIELDS each column is (-1: none) under the plan with id planId, for these headers; undefined
   // when the plan reads something that is not a column, or one column as two fields.
   private fieldOf: Int32Array | undefined;
+  // Bit f: the plan has other columns to read field f from when this one is empty (see LeadWriter.write).
+  private fallback = 0;
   private planId = -1;
   private headers: string[] | null = null;
   /** Rows mapped by the fast path (tests read it). */
@@ -173,7 +175,7 @@ export class FastCsv {
       }
     }
     if (col !== headers.length) return false;
-    if (!this.writer.write(b, view, spans, line, enc)) return false;
+    if (!this.writer.write(b, view, spans, line, enc, this.fallback)) return false;
     this.hits++;
     return true;
   }
@@ -187,13 +189,19 @@ export class FastCsv {
     this.fieldOf = undefined;
     if (!fastPlan(cur.plan)) return;
     const fieldOf = new Int32Array(headers.length).fill(-1);
+    let fallback = 0;
     for (let f = 0; f < FAST_FIELDS.length; f++) {
-      const path = cur.plan[FAST_FIELDS[f]!];
+      // Every value of a CSV row is a string: the plan's first place for the field is the column it reads, and
+      // the others are where the general path looks when that column is empty.
+      const paths = cur.plan[FAST_FIELDS[f]!];
+      const path = paths[0];
       if (!path) continue;
       const c = path.length === 1 ? headers.lastIndexOf(path[0]!) : -1;
       if (c < 0 || fieldOf[c] !== -1) return; // the plan reads something that is not a column, or a column twice
       fieldOf[c] = f;
+      if (paths.length > 1) fallback |= 1 << f;
     }
     this.fieldOf = fieldOf;
+    this.fallback = fallback;
   }
 }

@@ -27,24 +27,26 @@ const LEAD_CLOSE = Buffer.from('"}');
 
 /** Whether a plan can be served by the fast paths: an event id, and no first or last name (their join is the general path's). */
 export function fastPlan(plan: FieldPlan): boolean {
-  return !!plan.id && !plan.firstName && !plan.lastName;
+  return plan.id.length > 0 && plan.firstName.length === 0 && plan.lastName.length === 0;
 }
 
 /**
  * Writes the event of one record into the encoder; false (nothing written) when a value needs the general path's
  * normalization or its verdict. spans: for each of FAST_FIELDS, where its text starts and ends in b (2 numbers),
- * start -1 where the plan has no such field. An empty text is an absent field, as the mapper reads it.
+ * start -1 where the plan has no such field. An empty text is an absent field, as the mapper reads it, unless the
+ * plan has another place to look for that field (bit f of `fallback`): then the general path reads it there.
  */
 export class LeadWriter {
   private readonly lower = Buffer.allocUnsafeSlow(256);
   private readonly lowerView = new DataView(this.lower.buffer, this.lower.byteOffset, this.lower.byteLength);
 
   /** view: a DataView over b (the callers make one a block), to copy values a word at a time. */
-  write(b: Buffer, view: DataView, spans: Int32Array, line: number, enc: BlockEncoder): boolean {
+  write(b: Buffer, view: DataView, spans: Int32Array, line: number, enc: BlockEncoder, fallback = 0): boolean {
     // Bit f: field f has a non-empty text.
     let present = 0;
     for (let f = 0; f < FAST_FIELDS.length; f++)
       if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
+    if ((fallback & ~present) !== 0) return false;
     if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
     for (let k = 0; k < AS_IS.length; k++) {
       const f = AS_IS[k]!;

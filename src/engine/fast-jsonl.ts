@@ -49,6 +49,8 @@ interface Template {
    * fields the plan reads straight here, from the STR ops' arguments; the others stay -1.
    */
   spans: Int32Array;
+  /** Bit f: field f has later places in the plan, read by the general path when its string is empty. */
+  fallback: number;
   /** Fields read from the same string as another field (a plan may read one path twice): [field, from] pairs. */
   aliases: Int32Array;
   /**
@@ -189,7 +191,7 @@ export class FastJsonl {
       fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
       fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
     }
-    if (!this.writer.write(buf, view, fs, line, enc)) return false;
+    if (!this.writer.write(buf, view, fs, line, enc, t.fallback)) return false;
     this.hits++;
     return true;
   }
@@ -331,6 +333,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
   const ops: number[] = [];
   const keys: Literal[] = [];
   const stringAt = new Map<string, number>(); // path (keys joined by \0) → string index
+  const kindOf = new Map<string, number>(); // path → the op of its value (OBJ for an object)
   let strings = 0;
   // Every value in order: its op, where it starts (a string: just after its opening quote) and ends, and its
   // string index (-1: not a string).
@@ -371,10 +374,12 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
         const v = skipString(b, p, end);
         if (v < 0) return -1;
         stringAt.set(path.join('\0'), strings);
+        kindOf.set(path.join('\0'), STR);
         values.push({ kind: STR, start: p + 1, end: v, string: strings });
         ops.push(STR, strings++);
         p = v;
       } else if (c === 0x7b) {
+        kindOf.set(path.join('\0'), OBJ);
         p = object(p, depth + 1);
         if (p < 0) return -1;
       } else {
@@ -383,6 +388,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
         const v = skipKind(kind, b, p, end);
         if (v < 0) return -1;
         values.push({ kind, start: p, end: v, string: -1 });
+        kindOf.set(path.join('\0'), kind);
         ops.push(kind);
         p = v;
       }
@@ -399,12 +405,26 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
   if (p < 0 || ws(b, p, end) !== end) return undefined;
   if (!fastPlan(plan)) return undefined;
   const slots = new Int32Array(FAST_FIELDS.length).fill(-1);
+  let fallback = 0;
   for (let f = 0; f < FAST_FIELDS.length; f++) {
-    const fp = plan[FAST_FIELDS[f]!];
-    if (!fp) continue;
-    const i = stringAt.get(fp.join('\0'));
-    if (i === undefined) return undefined; // the plan reads a value that is not a string here
-    slots[f] = i;
+    // The general path reads the first of the plan's places that holds a string or a number: in lines of this
+    // template, the first string among them, as long as no number (text the fast path does not write) comes
+    // first, nor a value whose kind the template does not fix (an array position takes any value). Objects, null,
+    // true and false hold no field's value.
+    const paths = plan[FAST_FIELDS[f]!];
+    let chosen = -1;
+    for (const fp of paths) {
+      const k = fp.join('\0');
+      const kind = kindOf.get(k);
+      const maybeText = kind === STR || kind === NUM || kind === ARR || kind === undefined;
+      if (chosen >= 0) {
+        if (maybeText) fallback |= 1 << f; // read by the general path when the chosen string is empty
+        continue;
+      }
+      if (kind === STR) chosen = stringAt.get(k)!;
+      else if (maybeText) return undefined;
+    }
+    slots[f] = chosen;
   }
   // Each STR op names the first field read from its string; a field read from a string another field reads first
   // is an alias, copied after the match.
@@ -432,6 +452,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
     ops: Int32Array.from(ops),
     keys,
     spans: new Int32Array(FAST_FIELDS.length * 2).fill(-1),
+    fallback,
     aliases: Int32Array.from(aliases),
     lits,
     kinds: Int32Array.from(values, (v) => v.kind),

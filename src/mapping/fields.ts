@@ -89,7 +89,7 @@ const WRAPPERS: FieldPath[] = [
   ['customer'],
 ];
 
-/** Fields that belong to the envelope: looked for at the top level first. */
+/** Fields that belong to the envelope: looked for at the top level (a time inside the event too). */
 const ENVELOPE: ReadonlySet<FieldName> = new Set(['id', 'type', 'time']);
 
 /** Lower-cases, strips accents and everything but letters and digits: "E-mail " → "email", "Data de criação" → "datadecriacao". */
@@ -111,27 +111,30 @@ export function getPath(obj: unknown, path: FieldPath): unknown {
   return cur;
 }
 
-function isScalar(v: unknown): boolean {
-  return typeof v === 'string' || typeof v === 'number';
-}
-
-function findIn(obj: Record<string, unknown>, field: FieldName, base: FieldPath): FieldPath | undefined {
-  const byNorm = new Map<string, string>();
-  for (const k of Object.keys(obj)) {
-    const n = normalizeHeader(k);
-    if (!byNorm.has(n) && isScalar(obj[k])) byNorm.set(n, k);
-  }
+/**
+ * The keys of obj that may hold `field`, best first: those whose normalized name is one of the field's candidate
+ * names, in the candidates' order (keys that normalize alike in key order). Values are not looked at: a plan must
+ * hold for every record of a shape, whatever its values (a null, an object or a number where the first had a
+ * string), so which candidate holds the value is decided record by record, when it is read.
+ */
+function candidatesIn(obj: Record<string, unknown>, field: FieldName, base: FieldPath, out: FieldPath[]): void {
+  const keys = Object.keys(obj);
+  const names = keys.map(normalizeHeader);
   for (const cand of CANDIDATES[field]) {
-    const k = byNorm.get(cand);
-    if (k !== undefined) return [...base, k];
+    for (let i = 0; i < keys.length; i++) if (names[i] === cand) out.push([...base, keys[i]!]);
   }
-  return undefined;
 }
 
-/** Where each field lives in records of one shape; null where the record has no such field. */
-export type FieldPlan = Record<FieldName, FieldPath | null>;
+/**
+ * Where each field may live in records of one shape, in the order they are tried: the first of them that holds a
+ * string or a number (not empty) gives the field (see readField). Empty where the shape has no such key.
+ */
+export type FieldPlan = Record<FieldName, readonly FieldPath[]>;
 
-/** Auto-detects where each field lives in a record; explicit paths from the config win. */
+/**
+ * Auto-detects where each field may live in records of this one's shape (its keys, and those of its wrappers);
+ * explicit paths from the config win. Depends on the shape only, never on the values.
+ */
 export function planFields(
   record: Record<string, unknown>,
   explicit: Partial<Record<FieldName, FieldPath>>,
@@ -139,24 +142,46 @@ export function planFields(
   const plan = {} as FieldPlan;
   const nested: Array<[FieldPath, Record<string, unknown>]> = [];
   for (const w of WRAPPERS) {
-    const v = getPath(record, w);
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) nested.push([w, v as Record<string, unknown>]);
+    const v = wrapperAt(record, w);
+    if (v) nested.push([w, v]);
   }
   for (const f of FIELD_NAMES) {
     const ex = explicit[f];
     if (ex) {
-      plan[f] = ex;
+      plan[f] = [ex];
       continue;
     }
-    let found = findIn(record, f, []);
-    // Envelope fields (id, type, time) are the event's own: a nested "id" is the lead's record id in some
-    // other system, so it never stands in for a missing event id. "data" is a date in Portuguese exports and
-    // the usual wrapper in JSON events: findIn only matches scalars, so the wrapper is never taken for a time.
-    if (!found && !ENVELOPE.has(f)) for (const [base, obj] of nested) if ((found = findIn(obj, f, base))) break;
-    if (!found && f === 'time') for (const [base, obj] of nested) if ((found = findIn(obj, f, base))) break;
-    plan[f] = found ?? null;
+    const found: FieldPath[] = [];
+    candidatesIn(record, f, [], found);
+    // Envelope fields (id, type) are the event's own: a nested "id" is the lead's record id in some other system,
+    // so it never stands in for a missing event id. A time may come from inside the event. "data" is a date in
+    // Portuguese exports and the usual wrapper of JSON events: a wrapper holds an object, never a field's value,
+    // so it is passed over when it is read.
+    if (!ENVELOPE.has(f) || f === 'time') for (const [base, obj] of nested) candidatesIn(obj, f, base, found);
+    plan[f] = found;
   }
   return plan;
+}
+
+/** The trimmed text of a field for a plan's paths: the first string or number that is not empty; else undefined. */
+export function readField(record: Record<string, unknown>, paths: readonly FieldPath[]): string | undefined {
+  for (const p of paths) {
+    const t = scalarText(getPath(record, p));
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+/** The trimmed text of a field value: strings and numbers; undefined for anything else and for empty text. */
+export function scalarText(v: unknown): string | undefined {
+  const s = typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : undefined;
+  return s ? s : undefined;
+}
+
+/** The path (dotted) of the first of a plan's paths that holds a value in this record, for messages. */
+export function fieldPathOf(record: Record<string, unknown>, paths: readonly FieldPath[]): string {
+  const p = paths.find((x) => scalarText(getPath(record, x)) !== undefined) ?? paths[0];
+  return p ? p.join('.') : '';
 }
 
 /** A cache key for records of the same shape: their top-level keys and those of their wrappers. */

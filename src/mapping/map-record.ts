@@ -3,8 +3,11 @@ import type { RawItem, RawRecord } from '../sources/types.js';
 import type { Config } from './config.js';
 import {
   FIELD_NAMES,
+  fieldPathOf,
   getPath,
   planFields,
+  readField,
+  scalarText,
   sameShape,
   shapeKeys,
   shapeOf,
@@ -81,16 +84,11 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     const { plan, read } = planFor(fields);
 
     let key: string | undefined;
-    if (!keyFields && plan.id) {
+    if (!keyFields && plan.id.length > 0) {
       key = at(read.id, fields);
       if (!key) {
-        return {
-          kind: 'invalid',
-          source,
-          line,
-          field: plan.id.join('.'),
-          reason: `no event id in '${plan.id.join('.')}'`,
-        };
+        const where = plan.id.map((p) => p.join('.'));
+        return { kind: 'invalid', source, line, field: where[0], reason: `no event id in '${where.join("' or '")}'` };
       }
     }
 
@@ -119,14 +117,28 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (emailRaw !== undefined) {
       const e = normalizeEmail(emailRaw);
       if (!e.ok)
-        return { kind: 'invalid', source, line, key, field: plan.email!.join('.'), reason: `email: ${e.reason}` };
+        return {
+          kind: 'invalid',
+          source,
+          line,
+          key,
+          field: fieldPathOf(fields, plan.email),
+          reason: `email: ${e.reason}`,
+        };
       lead.email = e.value;
     }
     const phoneRaw = at(read.phone, fields);
     if (phoneRaw !== undefined) {
       const p = normalizePhone(phoneRaw, country);
       if (!p.ok)
-        return { kind: 'invalid', source, line, key, field: plan.phone!.join('.'), reason: `phone: ${p.reason}` };
+        return {
+          kind: 'invalid',
+          source,
+          line,
+          key,
+          field: fieldPathOf(fields, plan.phone),
+          reason: `phone: ${p.reason}`,
+        };
       lead.phone = p.value;
     }
     if (!lead.email && !lead.phone) {
@@ -212,9 +224,12 @@ function compilePlan(plan: FieldPlan): CompiledPlan {
   return { plan, read };
 }
 
-// What getPath does, unrolled for the usual one and two steps.
-function readerOf(p: FieldPath | null): Reader | null {
-  if (!p) return null;
+// A reader for a plan's paths: the first that holds a value gives it. The usual single path of one or two steps is
+// walked by a function made for it.
+function readerOf(paths: readonly FieldPath[]): Reader | null {
+  if (paths.length === 0) return null;
+  if (paths.length > 1) return (fields) => readField(fields, paths);
+  const p = paths[0]!;
   if (p.length === 1) {
     const a = p[0]!;
     return (fields) => scalarText(fields[a]);
@@ -232,12 +247,6 @@ function readerOf(p: FieldPath | null): Reader | null {
 
 function at(r: Reader | null, fields: Record<string, unknown>): string | undefined {
   return r === null ? undefined : r(fields);
-}
-
-function scalarText(v: unknown): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  const s = typeof v === 'string' ? v.trim() : typeof v === 'object' ? undefined : String(v);
-  return s ? s : undefined;
 }
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

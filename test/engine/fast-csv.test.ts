@@ -196,3 +196,15 @@ test('a CR inside a row (not before its LF) stops the fast path there; CRLF does
     1,
   );
 });
+
+test('two columns that may hold one field (Email, then E-mail): the fast path reads the second where the first is empty, as the mapper does', async () => {
+  const header = 'event_id,Email,E-mail,Phone\n';
+  const rows: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const first = i % 4 === 0 ? '' : `a${i}@example.com`;
+    const second = i % 3 === 0 ? '' : `b${i}@example.com`;
+    const phone = i % 5 === 0 ? '' : `+5511987${String(100000 + i)}`;
+    rows.push(`e${i},${first},${second},${phone}`);
+  }
+  await assertSame(header, rows.join('\n') + '\n', 1000);
+});

@@ -225,3 +225,30 @@ test('a time of the canonical form that is no date leaves the event without a ti
   const e = ev(map(rec({ event_id: 'e1', created_at: '2026-13-01T00:00:00.000Z', data: { email: 'a@b.co' } })));
   assert.equal(e.occurredAt, undefined);
 });
+
+test('a plan holds for every record of a shape: a null, a boolean, an object or a number where the first record had text hides nothing from later records', () => {
+  const rnd = seededRandom(13);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const odd = [null, true, false, { v: 'x' }, ['y'], 5511987654321, '', '  '];
+  const values = {
+    event_id: () => pick(['e1', 'e2', 7, null]),
+    email: () => pick(['ana@example.com', 'BRUNO@example.com', ...odd]),
+    mail: () => pick(['carla@example.com', ...odd]),
+    phone: () => pick(['+5511987654321', '+55 21 99876-5432', ...odd]),
+    name: () => pick(['Ana Lima', ...odd]),
+    created_at: () => pick(['2026-10-01T00:00:01.000Z', '01/10/2026 10:00', ...odd]),
+  };
+  const remembering = createMapper({ config: {} });
+  for (let i = 0; i < 4000; i++) {
+    // One shape throughout (the same keys in the same order, data always an object): only the values change.
+    const fields = {
+      event_id: values.event_id(),
+      email: values.email(),
+      mail: values.mail(),
+      created_at: values.created_at(),
+      data: { phone: values.phone(), name: values.name(), email: values.email() },
+    };
+    const r = { kind: 'record' as const, source: 's', line: i + 1, fields };
+    assert.deepEqual(remembering(r), createMapper({ config: {} })(r), `record ${i}: ${JSON.stringify(fields)}`);
+  }
+});

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { ledgerPath, openLedger } from '../../ledger/ledger.js';
-import { getPath, planFields } from '../../mapping/fields.js';
+import { planFields, readField } from '../../mapping/fields.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
 import { readInputs } from '../../sources/read-inputs.js';
 import type { ReadOptions } from '../../sources/types.js';
@@ -96,12 +96,8 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
             continue;
           }
           const plan = planFields(it.fields, {});
-          const str = (p: readonly string[] | null) => {
-            const v = p ? getPath(it.fields, p) : undefined;
-            return typeof v === 'string' || typeof v === 'number' ? String(v).trim() : '';
-          };
-          const email = str(plan.email);
-          const id = str(plan.id);
+          const email = readField(it.fields, plan.email) ?? '';
+          const id = readField(it.fields, plan.id) ?? '';
           if (o.as !== 'keys' && email) {
             const e = normalizeEmail(email);
             if (!e.ok) reject(it.source, it.line, `email: ${e.reason}`);
