@@ -79,7 +79,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     return plan;
   };
 
-  const map = (rec: RawRecord): Mapped => {
+  const mapOne = (rec: RawRecord): Mapped => {
     const { source, line, fields } = rec;
     const { plan, read } = planFor(fields);
 
@@ -186,6 +186,16 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     else if (timeMs !== undefined) event.occurredAt = isoTime(timeRaw!, timeMs);
     return event;
   };
+  // A record the mapper cannot take (a custom field nested thousands deep) is one invalid record, never the end of
+  // its input: the records after it are still mapped.
+  const map = (rec: RawRecord): Mapped => {
+    try {
+      return mapOne(rec);
+    } catch (e) {
+      const why = e instanceof RangeError ? 'a value is nested too deeply' : (e as Error).message;
+      return { kind: 'invalid', source: rec.source, line: rec.line, reason: `cannot be mapped: ${why}` };
+    }
+  };
   const current = () => (last ? { id: last.id, plan: last.plan.plan } : undefined);
   // The fast paths (engine/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
   // lead to the plan.
@@ -195,9 +205,10 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
 
 /** A reader's item mapped: a record by `map`, a reject as an invalid record with the reader's reason. */
 export function mapItem(map: (rec: RawRecord) => Mapped, item: RawItem): Mapped {
-  return item.kind === 'reject'
-    ? { kind: 'invalid', source: item.source, line: item.line, reason: item.reason }
-    : map(item);
+  if (item.kind === 'record') return map(item);
+  // An unread part reaches a mapper only where a caller did not take it aside: never lost, it is at least invalid.
+  const reason = item.kind === 'unread' ? `not read from here on: ${item.reason}` : item.reason;
+  return { kind: 'invalid', source: item.source, line: item.line, reason };
 }
 
 /** Maps raw records; also tells which plan it used last (see engine/fast-jsonl.ts). */
