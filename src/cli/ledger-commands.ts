@@ -233,10 +233,11 @@ export function registerLedgerCommands(ledger: Command): void {
       .addOption(new Option('--as <what>', 'what the values are').choices(['auto', 'keys', 'emails']).default('auto')),
     'ledger',
   ).action(async (files: string[], flags: Flags) => {
-    const [{ ledgerImport }, { createOutput }, { installStopSignals }] = await Promise.all([
+    const [{ ledgerImport }, { createOutput }, { installStopSignals }, { ExitCode }] = await Promise.all([
       import('../commands/ledger/import.js'),
       import('./output.js'),
       import('./signals.js'),
+      import('../errors.js'),
     ]);
     const out = await createOutput(flags);
     const signals = installStopSignals();
@@ -262,7 +263,8 @@ export function registerLedgerCommands(ledger: Command): void {
       for (const x of r.rejected) out.warn(`${x.source}:${x.line}: ${x.reason}`);
       if (r.rejectedCount > r.rejected.length)
         out.warn(`… and ${r.rejectedCount - r.rejected.length} more rejected lines`);
-      process.exitCode = r.rejectedCount ? 1 : 0;
+      for (const u of r.unread) out.warn(`${u.source}: not read from line ${u.line} to the end: ${u.reason}`);
+      process.exitCode = r.unread.length ? ExitCode.input : r.rejectedCount ? ExitCode.incomplete : ExitCode.ok;
     } finally {
       signals.dispose();
     }

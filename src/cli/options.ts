@@ -257,7 +257,7 @@ export const EXIT_CODES: Array<[number, string]> = [
   [0, 'all done (including "nothing new")'],
   [1, 'finished, but some events failed or are in doubt'],
   [2, 'usage or config error'],
-  [3, 'input unreadable'],
+  [3, 'input unreadable, wholly or in part (what could be read was still decided and sent)'],
   [4, 'the CRM rejected the credentials'],
   [5, 'ledger locked by another run, or unusable'],
   [130, 'interrupted (Ctrl-C / SIGTERM); in-flight sends were settled'],

@@ -112,7 +112,15 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
     };
     // A dry-run that writes no report rows wants only counts and examples: the decider counts, making few objects.
     const tally = opts.dryRun && !reportFile ? collector : undefined;
-    for await (const decisions of decideInputs({ inputs: opts.inputs, read, map, ledger, stop: ctx.stop, tally })) {
+    for await (const decisions of decideInputs({
+      inputs: opts.inputs,
+      read,
+      map,
+      ledger,
+      stop: ctx.stop,
+      tally,
+      onUnread: (u) => collector.addUnread({ source: u.source, line: u.line, reason: u.reason }),
+    })) {
       if (tally) progress.read = collector.counts.read;
       for (const d of decisions) {
         collector.add(d);
@@ -159,13 +167,15 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       counts: collector.counts,
       perSource: collector.perSource,
       examples: collector.examples,
+      unread: collector.unread,
+      warnings: collector.warnings,
       delivery,
       failures: deliverer?.failures,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted),
+      exitCode: runExitCode(delivery, interrupted, collector.unread),
     };
   }
 }

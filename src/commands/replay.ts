@@ -11,7 +11,7 @@ import { loadConfig } from '../mapping/config.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
-import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
+import { ReportCollector, runExitCode, type RunReport, type Unread } from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
 import type { Sink } from '../sinks/types.js';
 import { readInputs } from '../sources/read-inputs.js';
@@ -78,7 +78,7 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
   let report!: RunReport;
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
-    const selected = await select(ledger, o, statuses, config, ctx);
+    const selected = await select(ledger, o, statuses, config, ctx, (u) => collector.addUnread(u));
     const decisions = new Map<string, Decision>();
     const decide = (s: Selected): Decision => {
       const lead = s.lead ?? (s.row.lead_json ? (JSON.parse(s.row.lead_json) as Lead) : undefined);
@@ -216,13 +216,15 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
       counts: collector.counts,
       perSource: collector.perSource,
       examples: collector.examples,
+      unread: collector.unread,
+      warnings: collector.warnings,
       delivery,
       failures: deliverer?.failures,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted),
+      exitCode: runExitCode(delivery, interrupted, collector.unread),
     };
     if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     ledger.close();
@@ -248,6 +250,7 @@ async function select(
   st: ReturnType<typeof chooseStatuses>,
   config: Parameters<typeof createMapper>[0]['config'],
   ctx: CommandContext,
+  onUnread: (u: Unread) => void,
 ): Promise<Selected[]> {
   const wanted = (r: LedgerEventRow): EventStatus | undefined => {
     if (
@@ -278,6 +281,8 @@ async function select(
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
     for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin })) {
+      for (const it of batch)
+        if (it.kind === 'unread') onUnread({ source: it.source, line: it.line, reason: it.reason });
       const events = batch
         .flatMap((it) => (it.kind === 'record' ? [map(it)] : []))
         .flatMap((m) => (m.kind === 'event' ? [m] : []));

@@ -39,6 +39,8 @@ export interface DecisionTally {
   readonly wanted: boolean[];
   /** A decision made whole. */
   add(d: Decision): void;
+  /** The warnings of a record whose decision was only counted (those given to add carry their own). */
+  addWarnings(source: string, line: number, key: string | undefined, warnings: readonly string[]): void;
   /** Decisions of a source counted, by kind in DECISION_KINDS order (those given to add are not among them). */
   addCounts(source: string, counts: Int32Array): void;
 }

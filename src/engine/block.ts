@@ -10,7 +10,7 @@ import { fingerprintView } from './fingerprint.js';
 /** Int32 words per record. */
 export const INTS = 12;
 /** Strings per record. */
-export const STRS = 6;
+export const STRS = 7;
 
 // Word offsets within a record's ints.
 export const I_KIND = 0; // a Kind
@@ -21,8 +21,8 @@ export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
 
-// String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt. Invalid and filtered
-// records: key, '', reason, '', '', ''.
+// String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, warnings (one a line). Invalid
+// and filtered records: key, '', reason, '', '', '', ''.
 export const S_KEY = 0;
 export const S_NAT = 1;
 export const S_LEAD = 2;
@@ -30,6 +30,7 @@ export const S_REASON = 2;
 export const S_HASH = 3;
 export const S_TYPE = 4;
 export const S_TIME = 5;
+export const S_WARN = 6;
 
 export const enum Kind {
   IdEvent = 0,
@@ -156,6 +157,7 @@ export class BlockEncoder {
       this.put(s + S_HASH, m.payloadHash);
       this.put(s + S_TYPE, m.type ?? '');
       this.put(s + S_TIME, m.occurredAt ?? '');
+      this.put(s + S_WARN, m.warnings ? m.warnings.join('\n') : '');
       this.seal(r, m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent);
     } else {
       this.put(s + S_NAT, '');
@@ -163,6 +165,7 @@ export class BlockEncoder {
       this.put(s + S_HASH, '');
       this.put(s + S_TYPE, '');
       this.put(s + S_TIME, '');
+      this.put(s + S_WARN, '');
       this.seal(r, m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered);
     }
   }
@@ -378,6 +381,7 @@ export class BlockEvent implements LeadEvent {
   #type: string | undefined;
   #time: string | undefined;
   #lead: Lead | undefined;
+  #warnings: string[] | null | undefined;
 
   constructor(
     block: MappedBlock,
@@ -416,6 +420,14 @@ export class BlockEvent implements LeadEvent {
     return (this.#hash ||= this.read(S_HASH) || payloadHashOfJson(this.leadJson));
   }
 
+  get warnings(): string[] | undefined {
+    if (this.#warnings === undefined) {
+      const text = this.read(S_WARN);
+      this.#warnings = text ? text.split('\n') : null;
+    }
+    return this.#warnings ?? undefined;
+  }
+
   /** Decodes every field now: the event no longer needs its block. */
   detach(): void {
     if (!this.#block) return;
@@ -424,6 +436,7 @@ export class BlockEvent implements LeadEvent {
     void this.type;
     void this.occurredAt;
     void this.payloadHash;
+    void this.warnings;
     this.#block = undefined;
   }
 

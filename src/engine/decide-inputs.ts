@@ -9,10 +9,11 @@ import type { Decision, DecisionTally } from '../decide/types.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { LedgerIndex } from './ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
+import type { Mapped } from '../mapping/types.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import type { InputInfo, RawReject, ReadOptions } from '../sources/types.js';
+import type { InputInfo, RawReject, RawUnread, ReadOptions } from '../sources/types.js';
 import { MapPool, type DecodedBlock } from './map-pool.js';
 import { readCsvParallel } from './read-csv-parallel.js';
 import { readJsonlParallel } from './read-jsonl-parallel.js';
@@ -42,6 +43,8 @@ export interface DecideInputsOptions {
    * wants them, and every batch yielded is empty (one per block, for progress and stopping).
    */
   tally?: DecisionTally;
+  /** A part of an input that could not be read (it gets no decision). */
+  onUnread?: (u: RawUnread) => void;
 }
 
 const DECISION_SLICE = 512;
@@ -104,16 +107,20 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   };
   async function* mapInThread(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {
     for await (const batch of readFormat(opened, info, ctx)) {
-      yield { block: encodeMapped(batch.map((item) => mapItem(mapper, item))), source: ctx.source, lineBase: 0 };
+      const mapped: Mapped[] = [];
+      for (const item of batch) {
+        if (item.kind === 'unread') o.onUnread?.(item);
+        else mapped.push(mapItem(mapper, item));
+      }
+      yield { block: encodeMapped(mapped), source: ctx.source, lineBase: 0 };
     }
   }
 
   try {
-    const rejected = (r: RawReject): DecodedBlock => ({
-      block: encodeMapped([mapItem(mapper, r)]),
-      source: r.source,
-      lineBase: 0,
-    });
+    const rejected = (r: RawReject | RawUnread): DecodedBlock => {
+      if (r.kind === 'unread') o.onUnread?.(r);
+      return { block: encodeMapped(r.kind === 'unread' ? [] : [mapItem(mapper, r)]), source: r.source, lineBase: 0 };
+    };
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
       if (o.tally) {

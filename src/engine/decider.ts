@@ -28,6 +28,7 @@ import {
   S_KEY,
   S_NAT,
   S_REASON,
+  S_WARN,
   str,
   type MappedBlock,
 } from './block.js';
@@ -137,7 +138,7 @@ export class Decider implements EventFacts {
   // returned, countBlock had no feedback for the call after the loop, and left its optimized code there on every
   // block (measured: a deoptimization a block).
   private countRows(block: MappedBlock, source: string, lineBase: number, tally: DecisionTally): void {
-    const { ints, n } = block;
+    const { ints, n, offs } = block;
     const src = this.memory.sourceId(source);
     this.atBlock(block, src);
     const counts = this.counts.fill(0);
@@ -149,7 +150,13 @@ export class Decider implements EventFacts {
         const out = this.classify(r, line);
         const k = OUTCOME_KIND[out]!;
         if (wanted[k]) tally.add(this.explain(block, r, source, line, out));
-        else counts[k]!++;
+        else {
+          counts[k]!++;
+          // Only a record with warnings has text there; it is counted with them.
+          const w = r * STRS + S_WARN;
+          if (offs[w + 1]! > offs[w]!)
+            tally.addWarnings(source, line, str(block, r * STRS + S_KEY), str(block, w).split('\n'));
+        }
       } else {
         const k = kind === Kind.Invalid ? INVALID : FILTERED;
         if (wanted[k]) tally.add(notAnEvent(block, r, source, line));

@@ -39,6 +39,8 @@ export interface LeadEvent {
   lead: Lead;
   /** The lead as canonical JSON (what the payload hash is taken over), when the mapper made it. */
   leadJson?: string;
+  /** What a person should know about how the lead was read (a value altered by decoding, a field left out). */
+  warnings?: string[];
   /** Events read back from a block (engine/block.ts): decodes what they still read from it, before it is reused. */
   detach?(): void;
 }

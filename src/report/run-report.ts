@@ -14,6 +14,22 @@ export interface Example {
   reason: string;
 }
 
+/** A part of an input that could not be read: from `line` to the end of that input. */
+export interface Unread {
+  source: string;
+  line: number;
+  reason: string;
+}
+
+/** Records read with something a person should know (a value altered by decoding, a field left out). */
+export interface Warnings {
+  /** Records with at least one warning. */
+  records: number;
+  /** Warning → how many records have it. */
+  byReason: Record<string, number>;
+  examples: Example[];
+}
+
 /** Everything a run did, as data. */
 export interface RunReport {
   command: string;
@@ -27,6 +43,9 @@ export interface RunReport {
   counts: DecisionCounts;
   perSource: Record<string, DecisionCounts>;
   examples: Partial<Record<DecisionKind, Example[]>>;
+  /** Parts of the inputs that could not be read (the run then ends with exit code 3). */
+  unread: Unread[];
+  warnings: Warnings;
   delivery?: DeliveryCounts;
   /** Failed sends grouped by reason: reason → count. */
   failures?: Record<string, number>;
@@ -38,9 +57,17 @@ export interface RunReport {
   exitCode: number;
 }
 
-/** The exit code of a run: 130 when interrupted, 1 when a send failed or is in doubt, else 0. */
-export function runExitCode(delivery: DeliveryCounts | undefined, interrupted: boolean): number {
+/**
+ * The exit code of a run: 130 when interrupted; 3 when part of an input could not be read (what could be read was
+ * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt; else 0.
+ */
+export function runExitCode(
+  delivery: DeliveryCounts | undefined,
+  interrupted: boolean,
+  unread: readonly Unread[] = [],
+): number {
   if (interrupted) return ExitCode.interrupted;
+  if (unread.length > 0) return ExitCode.input;
   return delivery && (delivery.failed > 0 || delivery.inDoubt > 0) ? ExitCode.incomplete : ExitCode.ok;
 }
 
@@ -60,6 +87,22 @@ export class ReportCollector implements DecisionTally {
   readonly examples: Partial<Record<DecisionKind, Example[]>> = {};
   /** The kinds (in DECISION_KINDS order) that still want an example: a counting decider makes only those whole. */
   readonly wanted = DECISION_KINDS.map((k) => k !== 'new');
+  readonly unread: Unread[] = [];
+  readonly warnings: Warnings = { records: 0, byReason: {}, examples: [] };
+
+  /** A part of an input that could not be read. */
+  addUnread(u: Unread): void {
+    this.unread.push(u);
+  }
+
+  /** The warnings of one record read. */
+  addWarnings(source: string, line: number, key: string | undefined, warnings: readonly string[]): void {
+    if (warnings.length === 0) return;
+    const w = this.warnings;
+    w.records++;
+    for (const x of warnings) w.byReason[x] = (w.byReason[x] ?? 0) + 1;
+    if (w.examples.length < EXAMPLES_PER_KIND) w.examples.push({ source, line, key, reason: warnings.join('; ') });
+  }
 
   /** Counts decisions by kind (DECISION_KINDS order) that were not made whole. */
   addCounts(source: string, counts: Int32Array): void {
@@ -77,6 +120,8 @@ export class ReportCollector implements DecisionTally {
 
   /** Counts one decision. */
   add(d: Decision): void {
+    const warnings = d.event?.warnings;
+    if (warnings) this.addWarnings(d.source, d.line, d.key, warnings);
     this.counts.read++;
     this.counts[d.kind]++;
     const per = (this.perSource[d.source] ??= emptyCounts());

@@ -1,7 +1,8 @@
 // The human summary a person reads on stderr at the end of a run.
 import type { ChalkInstance } from 'chalk';
 import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
-import type { RunReport } from './run-report.js';
+import { printable } from './printable.js';
+import type { Example, RunReport } from './run-report.js';
 
 const LABEL: Record<DecisionKind, string> = {
   new: 'new',
@@ -18,9 +19,9 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
   const lines: string[] = [];
   const title = r.dryRun
     ? `${r.command} --dry-run: nothing was sent and the ledger was not written`
-    : `${r.command}${r.sink ? ` → ${r.sink}` : ''}`;
+    : `${r.command}${r.sink ? ` → ${printable(r.sink)}` : ''}`;
   lines.push(c.bold(title));
-  lines.push(`ledger ${r.ledger}${r.runId ? ` (run ${r.runId})` : ''}`);
+  lines.push(`ledger ${printable(r.ledger)}${r.runId ? ` (run ${r.runId})` : ''}`);
   lines.push('');
   const width = Math.max(...Object.values(LABEL).map((l) => l.length));
   lines.push(`  ${'records read'.padEnd(width)}  ${String(r.counts.read).padStart(9)}`);
@@ -38,7 +39,7 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     for (const s of sources) {
       const p = r.perSource[s]!;
       const parts = DECISION_KINDS.filter((k) => p[k]).map((k) => `${p[k]} ${k}`);
-      lines.push(`    ${s}: ${p.read} read (${parts.join(', ')})`);
+      lines.push(`    ${printable(s)}: ${p.read} read (${parts.join(', ')})`);
     }
   }
   if (r.delivery) {
@@ -49,7 +50,8 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     );
     if (d.recovered) lines.push(`  recovered from earlier runs: ${d.recovered}`);
     if (d.claimedElsewhere) lines.push(`  claimed by another run meanwhile (not sent here): ${d.claimedElsewhere}`);
-    for (const [reason, n] of Object.entries(r.failures ?? {})) lines.push(c.red(`    failed ×${n}: ${reason}`));
+    for (const [reason, n] of Object.entries(r.failures ?? {}))
+      lines.push(c.red(`    failed ×${n}: ${printable(reason)}`));
   }
   if (r.http && r.http.requests) {
     lines.push(
@@ -63,14 +65,36 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     lines.push('');
     lines.push('  examples:');
     for (const k of exampleKinds) {
-      for (const e of r.examples[k]!)
-        lines.push(c.dim(`    ${k}: ${e.source}:${e.line}${e.key ? ` [${e.key}]` : ''} ${e.reason}`));
+      for (const e of r.examples[k]!) lines.push(c.dim(`    ${k}: ${example(e)}`));
+    }
+  }
+  if (r.warnings.records) {
+    lines.push('');
+    lines.push(
+      c.yellow(
+        `  warnings: ${r.warnings.records} record${r.warnings.records === 1 ? '' : 's'} read with something to know`,
+      ),
+    );
+    for (const [reason, n] of Object.entries(r.warnings.byReason))
+      lines.push(c.yellow(`    ×${n} ${printable(reason)}`));
+    for (const e of r.warnings.examples) lines.push(c.dim(`    e.g. ${example(e)}`));
+  }
+  if (r.unread.length) {
+    lines.push('');
+    lines.push(c.red('  not read (exit code 3): what could be read before was decided'));
+    for (const u of r.unread) {
+      lines.push(c.red(`    ${printable(u.source)} from line ${u.line} to the end: ${printable(u.reason)}`));
     }
   }
   if (r.interrupted) lines.push(c.yellow('  interrupted: in-flight sends were settled; run again to continue'));
   lines.push('');
   lines.push(c.dim(`done in ${(r.durationMs / 1000).toFixed(2)} s`));
   return lines.join('\n') + '\n';
+}
+
+// One example record, as a line: where it is, its key, why; every value escaped and cut to a width.
+function example(e: Example): string {
+  return `${printable(e.source)}:${e.line}${e.key ? ` [${printable(e.key, 80)}]` : ''} ${printable(e.reason, 240)}`;
 }
 
 /** The --json document: the report as it is, stable field names. */

@@ -2,7 +2,7 @@
 // the order given. Every input is checked before the first record is read. A failure inside one input (a
 // truncated gzip, a vanished file) becomes a reject naming the line reached, and the next input is read.
 
-import { InputError, UsageError } from '../errors.js';
+import { LeadledgerError, UsageError } from '../errors.js';
 import { normalizeEncoding } from './detect-encoding.js';
 import { openInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
@@ -12,7 +12,7 @@ import type { ReaderContext } from './reader-context.js';
 import { resolveInputs, type ResolvedInput } from './resolve-inputs.js';
 import { compileSelector } from './select-path.js';
 import { decideInputInfo } from './sniff-input.js';
-import type { InputFormat, InputInfo, RawItem, RawReject, ReadOptions } from './types.js';
+import type { InputFormat, InputInfo, RawItem, RawReject, RawUnread, ReadOptions } from './types.js';
 
 const FORMATS: readonly InputFormat[] = ['jsonl', 'json', 'csv'];
 
@@ -26,13 +26,13 @@ export type FormatReader<B> = (opened: OpenedInput, info: InputInfo, ctx: Reader
 
 /**
  * readInputs with the per-input reader supplied by the caller: inputs are resolved, opened, sniffed and their
- * failures turned into rejects exactly as readInputs does, whatever batches B the reader yields.
+ * failures turned into unread parts exactly as readInputs does, whatever batches B the reader yields.
  */
 export async function* readInputsWith<B>(
   inputs: string[],
   opts: ReadOptions,
   read: FormatReader<B>,
-  fromReject: (r: RawReject) => B,
+  fromReject: (r: RawReject | RawUnread) => B,
 ): AsyncGenerator<B> {
   const options = validateOptions(opts);
   const resolved = await resolveInputs(inputs);
@@ -69,7 +69,7 @@ async function* readOne<B>(
   input: ResolvedInput,
   opts: ReadOptions,
   read: FormatReader<B>,
-  fromReject: (r: RawReject) => B,
+  fromReject: (r: RawReject | RawUnread) => B,
 ): AsyncGenerator<B> {
   const ctx: ReaderContext = {
     source: input.source,
@@ -83,13 +83,14 @@ async function* readOne<B>(
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
   } catch (err) {
-    if (err instanceof InputError || err instanceof UsageError) throw err;
-    const line = Math.max(1, ctx.progress.line + 1);
+    // Errors of leadledger's own (a bad flag, an unusable ledger) are the run's, not this input's.
+    if (err instanceof LeadledgerError) throw err;
+    // What was read before the failure has been yielded: the rest of this input is unread, and the next is read.
     yield fromReject({
-      kind: 'reject',
+      kind: 'unread',
       source: input.source,
-      line,
-      reason: `input failed at line ${line}: ${describeReadError(err)}`,
+      line: Math.max(1, ctx.progress.line + 1),
+      reason: describeReadError(err),
     });
   } finally {
     await opened?.close();

@@ -11,6 +11,8 @@ export interface RawRecord {
   line: number;
   /** Parsed JSON object, or CSV row keyed by header. CSV values are always strings. */
   fields: Record<string, unknown>;
+  /** Bytes of the record that were not valid UTF-8 were replaced by U+FFFD while decoding it (JSON is UTF-8). */
+  replaced?: boolean;
 }
 
 /** A line or row that could not be parsed; the rest of the input is still read. */
@@ -21,7 +23,18 @@ export interface RawReject {
   reason: string;
 }
 
-export type RawItem = RawRecord | RawReject;
+/**
+ * The rest of an input that could not be read, from `line` on (a truncated gzip, a file that vanished, a document
+ * that cannot be parsed): not a record, so it gets no decision; the run reports it and ends with exit code 3.
+ */
+export interface RawUnread {
+  kind: 'unread';
+  source: string;
+  line: number;
+  reason: string;
+}
+
+export type RawItem = RawRecord | RawReject | RawUnread;
 
 /** Options for reading inputs. */
 export interface ReadOptions {

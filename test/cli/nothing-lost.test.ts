@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -56,4 +57,64 @@ test('nulls, booleans and objects in mapped fields decide the same with map work
   assert.equal(doc.counts.read, lines.length);
   assert.equal(doc.counts.invalid, invalid);
   assert.equal(doc.counts.new, lines.length - invalid);
+});
+
+test('one record nested 5,000 deep under a mapped custom field is one invalid record at its own line; the rest is decided', async () => {
+  const dir = tmpDir();
+  let deep = '"x"';
+  for (let i = 0; i < 5000; i++) deep = `{"a":${deep}}`;
+  const lines = [
+    JSON.stringify({ event_id: 'e1', email: 'a@example.com', plan: 'basic' }),
+    `{"event_id":"e2","email":"b@example.com","plan":${deep}}`,
+    JSON.stringify({ event_id: 'e3', email: 'c@example.com', plan: 'pro' }),
+  ];
+  const input = join(dir, 'deep.jsonl');
+  writeFileSync(input, lines.join('\n') + '\n');
+  const config = join(dir, 'leadledger.config.json');
+  writeFileSync(config, JSON.stringify({ fields: { custom: { plan: 'plan' } } }));
+  const r = await runCli(['push', input, '--dry-run', '--json', '--config', config, '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = report(r.stdout);
+  assert.equal(doc.counts.read, 3);
+  assert.equal(doc.counts.new, 2);
+  assert.deepEqual(
+    (doc.examples.invalid ?? []).map((e) => [(e as { line?: number }).line, e.reason]),
+    [[2, 'cannot be mapped: a value is nested too deeply']],
+  );
+});
+
+test('a truncated gzip: what could be read is decided, the rest is named as not read, and the run ends 3', async () => {
+  const dir = tmpDir();
+  const lines = Array.from({ length: 20_000 }, (_, i) =>
+    JSON.stringify({ event_id: `e${i}`, email: `p${i}@example.com`, n: Math.sin(i) }),
+  );
+  const gz = gzipSync(lines.join('\n') + '\n');
+  const input = join(dir, 'events.jsonl.gz');
+  writeFileSync(input, gz.subarray(0, Math.floor(gz.length * 0.5)));
+  for (const args of [
+    ['--dry-run', '--json'],
+    ['--sink', 'jsonl', '--output', join(dir, 'out.jsonl'), '--json'],
+  ]) {
+    const r = await runCli(['push', input, ...args, '--ledger', join(dir, `${args.length}.db`)]);
+    assert.equal(r.code, 3, r.stderr);
+    const doc = JSON.parse(r.stdout) as {
+      counts: { read: number; invalid: number };
+      unread: Array<{ source: string; line: number; reason: string }>;
+      exitCode: number;
+    };
+    assert.equal(doc.exitCode, 3);
+    assert.ok(doc.counts.read > 1000 && doc.counts.read < 20_000, `${doc.counts.read} records read before the damage`);
+    assert.equal(doc.counts.invalid, 0, 'the damage is not a record');
+    assert.equal(doc.unread.length, 1);
+    assert.equal(doc.unread[0]!.source, input);
+    assert.ok(doc.unread[0]!.line > doc.counts.read);
+    assert.match(doc.unread[0]!.reason, /corrupt or truncated gzip/);
+  }
+  const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'h.db')]);
+  assert.equal(human.code, 3);
+  assert.match(human.stderr, /not read \(exit code 3\)/);
+  assert.match(
+    human.stderr,
+    new RegExp(`${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} from line \\d+ to the end: corrupt or truncated gzip`),
+  );
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { readInputs } from '../../src/sources/read-inputs.js';
-import type { RawItem, RawRecord, RawReject, ReadOptions } from '../../src/sources/types.js';
+import type { RawItem, RawRecord, RawReject, RawUnread, ReadOptions } from '../../src/sources/types.js';
 
 /** Absolute path of a file in fixtures/. */
 export const fixture = (name: string): string => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
@@ -27,6 +27,7 @@ export async function readAll(
 
 export const records = (items: RawItem[]): RawRecord[] => items.filter((i): i is RawRecord => i.kind === 'record');
 export const rejects = (items: RawItem[]): RawReject[] => items.filter((i): i is RawReject => i.kind === 'reject');
+export const unread = (items: RawItem[]): RawUnread[] => items.filter((i): i is RawUnread => i.kind === 'unread');
 
 /** A stdin stand-in that delivers the given chunks one by one (to exercise chunk boundaries). */
 export function fakeStdin(...chunks: (string | Buffer)[]): NodeJS.ReadableStream {

@@ -28,6 +28,8 @@ export interface LedgerImportResult {
   emails: number;
   rejected: Array<{ source: string; line: number; reason: string }>;
   rejectedCount: number;
+  /** Parts of the files that could not be read (the command then ends with exit code 3). */
+  unread: Array<{ source: string; line: number; reason: string }>;
 }
 
 /** Imports keys and emails from text (one value per line), CSV or JSON(L) files into the ledger as delivered. */
@@ -42,6 +44,7 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
     emails: 0,
     rejected: [],
     rejectedCount: 0,
+    unread: [],
   };
   let batch: Array<{ key?: string; naturalKey?: string; crmId?: string }> = [];
   const reject = (source: string, line: number, reason: string) => {
@@ -83,6 +86,10 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
         for (const it of items) {
           if (it.kind === 'reject') {
             reject(it.source, it.line, it.reason);
+            continue;
+          }
+          if (it.kind === 'unread') {
+            res.unread.push({ source: it.source, line: it.line, reason: it.reason });
             continue;
           }
           // A leadledger export: its key column is the event key, and only its sent rows were delivered.
