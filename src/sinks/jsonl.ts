@@ -1,6 +1,10 @@
 // JSONL sink: one line per lead, {"key": <downstream key>, "lead": {snake_case lead}}, appended to a file created
 // with mode 0600 (leads are PII), or written to stdout for '-'. Each batch is fsynced before send() returns, so
 // once deliver/ settles the ledger the lines are on disk.
+//
+// deliver/ keeps several batches in flight, but one file takes one batch at a time: each batch's bytes are written
+// whole, then fsynced, before the next batch starts. Concurrent appends of large buffers are split by Node into
+// 512 KiB writes that interleave, splicing lines of one batch into another's.
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
@@ -29,6 +33,8 @@ export class JsonlSink implements Sink {
   };
   private file: FileHandle | undefined;
   private opening: Promise<FileHandle> | undefined;
+  /** The last write queued: the next one starts only once it has ended (written and synced, or failed). */
+  private tail: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: JsonlSinkOptions) {}
 
@@ -37,16 +43,14 @@ export class JsonlSink implements Sink {
     return this.opts.output === '-' ? 'JSONL on stdout' : `JSONL file ${this.opts.output}`;
   }
 
-  /** Append one line per item and flush them to disk before returning. */
+  /** Append one line per item and flush them to disk before returning; batches are written one after another. */
   async send(items: SendItem[]): Promise<SinkOutcome[]> {
     const text = items.map((i) => `${jsonlLine(i)}\n`).join('');
+    const turn = this.tail.then(() => this.write(text));
+    // A failed write settles its own batch below; the batches queued behind it still get their turn.
+    this.tail = turn.catch(() => undefined);
     try {
-      if (this.opts.output === '-') await writeStream(this.opts.stdout ?? process.stdout, text);
-      else {
-        const file = await this.handle();
-        await file.appendFile(text, 'utf8');
-        await file.sync();
-      }
+      await turn;
     } catch (err) {
       // A partial write may have left some lines: those leads are in doubt rather than failed.
       const reason = `cannot write ${this.describe()}: ${(err as Error).message}`;
@@ -55,12 +59,23 @@ export class JsonlSink implements Sink {
     return items.map(() => ({ kind: 'created' }));
   }
 
-  /** Close the file. */
+  /** Close the file once the writes queued before have ended. */
   async close(): Promise<void> {
+    await this.tail;
     const file = this.file;
     this.file = undefined;
     this.opening = undefined;
     await file?.close();
+  }
+
+  /** One batch: every byte written, then synced, while no other batch of this sink writes. */
+  private async write(text: string): Promise<void> {
+    if (this.opts.output === '-') return writeStream(this.opts.stdout ?? process.stdout, text);
+    const file = await this.handle();
+    const bytes = Buffer.from(text, 'utf8');
+    // write() may take fewer bytes than asked: loop until the whole batch is in the file.
+    for (let done = 0; done < bytes.length;) done += (await file.write(bytes, done, bytes.length - done)).bytesWritten;
+    await file.sync();
   }
 
   private handle(): Promise<FileHandle> {
