@@ -5,8 +5,13 @@
 // deliver/ keeps several batches in flight, but one file takes one batch at a time: each batch's bytes are written
 // whole, then fsynced, before the next batch starts. Concurrent appends of large buffers are split by Node into
 // 512 KiB writes that interleave, splicing lines of one batch into another's.
-import { open, type FileHandle } from 'node:fs/promises';
+//
+// The file is never reached through a symbolic link: --output naming a link would append leads (PII) to whatever
+// the link points at. It is opened with O_NOFOLLOW, and created 0600 by that same call, when the sink is built.
+import { constants } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import { UsageError } from '../errors.js';
 import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 import { snakeLead } from './webhook-body.js';
 
@@ -16,6 +21,9 @@ export interface JsonlSinkOptions {
   /** Stream used for '-' (default process.stdout); injectable for tests. */
   stdout?: Writable;
 }
+
+/** Append, create if absent, and refuse a symlink as the last path component (O_NOFOLLOW is absent on Windows). */
+const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
 
 /** One JSONL line (without the newline) for one lead. */
 export function jsonlLine(item: SendItem): string {
@@ -41,6 +49,20 @@ export class JsonlSink implements Sink {
   /** "JSONL file out.jsonl" or "JSONL on stdout". */
   describe(): string {
     return this.opts.output === '-' ? 'JSONL on stdout' : `JSONL file ${this.opts.output}`;
+  }
+
+  /**
+   * Open the file before any lead is claimed, so a symlink is a usage error up front rather than leads in doubt.
+   * Other open errors (a missing directory, no permission) are left to send(), which reports them per batch.
+   */
+  async open(): Promise<void> {
+    if (this.opts.output === '-') return;
+    try {
+      await this.handle();
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      this.opening = undefined;
+    }
   }
 
   /** Append one line per item and flush them to disk before returning; batches are written one after another. */
@@ -80,11 +102,34 @@ export class JsonlSink implements Sink {
 
   private handle(): Promise<FileHandle> {
     if (this.file) return Promise.resolve(this.file);
-    this.opening ??= open(this.opts.output, 'a', 0o600).then((f) => {
+    this.opening ??= openNoFollow(this.opts.output).then((f) => {
       this.file = f;
       return f;
     });
     return this.opening;
+  }
+}
+
+/** Open for appending (created 0600) without following a symlink; a link, dangling or not, is a UsageError. */
+async function openNoFollow(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, APPEND_NO_FOLLOW, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // ELOOP (Linux, macOS) or EMLINK (FreeBSD) also come from looping directories: only a link itself is named so.
+    if ((code === 'ELOOP' || code === 'EMLINK') && (await isSymlink(path)))
+      throw new UsageError(
+        `--output ${path} is a symbolic link; leadledger does not write through links (give the file's own path)`,
+      );
+    throw err;
+  }
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

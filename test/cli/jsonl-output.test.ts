@@ -1,11 +1,13 @@
 // The jsonl sink as a user runs it: the built CLI, the real deliver path (4 batches in flight), a real file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, type CliResult } from '../helpers/cli.js';
+import Database from 'better-sqlite3';
+import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
+const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
 type Report = { delivery: Record<string, number>; exitCode: number };
 const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
@@ -44,4 +46,45 @@ test('jsonl: 5,000 leads of 2 KB with 4 batches in flight are 5,000 whole JSON l
     assert.equal(parsed!.lead.notes.length, 2048);
   });
   assert.equal(keys.size, 5000, 'every lead once');
+});
+
+/** Events the ledger holds (0 when the run never created it). */
+function ledgerEvents(path: string): number {
+  if (!existsSync(path)) return 0;
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+test('jsonl: --output through a symlink is refused before any lead is claimed; the target is untouched', async () => {
+  const dir = tmpDir();
+  const target = join(dir, 'precious.txt');
+  writeFileSync(target, 'keep me\n');
+  const link = join(dir, 'out.jsonl');
+  symlinkSync(target, link);
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', link, '--ledger', ledger]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
+  assert.ok(r.stderr.includes(link), r.stderr);
+  assert.match(r.stderr, /symbolic link/);
+  assert.equal(readFileSync(target, 'utf8'), 'keep me\n');
+  assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+});
+
+test('jsonl: a dangling symlink as --output is refused too, and its target is not created', async () => {
+  const dir = tmpDir();
+  const target = join(dir, 'elsewhere.jsonl');
+  const link = join(dir, 'out.jsonl');
+  symlinkSync(target, link);
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', link, '--ledger', ledger]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
+  assert.ok(r.stderr.includes(link), r.stderr);
+  assert.equal(existsSync(target), false);
+  assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
 });
