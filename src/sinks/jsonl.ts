@@ -1,6 +1,7 @@
 // JSONL sink: one line per lead, {"key": <downstream key>, "lead": {snake_case lead}}, appended to a file created
 // with mode 0600 (leads are PII), or written to stdout for '-'. Each batch is fsynced before send() returns, so
-// once deliver/ settles the ledger the lines are on disk.
+// once deliver/ settles the ledger the lines are on disk. Only a regular file is fsynced: a character device
+// (/dev/null, a common way to try a push) or a FIFO has no disk to flush, and fsync fails on it (EINVAL).
 //
 // deliver/ keeps several batches in flight, but one file takes one batch at a time: each batch's bytes are written
 // whole, then fsynced, before the next batch starts. Concurrent appends of large buffers are split by Node into
@@ -39,8 +40,8 @@ export class JsonlSink implements Sink {
     honoursIdempotencyKey: false,
     upsertByNaturalKey: false,
   };
-  private file: FileHandle | undefined;
-  private opening: Promise<FileHandle> | undefined;
+  private file: OpenFile | undefined;
+  private opening: Promise<OpenFile> | undefined;
   /** The last write queued: the next one starts only once it has ended (written and synced, or failed). */
   private tail: Promise<void> = Promise.resolve();
 
@@ -87,20 +88,21 @@ export class JsonlSink implements Sink {
     const file = this.file;
     this.file = undefined;
     this.opening = undefined;
-    await file?.close();
+    await file?.handle.close();
   }
 
   /** One batch: every byte written, then synced, while no other batch of this sink writes. */
   private async write(text: string): Promise<void> {
     if (this.opts.output === '-') return writeStream(this.opts.stdout ?? process.stdout, text);
-    const file = await this.handle();
+    const { handle, regular } = await this.handle();
     const bytes = Buffer.from(text, 'utf8');
     // write() may take fewer bytes than asked: loop until the whole batch is in the file.
-    for (let done = 0; done < bytes.length;) done += (await file.write(bytes, done, bytes.length - done)).bytesWritten;
-    await file.sync();
+    for (let done = 0; done < bytes.length;)
+      done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+    if (regular) await handle.sync();
   }
 
-  private handle(): Promise<FileHandle> {
+  private handle(): Promise<OpenFile> {
     if (this.file) return Promise.resolve(this.file);
     this.opening ??= openNoFollow(this.opts.output).then((f) => {
       this.file = f;
@@ -110,10 +112,17 @@ export class JsonlSink implements Sink {
   }
 }
 
+/** The open output, and whether it is a regular file (the only kind that is fsynced). */
+interface OpenFile {
+  handle: FileHandle;
+  regular: boolean;
+}
+
 /** Open for appending (created 0600) without following a symlink; a link, dangling or not, is a UsageError. */
-async function openNoFollow(path: string): Promise<FileHandle> {
+async function openNoFollow(path: string): Promise<OpenFile> {
+  let handle: FileHandle;
   try {
-    return await open(path, APPEND_NO_FOLLOW, 0o600);
+    handle = await open(path, APPEND_NO_FOLLOW, 0o600);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // ELOOP (Linux, macOS) or EMLINK (FreeBSD) also come from looping directories: only a link itself is named so.
@@ -121,6 +130,12 @@ async function openNoFollow(path: string): Promise<FileHandle> {
       throw new UsageError(
         `--output ${path} is a symbolic link; leadledger does not write through links (give the file's own path)`,
       );
+    throw err;
+  }
+  try {
+    return { handle, regular: (await handle.stat()).isFile() };
+  } catch (err) {
+    await handle.close();
     throw err;
   }
 }

@@ -88,3 +88,22 @@ test('jsonl: a dangling symlink as --output is refused too, and its target is no
   assert.equal(existsSync(target), false);
   assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
 });
+
+test('jsonl: --output /dev/null sends every event (a device is written, not fsynced), exit 0', async () => {
+  const dir = tmpDir();
+  const r = await runCli([
+    'push',
+    fixture,
+    '--sink',
+    'jsonl',
+    '--output',
+    '/dev/null',
+    '--ledger',
+    join(dir, 'l.db'),
+    '--json',
+    '--quiet',
+  ]);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(doc(r).delivery.sent, 16);
+  assert.equal(doc(r).delivery.inDoubt, 0);
+});

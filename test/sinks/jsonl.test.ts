@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +52,20 @@ describe('jsonl sink', () => {
       (err: unknown) => err instanceof UsageError && err.message.includes(link) && /symbolic link/.test(err.message),
     );
     assert.equal(await readFile(target, 'utf8'), 'keep\n');
+  });
+
+  it('writes to a FIFO without fsync (which a pipe refuses): the reader gets the lines, the leads are created', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const fifo = join(dir, 'leads.fifo');
+    execFileSync('mkfifo', [fifo]);
+    let text = '';
+    const reader = createReadStream(fifo, 'utf8').on('data', (c) => (text += String(c)));
+    const ended = new Promise((resolve) => reader.on('close', resolve));
+    const s = await createSink({ sink: 'jsonl', output: fifo });
+    assert.deepEqual(await s.send([item(1, { email: 'a@x.com' })]), [{ kind: 'created' }]);
+    await s.close?.();
+    await ended;
+    assert.equal(text, `${JSON.stringify({ key: item(1, {}).downstreamKey, lead: { email: 'a@x.com' } })}\n`);
   });
 
   it('a write error makes the batch in doubt', async () => {
