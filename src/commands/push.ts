@@ -161,6 +161,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       examples: collector.examples,
       delivery,
       failures: deliverer?.failures,
+      inDoubtReasons: deliverer?.inDoubtReasons,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(),

@@ -218,6 +218,7 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
       examples: collector.examples,
       delivery,
       failures: deliverer?.failures,
+      inDoubtReasons: deliverer?.inDoubtReasons,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(),

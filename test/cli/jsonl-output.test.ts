@@ -8,7 +8,12 @@ import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
-type Report = { delivery: Record<string, number>; exitCode: number };
+type Report = {
+  delivery: Record<string, number>;
+  failures?: Record<string, number>;
+  inDoubtReasons?: Record<string, number>;
+  exitCode: number;
+};
 const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
 /** n leads, each with a 2 KB custom field, and a config that maps it: batches of 500 are ~1 MB each. */
@@ -106,4 +111,29 @@ test('jsonl: --output /dev/null sends every event (a device is written, not fsyn
   assert.equal(r.code, 0, r.stdout);
   assert.equal(doc(r).delivery.sent, 16);
   assert.equal(doc(r).delivery.inDoubt, 0);
+});
+
+test('in doubt: the summary and --json give the reason of every in-doubt event, grouped with counts', async () => {
+  const dir = tmpDir();
+  const out = join(dir, 'no-such-dir', 'out.jsonl');
+  const args = ['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--json'];
+  const r = await runCli(args);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(doc(r).delivery.inDoubt, 16);
+  const reasons = Object.entries(doc(r).inDoubtReasons ?? {});
+  assert.equal(reasons.length, 1, JSON.stringify(reasons));
+  const [reason, n] = reasons[0]!;
+  assert.equal(n, 16);
+  assert.match(reason, /^cannot write JSONL file .*out\.jsonl: ENOENT/);
+  assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
+
+  // The next run cannot check them (a file can neither be asked nor drops a repeat): it says so, with the count.
+  const again = await runCli(args);
+  assert.equal(again.code, 1, again.stderr);
+  assert.equal(doc(again).delivery.inDoubt, 16);
+  const left = Object.entries(doc(again).inDoubtReasons ?? {});
+  assert.equal(left.length, 1, JSON.stringify(left));
+  assert.equal(left[0]![1], 16);
+  assert.match(left[0]![0], /replay --in-doubt --force/);
+  assert.ok(again.stderr.includes(`in doubt ×16: ${left[0]![0]}`), again.stderr);
 });
