@@ -26,6 +26,8 @@ export interface EmulatorOptions {
   seed?: number;
   /** Custom contact properties the emulated portal has. */
   customProperties?: string[];
+  /** Contact properties whose values must be unique: a taken value is a 409 CONFLICT without an existing id. */
+  uniqueProperties?: string[];
   /** Batch create conflicts: one 409 for the whole batch (default) or per input in a 207. */
   conflictMode?: 'batch-409' | 'multi-status';
   /** Search index lag (ms). */
@@ -95,6 +97,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       : (opts.rateLimit ?? { max: 190, intervalMs: 10_000 });
   const hubspot = new HubSpotApi({
     ...(opts.customProperties ? { customProperties: opts.customProperties } : {}),
+    ...(opts.uniqueProperties ? { uniqueProperties: opts.uniqueProperties } : {}),
     ...(opts.conflictMode ? { conflictMode: opts.conflictMode } : {}),
     ...(opts.searchLagMs !== undefined ? { searchLagMs: opts.searchLagMs } : {}),
     ...(opts.multiStatus !== undefined ? { multiStatus: opts.multiStatus } : {}),
