@@ -3,9 +3,11 @@
 //
 // HubSpot has no Idempotency-Key. Exactly-once comes from email being unique in HubSpot: a retry of a create that
 // was committed but whose answer was lost gets a 409 naming the existing contact, reported as `exists` with its id.
+// Only that answer ("Contact already exists. Existing ID: N") is `exists`; any other 409 or CONFLICT is a failure
+// with the CRM's message, permanent, since the same request gets the same answer.
 import { CredentialsError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
-import { contextValue, describeHubSpotError, existingIdFrom, parseHubSpotError } from './hubspot-errors.js';
+import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
 import type { HttpClient, HttpResponse, HttpResult } from './http.js';
 import { checkSinkUrl } from './secure-url.js';
 import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
@@ -144,9 +146,10 @@ export class HubSpotSink implements Sink {
   }
 
   /**
-   * Work through groups of item indices until each has an outcome. A group is one batch call; a whole-batch 409
-   * settles the one named input and re-queues the rest; a whole-batch 400 is split in halves, so one bad lead ends
-   * up alone and the good ones still go through (log2(100) ≈ 7 extra calls instead of 100).
+   * Work through groups of item indices until each has an outcome. A group is one batch call; a whole-batch
+   * duplicate 409 settles the one named input and re-queues the rest; a whole-batch 400, or a 409 that is not the
+   * duplicate answer, is split in halves, so one bad lead ends up alone, failed with the CRM's message, and the good
+   * ones still go through (log2(100) ≈ 7 extra calls instead of 100).
    */
   private async run(
     items: SendItem[],
@@ -191,12 +194,11 @@ export class HubSpotSink implements Sink {
         continue;
       }
       const err = parseHubSpotError(res.text);
-      if (res.status === 409 && op === 'create') {
-        const id = existingIdFrom(err.message) ?? contextValue(err.context, 'id');
-        const who =
-          now.length === 1 ? now[0] : id !== undefined ? await this.whoConflicts(items, now, id, signal) : undefined;
+      const id = res.status === 409 && op === 'create' ? duplicateContactId(err) : undefined;
+      if (id !== undefined) {
+        const who = now.length === 1 ? now[0] : await this.whoConflicts(items, now, id, signal);
         if (who !== undefined) {
-          outcomes[who] = { kind: 'exists', ...(id !== undefined ? { crmId: id } : {}) };
+          outcomes[who] = { kind: 'exists', crmId: id };
           const rest = now.filter((i) => i !== who);
           if (rest.length) queue.unshift(rest);
         } else {
@@ -205,7 +207,7 @@ export class HubSpotSink implements Sink {
         }
         continue;
       }
-      if (res.status === 400 && now.length > 1) {
+      if ((res.status === 400 || res.status === 409) && now.length > 1) {
         const mid = Math.ceil(now.length / 2);
         queue.unshift(now.slice(0, mid), now.slice(mid));
         continue;
@@ -253,13 +255,11 @@ export class HubSpotSink implements Sink {
     for (const e of body.errors ?? []) {
       const i = find(contextValue(e.context, 'objectWriteTraceId'), contextValue(e.context, 'email'));
       if (i === undefined || outcomes[i] !== undefined) continue;
-      const id = existingIdFrom(e.message);
-      if (e.category === 'CONFLICT' || id !== undefined) {
-        const crmId = id ?? contextValue(e.context, 'id');
-        outcomes[i] = { kind: 'exists', ...(crmId !== undefined ? { crmId } : {}) };
-      } else {
-        outcomes[i] = { kind: 'failed', permanent: true, reason: this.http.redact(describeHubSpotError(e)) };
-      }
+      const id = duplicateContactId(e);
+      outcomes[i] =
+        id !== undefined
+          ? { kind: 'exists', crmId: id }
+          : { kind: 'failed', permanent: true, reason: this.http.redact(describeHubSpotError(e)) };
     }
   }
 

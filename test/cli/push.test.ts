@@ -245,6 +245,50 @@ test('--existing update: a known lead is upserted by email instead of skipped', 
   assert.equal(ana.properties.phone, '+5511987650199', 'the lead.updated event changed the phone');
 });
 
+test('hubspot: a 409 that is not the duplicate answer fails its lead with the CRM message; never counted as in the CRM', async () => {
+  const emu = await startEmulator({ token: CANARY, uniqueProperties: ['member_id'] });
+  after(() => emu.close());
+  const seeded = await fetch(`${emu.url}/crm/v3/objects/contacts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${CANARY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ properties: { email: 'owner@example.com', member_id: 'M-1' }, associations: [] }),
+  });
+  assert.equal(seeded.status, 201);
+  const dir = tmpDir();
+  const input = join(dir, 'members.jsonl');
+  const lead = (i: number, member: string) =>
+    JSON.stringify({ event_id: `evt_m${i}`, email: `m${i}@example.com`, name: `Member ${i}`, member_id: member });
+  writeFileSync(input, [lead(1, 'M-2'), lead(2, 'M-1'), lead(3, 'M-3')].join('\n') + '\n');
+  const config = join(dir, 'leadledger.config.json');
+  writeFileSync(config, JSON.stringify({ fields: { custom: { member_id: 'member_id' } } }));
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(
+    ['push', input, '--sink', 'hubspot', '--hubspot-url', emu.url, '--config', config, '--ledger', ledger, '--json'],
+    { env },
+  );
+  assert.equal(r.code, 1, r.stderr);
+  const reason = 'CONFLICT: Property member_id must have a unique value: "M-1" is already used by another contact';
+  assert.equal(doc(r).delivery.sent, 2);
+  assert.equal(doc(r).delivery.exists, 0);
+  assert.equal(doc(r).delivery.failed, 1);
+  assert.deepEqual(doc(r).failures, { [reason]: 1 });
+  assert.ok(r.stderr.includes(`failed ×1: ${reason}`), r.stderr);
+  const db = new Database(ledger, { readonly: true });
+  try {
+    const row = db.prepare("SELECT status, failure, crm_id, last_error FROM events WHERE key = 'evt_m2'").get();
+    assert.deepEqual(row, { status: 'failed', failure: 'permanent', crm_id: null, last_error: reason });
+  } finally {
+    db.close();
+  }
+  assert.deepEqual(
+    emu
+      .contacts()
+      .map((c) => c.properties.email)
+      .sort(),
+    ['m1@example.com', 'm3@example.com', 'owner@example.com'],
+  );
+});
+
 test('rejected credentials: exit 4, the token never printed, events left retryable', async () => {
   const emu = await startEmulator({ token: 'the-right-token' });
   after(() => emu.close());
