@@ -222,6 +222,29 @@ describe('emulator', () => {
     assert.equal(emu.contacts().length, 0);
   });
 
+  it('logs requests when asked; a request with no route is answered 404 quoting its target', async (t) => {
+    const e = await startEmulator({ token: TOKEN, logRequests: true });
+    t.after(() => e.close());
+    const ok = await fetch(`${e.url}/crm/v3/objects/contacts/batch/create?hapikey=k-1`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ inputs: [{ properties: { email: 'a@x.com' }, associations: [] }] }),
+    });
+    assert.equal(ok.status, 201, 'a query string does not change the route');
+    const miss = await fetch(`${e.url}/crm/v2/contacts?hapikey=k-1`, { headers: auth });
+    assert.equal(miss.status, 404);
+    assert.equal(((await miss.json()) as { message: string }).message, 'no route GET /crm/v2/contacts?hapikey=k-1');
+    await fetch(`${e.url}/__admin/stats`);
+    assert.deepEqual(e.requests(), [
+      { method: 'POST', path: '/crm/v3/objects/contacts/batch/create', query: '?hapikey=k-1' },
+      { method: 'GET', path: '/crm/v2/contacts', query: '?hapikey=k-1' },
+    ]);
+    e.reset();
+    assert.deepEqual(e.requests(), []);
+    await fetch(`${emu.url}/crm/v3/objects/contacts/1`, { headers: auth });
+    assert.deepEqual(emu.requests(), [], 'nothing is logged unless asked');
+  });
+
   it('seeded random faults are reproducible', async () => {
     const run = async (): Promise<number[]> => {
       const e = await startEmulator({ seed: 42, faults: { error5xxRate: 0.5 } });
