@@ -9,7 +9,7 @@ import { CredentialsError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
 import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
 import type { HttpClient, HttpResponse, HttpResult } from './http.js';
-import { checkSinkUrl } from './secure-url.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
 import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 
 export interface HubSpotSinkOptions {
@@ -78,11 +78,13 @@ export class HubSpotSink implements Sink {
     this.token = opts.token;
     this.sourceProperty = opts.sourceProperty;
     this.http.addSecret(opts.token);
+    // ?hapikey=... is a credential too: an error body that echoes the request must not carry it into a message.
+    for (const secret of urlSecrets(url)) this.http.addSecret(secret);
   }
 
-  /** "HubSpot at https://api.hubapi.com" */
+  /** "HubSpot at https://api.hubapi.com" (a query string shown as ?redacted). */
   describe(): string {
-    return `HubSpot at ${this.base}`;
+    return `HubSpot at ${redactUrl(this.base)}`;
   }
 
   /** Create (mode create) or upsert by email (mode update) up to 100 leads; one outcome per item, same order. */

@@ -339,6 +339,26 @@ test('a canary token never appears in stdout, stderr, the report or the ledger f
     if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(CANARY)), f);
 });
 
+test('a --hubspot-url with user and password is still refused, and the password is not printed', async () => {
+  const dir = tmpDir();
+  const r = await runCli(
+    [
+      'push',
+      fx('webhook-events.jsonl'),
+      '--sink',
+      'hubspot',
+      '--hubspot-url',
+      'http://user:PASSWORD987@127.0.0.1:9/',
+      '--ledger',
+      join(dir, 'l.db'),
+    ],
+    { env },
+  );
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /must not carry credentials/);
+  assert.ok(!r.stderr.includes('PASSWORD987') && !r.stdout.includes('PASSWORD987'));
+});
+
 test('tokens are not flag values: --token-file works, an unknown --token flag is refused', async () => {
   const emu = await startEmulator({ token: CANARY });
   after(() => emu.close());
