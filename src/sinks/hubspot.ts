@@ -66,14 +66,16 @@ export class HubSpotSink implements Sink {
     honoursIdempotencyKey: false,
     upsertByNaturalKey: true,
   };
-  private readonly base: string;
+  /** The base URL, its path without trailing slashes; its query string (a key, say) goes on every request. */
+  private readonly base: URL;
   private readonly http: HttpClient;
   private readonly token: string;
   private readonly sourceProperty: string | undefined;
 
   constructor(opts: HubSpotSinkOptions) {
     const url = checkSinkUrl(opts.baseUrl ?? 'https://api.hubapi.com', 'HubSpot', opts.allowInsecure);
-    this.base = url.href.replace(/\/+$/, '');
+    url.pathname = url.pathname.replace(/\/+$/, '');
+    this.base = url;
     this.http = opts.http;
     this.token = opts.token;
     this.sourceProperty = opts.sourceProperty;
@@ -112,7 +114,7 @@ export class HubSpotSink implements Sink {
     if (naturalKey.includes('@')) {
       // GET by idProperty=email reads the store itself; search is eventually consistent and can miss a contact
       // created seconds ago, which would make recovery re-send it.
-      const url = `${this.base}${CONTACTS}/${encodeURIComponent(naturalKey)}?idProperty=email&properties=email`;
+      const url = this.url(`${CONTACTS}/${encodeURIComponent(naturalKey)}`, 'idProperty=email&properties=email');
       const res = this.expectResponse(
         await this.http.request({ method: 'GET', url, headers: this.headers(), ...(signal ? { signal } : {}) }),
         'look up a contact',
@@ -272,7 +274,7 @@ export class HubSpotSink implements Sink {
     id: string,
     signal?: AbortSignal,
   ): Promise<number | undefined> {
-    const url = `${this.base}${CONTACTS}/${encodeURIComponent(id)}?properties=email`;
+    const url = this.url(`${CONTACTS}/${encodeURIComponent(id)}`, 'properties=email');
     const result = await this.http.request({
       method: 'GET',
       url,
@@ -322,10 +324,18 @@ export class HubSpotSink implements Sink {
     return { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' };
   }
 
+  /** The request URL: the API path appended to the base path, the base's query string and then `query` after it. */
+  private url(path: string, query = ''): string {
+    const url = new URL(this.base);
+    url.pathname = `${this.base.pathname.replace(/\/+$/, '')}${path}`;
+    url.search = [this.base.search.slice(1), query].filter((q) => q !== '').join('&');
+    return url.href;
+  }
+
   private post(path: string, body: unknown, signal?: AbortSignal): Promise<HttpResult> {
     return this.http.request({
       method: 'POST',
-      url: `${this.base}${path}`,
+      url: this.url(path),
       headers: this.headers(),
       body: JSON.stringify(body),
       ...(signal ? { signal } : {}),

@@ -339,6 +339,77 @@ test('a canary token never appears in stdout, stderr, the report or the ledger f
     if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(CANARY)), f);
 });
 
+/** Every value of every row of every table of a SQLite file, as text. */
+function everyCell(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
+    return tables.flatMap(({ name }) =>
+      (db.prepare(`SELECT * FROM "${name}"`).all() as Array<Record<string, unknown>>).flatMap((row) =>
+        Object.values(row).map((v) => (Buffer.isBuffer(v) ? v.toString('latin1') : String(v))),
+      ),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+test("a key in --hubspot-url's query string reaches HubSpot on the right paths, and no output or ledger cell", async () => {
+  const SECRET = 'SECRET123';
+  // The first request is reset after it was sent: its leads end in doubt, and the next run looks them up by email.
+  const emu = await startEmulator({ token: CANARY, logRequests: true, faults: { script: ['reset'] } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const report = join(dir, 'r.jsonl');
+  const args = [
+    'push',
+    fx('webhook-events.jsonl'),
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    `${emu.url}/?hapikey=${SECRET}`,
+    '--ledger',
+    ledger,
+    '--json',
+    '--verbose',
+    '--report',
+    report,
+    '--max-retries',
+    '0',
+  ];
+  const first = await runCli(args, { env });
+  assert.equal(first.code, 1, first.stderr);
+  assert.equal(doc(first).delivery.inDoubt, 16);
+  const second = await runCli(args, { env });
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(doc(second).delivery.sent, 16, 'the in-doubt leads were looked up, not found, and sent');
+  assert.equal(emu.contacts().length, 16);
+
+  for (const r of [first, second]) {
+    assert.ok(!r.stdout.includes(SECRET), `--json: ${r.stdout}`);
+    assert.ok(!r.stderr.includes(SECRET), `stderr: ${r.stderr}`);
+    assert.match(r.stderr, /HubSpot at http:\/\/127\.0\.0\.1:\d+\/\?redacted/);
+  }
+  assert.ok(!readFileSync(report, 'utf8').includes(SECRET));
+  const cells = everyCell(ledger);
+  assert.ok(cells.length > 0);
+  for (const cell of cells) assert.ok(!cell.includes(SECRET), `ledger cell: ${cell}`);
+  for (const f of [ledger, ledger + '-wal'])
+    if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(SECRET)), f);
+
+  const requests = emu.requests();
+  const paths = new Set(requests.map((q) => `${q.method} ${q.path.replace(/\/[^/]+%40[^/]+$/, '/{email}')}`));
+  assert.deepEqual(
+    paths,
+    new Set(['POST /crm/v3/objects/contacts/batch/create', 'GET /crm/v3/objects/contacts/{email}']),
+  );
+  for (const q of requests) {
+    assert.equal(new URLSearchParams(q.query).get('hapikey'), SECRET, `the key was kept: ${q.path}${q.query}`);
+    if (q.method === 'GET') assert.equal(new URLSearchParams(q.query).get('idProperty'), 'email');
+  }
+});
+
 test('a --hubspot-url with user and password is still refused, and the password is not printed', async () => {
   const dir = tmpDir();
   const r = await runCli(

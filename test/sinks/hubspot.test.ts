@@ -232,6 +232,36 @@ describe('HubSpot sink against the emulator', () => {
     assert.equal(dup(undefined, 'Contact already exists. Existing ID: 5'), undefined);
   });
 
+  it('keeps the base URL query after the API path; an error body echoing its values is redacted', async () => {
+    const { client } = fastClient();
+    const secrets = ['SECRET123', 'SECRET456'];
+    // The right paths: the query string follows the API path, and every request is answered by its route.
+    const s = new HubSpotSink({ http: client, token: CANARY, baseUrl: `${emu.url}/?hapikey=${secrets[0]}` });
+    assert.equal(s.describe(), `HubSpot at ${emu.url}/?redacted`);
+    const [created] = await s.send([item(1, { email: 'a@x.com' })]);
+    assert.equal(created?.kind, 'created');
+    assert.deepEqual(await s.lookup('a@x.com'), { found: true, crmId: emu.contacts()[0]?.id });
+    await s.close();
+    // A wrong base path: the 404 quotes the request target, query string and all.
+    const { client: c2 } = fastClient();
+    const wrong = new HubSpotSink({
+      http: c2,
+      token: CANARY,
+      baseUrl: `${emu.url}/crm/v2?hapikey=${secrets[0]}&portal=${secrets[1]}`,
+    });
+    const [o] = await wrong.send([item(2, { email: 'b@x.com' })]);
+    assert.equal(o?.kind, 'failed');
+    const reason = o?.kind === 'failed' ? o.reason : '';
+    assert.match(reason, /^OBJECT_NOT_FOUND: no route POST \/crm\/v2\/crm\/v3\/objects\/contacts\/batch\/create\?/);
+    for (const secret of secrets) assert.ok(!reason.includes(secret), reason);
+    await assert.rejects(
+      wrong.lookup('+15550001111'),
+      (err: Error) =>
+        /^HubSpot search failed: OBJECT_NOT_FOUND/.test(err.message) && secrets.every((x) => !err.message.includes(x)),
+    );
+    await wrong.close();
+  });
+
   it('upserts by email under --existing update: updated or created', async () => {
     const s = sink();
     const [created] = await s.send([item(1, { email: 'a@x.com', company: 'Old' })]);
