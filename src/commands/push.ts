@@ -8,6 +8,7 @@ import { loadConfig } from '../mapping/config.js';
 import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
+import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs } from '../engine/decide-inputs.js';
 import type { InputFormat } from '../sources/types.js';
@@ -171,6 +172,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       warnings: collector.warnings,
       delivery,
       failures: deliverer?.failures,
+      inDoubtReasons: deliverer?.inDoubtReasons,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(),
@@ -188,7 +190,7 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     sink: o.sink,
     url: o.url ? redactUrl(o.url) : undefined,
     output: o.output,
-    hubspotUrl: o.hubspotUrl,
+    hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
     format: o.format,
     encoding: o.encoding,
     delimiter: o.delimiter,
@@ -207,19 +209,4 @@ function publicParams(o: PushOptions): Record<string, unknown> {
   };
   for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];
   return p;
-}
-
-/** Drops user:password and query strings from a URL (tokens hide there). */
-export function redactUrl(u: string): string {
-  try {
-    const url = new URL(u);
-    if (url.username || url.password) {
-      url.username = 'redacted';
-      url.password = '';
-    }
-    if (url.search) url.search = '?redacted';
-    return url.toString();
-  } catch {
-    return '(invalid url)';
-  }
 }

@@ -13,6 +13,7 @@ import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
 import { ReportCollector, runExitCode, type RunReport, type Unread } from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
+import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { readInputs } from '../sources/read-inputs.js';
 import type { ReadOptions } from '../sources/types.js';
@@ -220,6 +221,7 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
       warnings: collector.warnings,
       delivery,
       failures: deliverer?.failures,
+      inDoubtReasons: deliverer?.inDoubtReasons,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       startedAt: new Date(started).toISOString(),
@@ -355,7 +357,7 @@ function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
     run: o.run,
     limit: o.limit,
     from: o.from,
-    hubspotUrl: o.hubspotUrl,
+    hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
     output: o.output,
   };
   for (const k of Object.keys(p)) if (p[k] === undefined || p[k] === false) delete p[k];

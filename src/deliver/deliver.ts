@@ -53,6 +53,8 @@ interface Pending {
 export class Deliverer {
   readonly counts: DeliveryCounts = emptyDelivery();
   readonly failures: Record<string, number> = {};
+  /** Events left in doubt grouped by why: reason → count. Every count of counts.inDoubt has its reason here. */
+  readonly inDoubtReasons: Record<string, number> = {};
   private batch: Pending[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private fatal: Error | undefined;
@@ -141,8 +143,21 @@ export class Deliverer {
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
     // `blind` (replay --in-doubt --force): the user accepts a possible duplicate where nothing can check first.
-    const usable = rows.filter((r) => leadOf(r) && (caps.honoursIdempotencyKey || canLookup(r) || opts.blind));
-    let left = rows.length - usable.length;
+    // Counted into counts.inDoubt and inDoubtReasons once recovery is over, each with why it stays in doubt.
+    const left: Record<string, number> = {};
+    const leave = (reason: string): void => {
+      left[reason] = (left[reason] ?? 0) + 1;
+    };
+    const usable: LedgerEventRow[] = [];
+    for (const r of rows) {
+      if (!leadOf(r))
+        leave('in doubt since an earlier run, and its lead is no longer stored: replay --from <the input>');
+      else if (caps.honoursIdempotencyKey || canLookup(r) || opts.blind) usable.push(r);
+      else
+        leave(
+          `in doubt since an earlier run: ${sink.name} can neither look it up nor drop a repeat; replay --in-doubt --force re-sends it`,
+        );
+    }
     let recovered = 0;
     const claimed = ledger.claimExisting(
       usable.map((r) => r.key),
@@ -155,7 +170,7 @@ export class Deliverer {
     await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
       if (this.o.stop.aborted || this.fatal) {
         ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
-        left++;
+        leave('not checked: the run was stopped');
         return;
       }
       if (canLookup(row)) {
@@ -164,17 +179,9 @@ export class Deliverer {
           found = await sink.lookup!(row.natural_key!, this.o.hardStop);
         } catch (e) {
           const cred = e instanceof CredentialsError;
-          ledger.settle(
-            [
-              {
-                key: row.key,
-                status: 'in_doubt',
-                error: cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}`,
-              },
-            ],
-            runId,
-          );
-          left++;
+          const error = cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}`;
+          ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
+          leave(error);
           if (cred) this.fatal ??= e as Error;
           return;
         }
@@ -225,8 +232,13 @@ export class Deliverer {
     const chunks: Pending[][] = [];
     for (let i = 0; i < resend.length; i += size) chunks.push(resend.slice(i, i + size));
     await mapPool(chunks, Math.max(1, this.o.concurrency), (chunk) => this.sendClaimed(chunk));
-    this.counts.inDoubt += left;
-    return { recovered, resent: resend.length, left };
+    let stayed = 0;
+    for (const [reason, n] of Object.entries(left)) {
+      this.inDoubtReasons[reason] = (this.inDoubtReasons[reason] ?? 0) + n;
+      stayed += n;
+    }
+    this.counts.inDoubt += stayed;
+    return { recovered, resent: resend.length, left: stayed };
   }
 
   private async dispatch(): Promise<void> {
@@ -339,6 +351,7 @@ export class Deliverer {
         case 'unknown':
           settlements.push({ key: p.key, status: 'in_doubt', error: o.reason });
           this.counts.inDoubt++;
+          this.inDoubtReasons[o.reason] = (this.inDoubtReasons[o.reason] ?? 0) + 1;
           done.push({ ...base, result: 'in_doubt', error: o.reason });
           break;
       }

@@ -49,6 +49,8 @@ export interface RunReport {
   delivery?: DeliveryCounts;
   /** Failed sends grouped by reason: reason → count. */
   failures?: Record<string, number>;
+  /** Events left in doubt grouped by reason: reason → count (they add up to delivery.inDoubt). */
+  inDoubtReasons?: Record<string, number>;
   /** HTTP statistics of the sink (requests, retries, 429s), when it talks HTTP. */
   http?: Record<string, number>;
   interrupted?: boolean;

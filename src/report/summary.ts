@@ -52,6 +52,8 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     if (d.claimedElsewhere) lines.push(`  claimed by another run meanwhile (not sent here): ${d.claimedElsewhere}`);
     for (const [reason, n] of Object.entries(r.failures ?? {}))
       lines.push(c.red(`    failed ×${n}: ${printable(reason)}`));
+    for (const [reason, n] of Object.entries(r.inDoubtReasons ?? {}))
+      lines.push(c.red(`    in doubt ×${n}: ${printable(reason)}`));
   }
   if (r.http && r.http.requests) {
     lines.push(

@@ -4,6 +4,9 @@
 // Per request, in order: admin routes bypass everything; then a fault may be drawn (scripted first, then seeded
 // random); then latency; then, for /crm routes, the bearer token, the rolling rate limit (X-HubSpot-RateLimit-*
 // headers on every /crm response), and the handler.
+//
+// A request with no route is answered 404 quoting its target, query string included, as many servers' error pages
+// do: a client must not let such an echo carry a key from its URL into a message.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -26,6 +29,8 @@ export interface EmulatorOptions {
   seed?: number;
   /** Custom contact properties the emulated portal has. */
   customProperties?: string[];
+  /** Contact properties whose values must be unique: a taken value is a 409 CONFLICT without an existing id. */
+  uniqueProperties?: string[];
   /** Batch create conflicts: one 409 for the whole batch (default) or per input in a 207. */
   conflictMode?: 'batch-409' | 'multi-status';
   /** Search index lag (ms). */
@@ -33,6 +38,16 @@ export interface EmulatorOptions {
   /** false: batch create fails whole batches even with objectWriteTraceIds (default true: 207 multi-status). */
   multiStatus?: boolean;
   webhook?: WebhookReceiverOptions;
+  /** Keep every non-admin request's method, path and query string, for requests() (default false). */
+  logRequests?: boolean;
+}
+
+/** One request as the emulator received it (logRequests). */
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  /** The query string with its '?', or ''. */
+  query: string;
 }
 
 export interface EmulatorStats {
@@ -58,6 +73,8 @@ export interface Emulator {
   contacts(): StoredContact[];
   webhookReceived(): { deliveries: WebhookDelivery[]; requests: number };
   stats(): EmulatorStats;
+  /** The requests received since the start or the last reset, oldest first (empty unless logRequests). */
+  requests(): LoggedRequest[];
   /** Replace the fault settings (script and burst counters included). */
   setFaults(faults: Faults): void;
   /** Change the webhook receiver settings. */
@@ -95,6 +112,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       : (opts.rateLimit ?? { max: 190, intervalMs: 10_000 });
   const hubspot = new HubSpotApi({
     ...(opts.customProperties ? { customProperties: opts.customProperties } : {}),
+    ...(opts.uniqueProperties ? { uniqueProperties: opts.uniqueProperties } : {}),
     ...(opts.conflictMode ? { conflictMode: opts.conflictMode } : {}),
     ...(opts.searchLagMs !== undefined ? { searchLagMs: opts.searchLagMs } : {}),
     ...(opts.multiStatus !== undefined ? { multiStatus: opts.multiStatus } : {}),
@@ -104,6 +122,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   let faults: Faults = cloneFaults(opts.faults ?? {});
   let random = seededRandom(opts.seed ?? 1);
   let stats = emptyStats();
+  let log: LoggedRequest[] = [];
 
   const send = (
     res: http.ServerResponse,
@@ -198,7 +217,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     else if (req.method === 'POST' && path === `${base}/search`) reply = hubspot.search(body);
     else if (req.method === 'GET' && path.startsWith(`${base}/`) && !path.slice(base.length + 1).includes('/')) {
       reply = hubspot.get(decodeURIComponent(path.slice(base.length + 1)), url.searchParams.get('idProperty'));
-    } else reply = { status: 404, body: hubspotError('OBJECT_NOT_FOUND', `no route ${req.method} ${url.pathname}`) };
+    } else
+      reply = {
+        status: 404,
+        body: hubspotError('OBJECT_NOT_FOUND', `no route ${req.method} ${url.pathname}${url.search}`),
+      };
     if (fault === 'commit-then-drop') return dropAfterCommit(res);
     return send(res, reply.status, reply.body, headers);
   };
@@ -224,6 +247,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (url.pathname.startsWith('/__admin/')) return admin(req, res, url.pathname, raw);
     stats.requests++;
+    if (opts.logRequests) log.push({ method: req.method ?? '', path: url.pathname, query: url.search });
     const fault = drawFault(faults, random);
     if (faults.latencyMs) await delay(faults.latencyMs);
     const retryAfter: Record<string, string> =
@@ -261,7 +285,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       if (fault === 'commit-then-drop') return dropAfterCommit(res);
       return send(res, reply.status, reply.body, reply.replayed ? { 'idempotent-replayed': 'true' } : {});
     }
-    return send(res, 404, { error: `no route ${req.method} ${url.pathname}` });
+    return send(res, 404, { error: `no route ${req.method} ${url.pathname}${url.search}` });
   };
 
   await new Promise<void>((resolve, reject) => {
@@ -285,6 +309,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     contacts: () => hubspot.contacts(),
     webhookReceived: () => receiver.received(),
     stats: () => structuredClone(stats),
+    requests: () => log.map((r) => ({ ...r })),
     setFaults: (f) => {
       faults = cloneFaults(f);
     },
@@ -294,6 +319,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       receiver.reset();
       window.clear();
       stats = emptyStats();
+      log = [];
       faults = {};
       random = seededRandom(opts.seed ?? 1);
     },

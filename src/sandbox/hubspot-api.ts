@@ -11,6 +11,12 @@
 //   Existing emails still reject the whole batch with one 409 by default (conflictMode 'batch-409', the observed
 //   behaviour and the harder case for clients); conflictMode 'multi-status' reports them per input in the 207.
 // - batch upsert by email is all-or-nothing (the guide's caveat: no partial upserts with idProperty=email).
+//
+// Unique properties (HubSpot lets a portal mark up to 10 contact properties unique) give the other kind of 409: a
+// create whose value of such a property another contact already has is a CONFLICT that is not the duplicate-email
+// answer and names no existing id. Its wording is the emulator's own (the reference does not quote HubSpot's); it
+// is reported like an email conflict: the whole batch by default, per input in a 207 under 'multi-status'.
+// Uniqueness is checked on create only.
 import { randomUUID } from 'node:crypto';
 
 export interface StoredContact {
@@ -28,6 +34,8 @@ export interface HubSpotReply {
 export interface HubSpotApiOptions {
   /** Custom properties the portal has, beyond the standard ones. */
   customProperties?: string[];
+  /** Custom properties whose values must be unique among contacts (they need not be in customProperties too). */
+  uniqueProperties?: string[];
   /** How conflicts with existing emails are reported in batch create (see the header comment). */
   conflictMode?: 'batch-409' | 'multi-status';
   /** Contacts younger than this are invisible to search (the search index is eventually consistent). */
@@ -96,6 +104,8 @@ export class HubSpotApi {
   private byId = new Map<string, StoredContact>();
   private byEmail = new Map<string, StoredContact>();
   private nextId = 100001;
+  /** property → value → id of the contact that has it, for the unique properties. */
+  private byUnique = new Map<string, Map<string, string>>();
   private readonly known: Set<string>;
   private readonly conflictMode: 'batch-409' | 'multi-status';
   private readonly searchLagMs: number;
@@ -103,7 +113,8 @@ export class HubSpotApi {
   private readonly now: () => number;
 
   constructor(opts: HubSpotApiOptions = {}) {
-    this.known = new Set([...STANDARD_PROPERTIES, ...(opts.customProperties ?? [])]);
+    this.known = new Set([...STANDARD_PROPERTIES, ...(opts.customProperties ?? []), ...(opts.uniqueProperties ?? [])]);
+    for (const name of opts.uniqueProperties ?? []) this.byUnique.set(name, new Map());
     this.conflictMode = opts.conflictMode ?? 'batch-409';
     this.searchLagMs = opts.searchLagMs ?? 0;
     this.allowMultiStatus = opts.multiStatus ?? true;
@@ -119,6 +130,7 @@ export class HubSpotApi {
   reset(): void {
     this.byId.clear();
     this.byEmail.clear();
+    for (const values of this.byUnique.values()) values.clear();
     this.nextId = 100001;
   }
 
@@ -134,6 +146,8 @@ export class HubSpotApi {
     const props = body.properties as Record<string, string>;
     const existing = props.email ? this.byEmail.get(props.email.toLowerCase()) : undefined;
     if (existing) return this.conflictReply(existing.id);
+    const taken = this.uniqueTaken(props);
+    if (taken) return this.uniqueConflictReply(taken);
     return { status: 201, body: this.view(this.store(props)) };
   }
 
@@ -169,8 +183,10 @@ export class HubSpotApi {
       | { kind: 'ok' }
       | { kind: 'invalid'; errors: PropertyError[] }
       | { kind: 'conflict'; id: string }
+      | { kind: 'unique'; message: string }
       | { kind: 'dup'; email: string };
     const seen = new Set<string>();
+    const seenUnique = new Set<string>();
     const verdicts: Verdict[] = typed.map((input) => {
       const errors = this.validateProperties(input.properties);
       if (errors.length) return { kind: 'invalid', errors };
@@ -179,14 +195,23 @@ export class HubSpotApi {
         const existing = this.byEmail.get(email);
         if (existing) return { kind: 'conflict', id: existing.id };
         if (seen.has(email)) return { kind: 'dup', email };
-        seen.add(email);
+      }
+      // Two inputs of one batch with one unique value: the second collides with the first.
+      const taken = this.uniqueTaken(input.properties, seenUnique);
+      if (taken) return { kind: 'unique', message: taken };
+      if (email) seen.add(email);
+      for (const name of this.byUnique.keys()) {
+        const value = input.properties[name];
+        if (typeof value === 'string' && value !== '') seenUnique.add(`${name}\u0000${value}`);
       }
       return { kind: 'ok' };
     });
 
-    const firstConflict = verdicts.find((v) => v.kind === 'conflict');
+    const firstConflict = verdicts.find((v) => v.kind === 'conflict' || v.kind === 'unique');
     if (firstConflict && (!multiStatus || this.conflictMode === 'batch-409'))
-      return this.conflictReply(firstConflict.id);
+      return firstConflict.kind === 'conflict'
+        ? this.conflictReply(firstConflict.id)
+        : this.uniqueConflictReply(firstConflict.message);
     if (!multiStatus) {
       const invalid = verdicts.find((v) => v.kind === 'invalid');
       if (invalid) return this.propertyErrorReply(invalid.errors);
@@ -215,6 +240,15 @@ export class HubSpotApi {
           status: 'error',
           category: 'VALIDATION_ERROR',
           message: `Property values were not valid: ${JSON.stringify(v.errors)}`,
+          context,
+          errors: [],
+          links: {},
+        });
+      } else if (v.kind === 'unique') {
+        errors.push({
+          status: 'error',
+          category: 'CONFLICT',
+          message: v.message,
           context,
           errors: [],
           links: {},
@@ -391,7 +425,22 @@ export class HubSpotApi {
     const contact: StoredContact = { id: String(this.nextId++), properties, createdAt: now, updatedAt: now };
     this.byId.set(contact.id, contact);
     if (properties.email) this.byEmail.set(properties.email, contact);
+    for (const [name, values] of this.byUnique) {
+      const value = properties[name];
+      if (value !== undefined && value !== '') values.set(value, contact.id);
+    }
     return contact;
+  }
+
+  /** The conflict message when a unique property's value is taken (by a contact, or earlier in the same batch). */
+  private uniqueTaken(props: Record<string, unknown>, inBatch?: Set<string>): string | undefined {
+    for (const [name, values] of this.byUnique) {
+      const value = props[name];
+      if (typeof value !== 'string' || value === '') continue;
+      if (values.has(value) || inBatch?.has(`${name}\u0000${value}`))
+        return `Property ${name} must have a unique value: "${value}" is already used by another contact`;
+    }
+    return undefined;
   }
 
   private view(c: StoredContact): Record<string, unknown> {
@@ -439,5 +488,9 @@ export class HubSpotApi {
 
   private conflictReply(id: string): HubSpotReply {
     return { status: 409, body: hubspotError('CONFLICT', `Contact already exists. Existing ID: ${id}`) };
+  }
+
+  private uniqueConflictReply(message: string): HubSpotReply {
+    return { status: 409, body: hubspotError('CONFLICT', message) };
   }
 }

@@ -1,5 +1,5 @@
 // Reading HubSpot error bodies: the documented envelope, the JSON embedded in "Property values were not valid",
-// and the existing id that a 409 puts only inside its message.
+// and the existing id that HubSpot's duplicate answer puts only inside its message.
 
 export interface HubSpotErrorBody {
   category?: string;
@@ -23,9 +23,15 @@ export function parseHubSpotError(text: string): HubSpotErrorBody {
   }
 }
 
-/** The id in "Contact already exists. Existing ID: 37765128953", if any. */
-export function existingIdFrom(message: string | undefined): string | undefined {
-  return message ? /Existing ID:\s*(\d+)/.exec(message)?.[1] : undefined;
+/**
+ * The existing contact's id when an error is HubSpot's duplicate answer, else undefined. That answer is category
+ * CONFLICT with the message "Contact already exists. Existing ID: <digits>" (the id is only in the message), as a
+ * whole-batch 409 and as one input's error in a 207. Any other 409 or CONFLICT (a unique property's value taken,
+ * say) means the contact was not created: taking it for a duplicate would drop the lead silently.
+ */
+export function duplicateContactId(err: HubSpotErrorBody): string | undefined {
+  if (err.category !== 'CONFLICT' || err.message === undefined) return undefined;
+  return /^Contact already exists\. Existing ID: (\d+)$/.exec(err.message.trim())?.[1];
 }
 
 /** A readable reason: "INVALID_EMAIL: Email address x@ is invalid" for property errors, else "CATEGORY: message". */

@@ -3,11 +3,13 @@
 //
 // HubSpot has no Idempotency-Key. Exactly-once comes from email being unique in HubSpot: a retry of a create that
 // was committed but whose answer was lost gets a 409 naming the existing contact, reported as `exists` with its id.
+// Only that answer ("Contact already exists. Existing ID: N") is `exists`; any other 409 or CONFLICT is a failure
+// with the CRM's message, permanent, since the same request gets the same answer.
 import { CredentialsError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
-import { contextValue, describeHubSpotError, existingIdFrom, parseHubSpotError } from './hubspot-errors.js';
+import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
 import type { HttpClient, HttpResponse, HttpResult } from './http.js';
-import { checkSinkUrl } from './secure-url.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
 import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 
 export interface HubSpotSinkOptions {
@@ -64,23 +66,27 @@ export class HubSpotSink implements Sink {
     honoursIdempotencyKey: false,
     upsertByNaturalKey: true,
   };
-  private readonly base: string;
+  /** The base URL, its path without trailing slashes; its query string (a key, say) goes on every request. */
+  private readonly base: URL;
   private readonly http: HttpClient;
   private readonly token: string;
   private readonly sourceProperty: string | undefined;
 
   constructor(opts: HubSpotSinkOptions) {
     const url = checkSinkUrl(opts.baseUrl ?? 'https://api.hubapi.com', 'HubSpot', opts.allowInsecure);
-    this.base = url.href.replace(/\/+$/, '');
+    url.pathname = url.pathname.replace(/\/+$/, '');
+    this.base = url;
     this.http = opts.http;
     this.token = opts.token;
     this.sourceProperty = opts.sourceProperty;
     this.http.addSecret(opts.token);
+    // ?hapikey=... is a credential too: an error body that echoes the request must not carry it into a message.
+    for (const secret of urlSecrets(url)) this.http.addSecret(secret);
   }
 
-  /** "HubSpot at https://api.hubapi.com" */
+  /** "HubSpot at https://api.hubapi.com" (a query string shown as ?redacted). */
   describe(): string {
-    return `HubSpot at ${this.base}`;
+    return `HubSpot at ${redactUrl(this.base)}`;
   }
 
   /** Create (mode create) or upsert by email (mode update) up to 100 leads; one outcome per item, same order. */
@@ -108,7 +114,7 @@ export class HubSpotSink implements Sink {
     if (naturalKey.includes('@')) {
       // GET by idProperty=email reads the store itself; search is eventually consistent and can miss a contact
       // created seconds ago, which would make recovery re-send it.
-      const url = `${this.base}${CONTACTS}/${encodeURIComponent(naturalKey)}?idProperty=email&properties=email`;
+      const url = this.url(`${CONTACTS}/${encodeURIComponent(naturalKey)}`, 'idProperty=email&properties=email');
       const res = this.expectResponse(
         await this.http.request({ method: 'GET', url, headers: this.headers(), ...(signal ? { signal } : {}) }),
         'look up a contact',
@@ -144,9 +150,10 @@ export class HubSpotSink implements Sink {
   }
 
   /**
-   * Work through groups of item indices until each has an outcome. A group is one batch call; a whole-batch 409
-   * settles the one named input and re-queues the rest; a whole-batch 400 is split in halves, so one bad lead ends
-   * up alone and the good ones still go through (log2(100) ≈ 7 extra calls instead of 100).
+   * Work through groups of item indices until each has an outcome. A group is one batch call; a whole-batch
+   * duplicate 409 settles the one named input and re-queues the rest; a whole-batch 400, or a 409 that is not the
+   * duplicate answer, is split in halves, so one bad lead ends up alone, failed with the CRM's message, and the good
+   * ones still go through (log2(100) ≈ 7 extra calls instead of 100).
    */
   private async run(
     items: SendItem[],
@@ -191,12 +198,11 @@ export class HubSpotSink implements Sink {
         continue;
       }
       const err = parseHubSpotError(res.text);
-      if (res.status === 409 && op === 'create') {
-        const id = existingIdFrom(err.message) ?? contextValue(err.context, 'id');
-        const who =
-          now.length === 1 ? now[0] : id !== undefined ? await this.whoConflicts(items, now, id, signal) : undefined;
+      const id = res.status === 409 && op === 'create' ? duplicateContactId(err) : undefined;
+      if (id !== undefined) {
+        const who = now.length === 1 ? now[0] : await this.whoConflicts(items, now, id, signal);
         if (who !== undefined) {
-          outcomes[who] = { kind: 'exists', ...(id !== undefined ? { crmId: id } : {}) };
+          outcomes[who] = { kind: 'exists', crmId: id };
           const rest = now.filter((i) => i !== who);
           if (rest.length) queue.unshift(rest);
         } else {
@@ -205,7 +211,7 @@ export class HubSpotSink implements Sink {
         }
         continue;
       }
-      if (res.status === 400 && now.length > 1) {
+      if ((res.status === 400 || res.status === 409) && now.length > 1) {
         const mid = Math.ceil(now.length / 2);
         queue.unshift(now.slice(0, mid), now.slice(mid));
         continue;
@@ -253,13 +259,11 @@ export class HubSpotSink implements Sink {
     for (const e of body.errors ?? []) {
       const i = find(contextValue(e.context, 'objectWriteTraceId'), contextValue(e.context, 'email'));
       if (i === undefined || outcomes[i] !== undefined) continue;
-      const id = existingIdFrom(e.message);
-      if (e.category === 'CONFLICT' || id !== undefined) {
-        const crmId = id ?? contextValue(e.context, 'id');
-        outcomes[i] = { kind: 'exists', ...(crmId !== undefined ? { crmId } : {}) };
-      } else {
-        outcomes[i] = { kind: 'failed', permanent: true, reason: this.http.redact(describeHubSpotError(e)) };
-      }
+      const id = duplicateContactId(e);
+      outcomes[i] =
+        id !== undefined
+          ? { kind: 'exists', crmId: id }
+          : { kind: 'failed', permanent: true, reason: this.http.redact(describeHubSpotError(e)) };
     }
   }
 
@@ -270,7 +274,7 @@ export class HubSpotSink implements Sink {
     id: string,
     signal?: AbortSignal,
   ): Promise<number | undefined> {
-    const url = `${this.base}${CONTACTS}/${encodeURIComponent(id)}?properties=email`;
+    const url = this.url(`${CONTACTS}/${encodeURIComponent(id)}`, 'properties=email');
     const result = await this.http.request({
       method: 'GET',
       url,
@@ -320,10 +324,18 @@ export class HubSpotSink implements Sink {
     return { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' };
   }
 
+  /** The request URL: the API path appended to the base path, the base's query string and then `query` after it. */
+  private url(path: string, query = ''): string {
+    const url = new URL(this.base);
+    url.pathname = `${this.base.pathname.replace(/\/+$/, '')}${path}`;
+    url.search = [this.base.search.slice(1), query].filter((q) => q !== '').join('&');
+    return url.href;
+  }
+
   private post(path: string, body: unknown, signal?: AbortSignal): Promise<HttpResult> {
     return this.http.request({
       method: 'POST',
-      url: `${this.base}${path}`,
+      url: this.url(path),
       headers: this.headers(),
       body: JSON.stringify(body),
       ...(signal ? { signal } : {}),

@@ -104,7 +104,9 @@ export async function createSink(opts: SinkOptions): Promise<Sink & { http?: Htt
     }
     case 'jsonl': {
       if (!opts.output) throw new UsageError("the jsonl sink needs --output (a file path, or '-' for stdout)");
-      return new JsonlSink({ output: opts.output, ...(opts.stdout ? { stdout: opts.stdout } : {}) });
+      const sink = new JsonlSink({ output: opts.output, ...(opts.stdout ? { stdout: opts.stdout } : {}) });
+      await sink.open();
+      return sink;
     }
     default:
       throw new UsageError(`unknown sink "${String(opts.sink)}"; choose one of ${SINK_NAMES.join(', ')}`);

@@ -1,8 +1,18 @@
 // JSONL sink: one line per lead, {"key": <downstream key>, "lead": {snake_case lead}}, appended to a file created
 // with mode 0600 (leads are PII), or written to stdout for '-'. Each batch is fsynced before send() returns, so
-// once deliver/ settles the ledger the lines are on disk.
-import { open, type FileHandle } from 'node:fs/promises';
+// once deliver/ settles the ledger the lines are on disk. Only a regular file is fsynced: a character device
+// (/dev/null, a common way to try a push) or a FIFO has no disk to flush, and fsync fails on it (EINVAL).
+//
+// deliver/ keeps several batches in flight, but one file takes one batch at a time: each batch's bytes are written
+// whole, then fsynced, before the next batch starts. Concurrent appends of large buffers are split by Node into
+// 512 KiB writes that interleave, splicing lines of one batch into another's.
+//
+// The file is never reached through a symbolic link: --output naming a link would append leads (PII) to whatever
+// the link points at. It is opened with O_NOFOLLOW, and created 0600 by that same call, when the sink is built.
+import { constants } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import { UsageError } from '../errors.js';
 import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 import { snakeLead } from './webhook-body.js';
 
@@ -12,6 +22,9 @@ export interface JsonlSinkOptions {
   /** Stream used for '-' (default process.stdout); injectable for tests. */
   stdout?: Writable;
 }
+
+/** Append, create if absent, and refuse a symlink as the last path component (O_NOFOLLOW is absent on Windows). */
+const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
 
 /** One JSONL line (without the newline) for one lead. */
 export function jsonlLine(item: SendItem): string {
@@ -27,8 +40,10 @@ export class JsonlSink implements Sink {
     honoursIdempotencyKey: false,
     upsertByNaturalKey: false,
   };
-  private file: FileHandle | undefined;
-  private opening: Promise<FileHandle> | undefined;
+  private file: OpenFile | undefined;
+  private opening: Promise<OpenFile> | undefined;
+  /** The last write queued: the next one starts only once it has ended (written and synced, or failed). */
+  private tail: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: JsonlSinkOptions) {}
 
@@ -37,16 +52,28 @@ export class JsonlSink implements Sink {
     return this.opts.output === '-' ? 'JSONL on stdout' : `JSONL file ${this.opts.output}`;
   }
 
-  /** Append one line per item and flush them to disk before returning. */
+  /**
+   * Open the file before any lead is claimed, so a symlink is a usage error up front rather than leads in doubt.
+   * Other open errors (a missing directory, no permission) are left to send(), which reports them per batch.
+   */
+  async open(): Promise<void> {
+    if (this.opts.output === '-') return;
+    try {
+      await this.handle();
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      this.opening = undefined;
+    }
+  }
+
+  /** Append one line per item and flush them to disk before returning; batches are written one after another. */
   async send(items: SendItem[]): Promise<SinkOutcome[]> {
     const text = items.map((i) => `${jsonlLine(i)}\n`).join('');
+    const turn = this.tail.then(() => this.write(text));
+    // A failed write settles its own batch below; the batches queued behind it still get their turn.
+    this.tail = turn.catch(() => undefined);
     try {
-      if (this.opts.output === '-') await writeStream(this.opts.stdout ?? process.stdout, text);
-      else {
-        const file = await this.handle();
-        await file.appendFile(text, 'utf8');
-        await file.sync();
-      }
+      await turn;
     } catch (err) {
       // A partial write may have left some lines: those leads are in doubt rather than failed.
       const reason = `cannot write ${this.describe()}: ${(err as Error).message}`;
@@ -55,21 +82,69 @@ export class JsonlSink implements Sink {
     return items.map(() => ({ kind: 'created' }));
   }
 
-  /** Close the file. */
+  /** Close the file once the writes queued before have ended. */
   async close(): Promise<void> {
+    await this.tail;
     const file = this.file;
     this.file = undefined;
     this.opening = undefined;
-    await file?.close();
+    await file?.handle.close();
   }
 
-  private handle(): Promise<FileHandle> {
+  /** One batch: every byte written, then synced, while no other batch of this sink writes. */
+  private async write(text: string): Promise<void> {
+    if (this.opts.output === '-') return writeStream(this.opts.stdout ?? process.stdout, text);
+    const { handle, regular } = await this.handle();
+    const bytes = Buffer.from(text, 'utf8');
+    // write() may take fewer bytes than asked: loop until the whole batch is in the file.
+    for (let done = 0; done < bytes.length;)
+      done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+    if (regular) await handle.sync();
+  }
+
+  private handle(): Promise<OpenFile> {
     if (this.file) return Promise.resolve(this.file);
-    this.opening ??= open(this.opts.output, 'a', 0o600).then((f) => {
+    this.opening ??= openNoFollow(this.opts.output).then((f) => {
       this.file = f;
       return f;
     });
     return this.opening;
+  }
+}
+
+/** The open output, and whether it is a regular file (the only kind that is fsynced). */
+interface OpenFile {
+  handle: FileHandle;
+  regular: boolean;
+}
+
+/** Open for appending (created 0600) without following a symlink; a link, dangling or not, is a UsageError. */
+async function openNoFollow(path: string): Promise<OpenFile> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, APPEND_NO_FOLLOW, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // ELOOP (Linux, macOS) or EMLINK (FreeBSD) also come from looping directories: only a link itself is named so.
+    if ((code === 'ELOOP' || code === 'EMLINK') && (await isSymlink(path)))
+      throw new UsageError(
+        `--output ${path} is a symbolic link; leadledger does not write through links (give the file's own path)`,
+      );
+    throw err;
+  }
+  try {
+    return { handle, regular: (await handle.stat()).isFile() };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { CredentialsError, UsageError } from '../errors.js';
 import type { HttpClient } from './http.js';
-import { checkSinkUrl } from './secure-url.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
 import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 import { buildDefaultBody, renderTemplate } from './webhook-body.js';
 
@@ -62,6 +62,8 @@ export class WebhookSink implements Sink {
   constructor(opts: WebhookSinkOptions) {
     this.url = checkSinkUrl(opts.url, 'webhook', opts.allowInsecure);
     this.http = opts.http;
+    // A key in the URL's query string is a secret like the signing one: no echoed error body may show it.
+    for (const secret of urlSecrets(this.url)) this.http.addSecret(secret);
     this.config = opts.config ?? {};
     const secretEnv = this.config.secretEnv ?? 'LEADLEDGER_WEBHOOK_SECRET';
     const secret = (opts.env ?? process.env)[secretEnv];
@@ -80,9 +82,9 @@ export class WebhookSink implements Sink {
     };
   }
 
-  /** "webhook at https://host/path" (no query string: it may hold a key). */
+  /** "webhook at https://host/path" (a query string, which may hold a key, shown as ?redacted). */
   describe(): string {
-    return `webhook at ${this.url.origin}${this.url.pathname}`;
+    return `webhook at ${redactUrl(this.url)}`;
   }
 
   /** POST each lead on its own; one outcome per item. */

@@ -245,6 +245,50 @@ test('--existing update: a known lead is upserted by email instead of skipped', 
   assert.equal(ana.properties.phone, '+5511987650199', 'the lead.updated event changed the phone');
 });
 
+test('hubspot: a 409 that is not the duplicate answer fails its lead with the CRM message; never counted as in the CRM', async () => {
+  const emu = await startEmulator({ token: CANARY, uniqueProperties: ['member_id'] });
+  after(() => emu.close());
+  const seeded = await fetch(`${emu.url}/crm/v3/objects/contacts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${CANARY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ properties: { email: 'owner@example.com', member_id: 'M-1' }, associations: [] }),
+  });
+  assert.equal(seeded.status, 201);
+  const dir = tmpDir();
+  const input = join(dir, 'members.jsonl');
+  const lead = (i: number, member: string) =>
+    JSON.stringify({ event_id: `evt_m${i}`, email: `m${i}@example.com`, name: `Member ${i}`, member_id: member });
+  writeFileSync(input, [lead(1, 'M-2'), lead(2, 'M-1'), lead(3, 'M-3')].join('\n') + '\n');
+  const config = join(dir, 'leadledger.config.json');
+  writeFileSync(config, JSON.stringify({ fields: { custom: { member_id: 'member_id' } } }));
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(
+    ['push', input, '--sink', 'hubspot', '--hubspot-url', emu.url, '--config', config, '--ledger', ledger, '--json'],
+    { env },
+  );
+  assert.equal(r.code, 1, r.stderr);
+  const reason = 'CONFLICT: Property member_id must have a unique value: "M-1" is already used by another contact';
+  assert.equal(doc(r).delivery.sent, 2);
+  assert.equal(doc(r).delivery.exists, 0);
+  assert.equal(doc(r).delivery.failed, 1);
+  assert.deepEqual(doc(r).failures, { [reason]: 1 });
+  assert.ok(r.stderr.includes(`failed ×1: ${reason}`), r.stderr);
+  const db = new Database(ledger, { readonly: true });
+  try {
+    const row = db.prepare("SELECT status, failure, crm_id, last_error FROM events WHERE key = 'evt_m2'").get();
+    assert.deepEqual(row, { status: 'failed', failure: 'permanent', crm_id: null, last_error: reason });
+  } finally {
+    db.close();
+  }
+  assert.deepEqual(
+    emu
+      .contacts()
+      .map((c) => c.properties.email)
+      .sort(),
+    ['m1@example.com', 'm3@example.com', 'owner@example.com'],
+  );
+});
+
 test('rejected credentials: exit 4, the token never printed, events left retryable', async () => {
   const emu = await startEmulator({ token: 'the-right-token' });
   after(() => emu.close());
@@ -293,6 +337,97 @@ test('a canary token never appears in stdout, stderr, the report or the ledger f
   for (const text of [r.stdout, r.stderr, readFileSync(report, 'utf8')]) assert.ok(!text.includes(CANARY));
   for (const f of [ledger, ledger + '-wal'])
     if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(CANARY)), f);
+});
+
+/** Every value of every row of every table of a SQLite file, as text. */
+function everyCell(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
+    return tables.flatMap(({ name }) =>
+      (db.prepare(`SELECT * FROM "${name}"`).all() as Array<Record<string, unknown>>).flatMap((row) =>
+        Object.values(row).map((v) => (Buffer.isBuffer(v) ? v.toString('latin1') : String(v))),
+      ),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+test("a key in --hubspot-url's query string reaches HubSpot on the right paths, and no output or ledger cell", async () => {
+  const SECRET = 'SECRET123';
+  // The first request is reset after it was sent: its leads end in doubt, and the next run looks them up by email.
+  const emu = await startEmulator({ token: CANARY, logRequests: true, faults: { script: ['reset'] } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const report = join(dir, 'r.jsonl');
+  const args = [
+    'push',
+    fx('webhook-events.jsonl'),
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    `${emu.url}/?hapikey=${SECRET}`,
+    '--ledger',
+    ledger,
+    '--json',
+    '--verbose',
+    '--report',
+    report,
+    '--max-retries',
+    '0',
+  ];
+  const first = await runCli(args, { env });
+  assert.equal(first.code, 1, first.stderr);
+  assert.equal(doc(first).delivery.inDoubt, 16);
+  const second = await runCli(args, { env });
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(doc(second).delivery.sent, 16, 'the in-doubt leads were looked up, not found, and sent');
+  assert.equal(emu.contacts().length, 16);
+
+  for (const r of [first, second]) {
+    assert.ok(!r.stdout.includes(SECRET), `--json: ${r.stdout}`);
+    assert.ok(!r.stderr.includes(SECRET), `stderr: ${r.stderr}`);
+    assert.match(r.stderr, /HubSpot at http:\/\/127\.0\.0\.1:\d+\/\?redacted/);
+  }
+  assert.ok(!readFileSync(report, 'utf8').includes(SECRET));
+  const cells = everyCell(ledger);
+  assert.ok(cells.length > 0);
+  for (const cell of cells) assert.ok(!cell.includes(SECRET), `ledger cell: ${cell}`);
+  for (const f of [ledger, ledger + '-wal'])
+    if (existsSync(f)) assert.ok(!readFileSync(f).includes(Buffer.from(SECRET)), f);
+
+  const requests = emu.requests();
+  const paths = new Set(requests.map((q) => `${q.method} ${q.path.replace(/\/[^/]+%40[^/]+$/, '/{email}')}`));
+  assert.deepEqual(
+    paths,
+    new Set(['POST /crm/v3/objects/contacts/batch/create', 'GET /crm/v3/objects/contacts/{email}']),
+  );
+  for (const q of requests) {
+    assert.equal(new URLSearchParams(q.query).get('hapikey'), SECRET, `the key was kept: ${q.path}${q.query}`);
+    if (q.method === 'GET') assert.equal(new URLSearchParams(q.query).get('idProperty'), 'email');
+  }
+});
+
+test('a --hubspot-url with user and password is still refused, and the password is not printed', async () => {
+  const dir = tmpDir();
+  const r = await runCli(
+    [
+      'push',
+      fx('webhook-events.jsonl'),
+      '--sink',
+      'hubspot',
+      '--hubspot-url',
+      'http://user:PASSWORD987@127.0.0.1:9/',
+      '--ledger',
+      join(dir, 'l.db'),
+    ],
+    { env },
+  );
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /must not carry credentials/);
+  assert.ok(!r.stderr.includes('PASSWORD987') && !r.stdout.includes('PASSWORD987'));
 });
 
 test('tokens are not flag values: --token-file works, an unknown --token flag is refused', async () => {

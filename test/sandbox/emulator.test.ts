@@ -87,6 +87,54 @@ describe('emulator', () => {
     assert.equal(emu.contacts().length, 2);
   });
 
+  it('a taken value of a unique property: 409 CONFLICT that names no existing id; per input in multi-status', async (t) => {
+    for (const conflictMode of ['batch-409', 'multi-status'] as const) {
+      const u = await startEmulator({ token: TOKEN, uniqueProperties: ['member_id'], conflictMode });
+      t.after(() => u.close());
+      const send = (path: string, body: unknown) =>
+        fetch(`${u.url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+      const input = (email: string, member: string, i: number) => ({
+        properties: { email, member_id: member },
+        associations: [],
+        objectWriteTraceId: `t${i}`,
+      });
+      const first = await send('/crm/v3/objects/contacts', input('a@x.com', 'M-1', 0));
+      assert.equal(first.status, 201);
+      const one = await send('/crm/v3/objects/contacts', input('b@x.com', 'M-1', 0));
+      assert.equal(one.status, 409);
+      const body = (await one.json()) as { category: string; message: string };
+      assert.equal(body.category, 'CONFLICT');
+      assert.equal(
+        body.message,
+        'Property member_id must have a unique value: "M-1" is already used by another contact',
+      );
+      const batch = await send('/crm/v3/objects/contacts/batch/create', {
+        inputs: [input('c@x.com', 'M-2', 0), input('d@x.com', 'M-1', 1), input('e@x.com', 'M-2', 2)],
+      });
+      if (conflictMode === 'batch-409') {
+        assert.equal(batch.status, 409);
+        assert.doesNotMatch(((await batch.json()) as { message: string }).message, /Existing ID/);
+        assert.equal(u.contacts().length, 1, 'a whole-batch 409 stores nothing');
+      } else {
+        assert.equal(batch.status, 207);
+        const b = (await batch.json()) as {
+          results: unknown[];
+          errors: Array<{ category: string; message: string; context: { objectWriteTraceId: string[] } }>;
+        };
+        assert.equal(b.results.length, 1);
+        assert.deepEqual(
+          b.errors.map((e) => [e.category, e.context.objectWriteTraceId[0], /Existing ID/.test(e.message)]),
+          [
+            ['CONFLICT', 't1', false],
+            ['CONFLICT', 't2', false],
+          ],
+          'taken by a contact, and by an earlier input of the same batch',
+        );
+        assert.equal(u.contacts().length, 2);
+      }
+    }
+  });
+
   it('invalid email: 207 with trace ids, whole-batch 400 without', async () => {
     const ms = await create(['ok@x.com', 'x@']);
     assert.equal(ms.status, 207);
@@ -172,6 +220,29 @@ describe('emulator', () => {
     assert.deepEqual(await (await fetch(`${emu.url}/__admin/webhooks`)).json(), { deliveries: [], requests: 0 });
     await post('/__admin/reset', {}, {});
     assert.equal(emu.contacts().length, 0);
+  });
+
+  it('logs requests when asked; a request with no route is answered 404 quoting its target', async (t) => {
+    const e = await startEmulator({ token: TOKEN, logRequests: true });
+    t.after(() => e.close());
+    const ok = await fetch(`${e.url}/crm/v3/objects/contacts/batch/create?hapikey=k-1`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ inputs: [{ properties: { email: 'a@x.com' }, associations: [] }] }),
+    });
+    assert.equal(ok.status, 201, 'a query string does not change the route');
+    const miss = await fetch(`${e.url}/crm/v2/contacts?hapikey=k-1`, { headers: auth });
+    assert.equal(miss.status, 404);
+    assert.equal(((await miss.json()) as { message: string }).message, 'no route GET /crm/v2/contacts?hapikey=k-1');
+    await fetch(`${e.url}/__admin/stats`);
+    assert.deepEqual(e.requests(), [
+      { method: 'POST', path: '/crm/v3/objects/contacts/batch/create', query: '?hapikey=k-1' },
+      { method: 'GET', path: '/crm/v2/contacts', query: '?hapikey=k-1' },
+    ]);
+    e.reset();
+    assert.deepEqual(e.requests(), []);
+    await fetch(`${emu.url}/crm/v3/objects/contacts/1`, { headers: auth });
+    assert.deepEqual(emu.requests(), [], 'nothing is logged unless asked');
   });
 
   it('seeded random faults are reproducible', async () => {

@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
 import { HubSpotSink, leadToHubSpotProperties } from '../../src/sinks/hubspot.js';
-import { describeHubSpotError } from '../../src/sinks/hubspot-errors.js';
+import { describeHubSpotError, duplicateContactId } from '../../src/sinks/hubspot-errors.js';
 import { createSink } from '../../src/sinks/index.js';
 import { CANARY, fastClient, item } from './helpers.js';
 
@@ -168,6 +168,98 @@ describe('HubSpot sink against the emulator', () => {
     assert.deepEqual(out[0], { kind: 'exists', crmId: a?.kind === 'created' ? a.crmId : 'none' });
     assert.equal(out[1]?.kind, 'created');
     await s.close();
+  });
+
+  it('a 409 that is not the duplicate answer fails that lead with the CRM message; the batch around it is created', async (t) => {
+    const u = await startEmulator({ token: CANARY, uniqueProperties: ['member_id'] });
+    t.after(() => u.close());
+    const { client } = fastClient();
+    const s = new HubSpotSink({ http: client, token: CANARY, baseUrl: u.url });
+    const [seed] = await s.send([item(0, { email: 'a@x.com', custom: { member_id: 'M-1' } })]);
+    assert.equal(seed?.kind, 'created');
+    const reason = 'CONFLICT: Property member_id must have a unique value: "M-1" is already used by another contact';
+    const out = await s.send([
+      item(1, { email: 'b@x.com' }),
+      item(2, { email: 'c@x.com', custom: { member_id: 'M-1' } }),
+      item(3, { email: 'd@x.com' }),
+    ]);
+    assert.deepEqual(out, [
+      { kind: 'created', crmId: u.contacts()[1]?.id },
+      { kind: 'failed', permanent: true, reason, status: 409 },
+      { kind: 'created', crmId: u.contacts()[2]?.id },
+    ]);
+    assert.deepEqual(await s.send([item(4, { email: 'e@x.com', custom: { member_id: 'M-1' } })]), [
+      { kind: 'failed', permanent: true, reason, status: 409 },
+    ]);
+    assert.deepEqual(
+      u.contacts().map((c) => c.properties.email),
+      ['a@x.com', 'b@x.com', 'd@x.com'],
+    );
+    reasons(out);
+    await s.close();
+  });
+
+  it('207: a CONFLICT error without the existing-id message fails that input, never exists', async (t) => {
+    const u = await startEmulator({ token: CANARY, uniqueProperties: ['member_id'], conflictMode: 'multi-status' });
+    t.after(() => u.close());
+    const { client } = fastClient();
+    const s = new HubSpotSink({ http: client, token: CANARY, baseUrl: u.url });
+    await s.send([item(0, { email: 'a@x.com', custom: { member_id: 'M-1' } })]);
+    const out = await s.send([
+      item(1, { email: 'b@x.com', custom: { member_id: 'M-1' } }),
+      item(2, { email: 'a@x.com' }),
+    ]);
+    assert.deepEqual(out, [
+      {
+        kind: 'failed',
+        permanent: true,
+        reason: 'CONFLICT: Property member_id must have a unique value: "M-1" is already used by another contact',
+      },
+      { kind: 'exists', crmId: u.contacts()[0]?.id },
+    ]);
+    assert.equal(u.contacts().length, 1);
+    await s.close();
+  });
+
+  it("only HubSpot's duplicate answer names an existing contact", () => {
+    const dup = (category: string | undefined, message: string) =>
+      duplicateContactId({ ...(category ? { category } : {}), message });
+    assert.equal(dup('CONFLICT', 'Contact already exists. Existing ID: 37765128953'), '37765128953');
+    assert.equal(dup('CONFLICT', 'Contact already exists. Existing ID:'), undefined);
+    assert.equal(dup('CONFLICT', 'Object already exists. Existing ID: 5'), undefined);
+    assert.equal(dup('CONFLICT', 'Merge conflict with contact 5. Existing ID: 5 is locked'), undefined);
+    assert.equal(dup('VALIDATION_ERROR', 'Contact already exists. Existing ID: 5'), undefined);
+    assert.equal(dup(undefined, 'Contact already exists. Existing ID: 5'), undefined);
+  });
+
+  it('keeps the base URL query after the API path; an error body echoing its values is redacted', async () => {
+    const { client } = fastClient();
+    const secrets = ['SECRET123', 'SECRET456'];
+    // The right paths: the query string follows the API path, and every request is answered by its route.
+    const s = new HubSpotSink({ http: client, token: CANARY, baseUrl: `${emu.url}/?hapikey=${secrets[0]}` });
+    assert.equal(s.describe(), `HubSpot at ${emu.url}/?redacted`);
+    const [created] = await s.send([item(1, { email: 'a@x.com' })]);
+    assert.equal(created?.kind, 'created');
+    assert.deepEqual(await s.lookup('a@x.com'), { found: true, crmId: emu.contacts()[0]?.id });
+    await s.close();
+    // A wrong base path: the 404 quotes the request target, query string and all.
+    const { client: c2 } = fastClient();
+    const wrong = new HubSpotSink({
+      http: c2,
+      token: CANARY,
+      baseUrl: `${emu.url}/crm/v2?hapikey=${secrets[0]}&portal=${secrets[1]}`,
+    });
+    const [o] = await wrong.send([item(2, { email: 'b@x.com' })]);
+    assert.equal(o?.kind, 'failed');
+    const reason = o?.kind === 'failed' ? o.reason : '';
+    assert.match(reason, /^OBJECT_NOT_FOUND: no route POST \/crm\/v2\/crm\/v3\/objects\/contacts\/batch\/create\?/);
+    for (const secret of secrets) assert.ok(!reason.includes(secret), reason);
+    await assert.rejects(
+      wrong.lookup('+15550001111'),
+      (err: Error) =>
+        /^HubSpot search failed: OBJECT_NOT_FOUND/.test(err.message) && secrets.every((x) => !err.message.includes(x)),
+    );
+    await wrong.close();
   });
 
   it('upserts by email under --existing update: updated or created', async () => {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
+import { UsageError } from '../../src/errors.js';
 import { createSink } from '../../src/sinks/index.js';
 import { item } from './helpers.js';
 
@@ -36,6 +39,33 @@ describe('jsonl sink', () => {
     await s.send([item(1, { email: 'a@x.com' })]);
     assert.equal(text, `${JSON.stringify({ key: item(1, {}).downstreamKey, lead: { email: 'a@x.com' } })}\n`);
     assert.equal(s.describe(), 'JSONL on stdout');
+  });
+
+  it('refuses a symlink as the output when the sink is built, naming it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const target = join(dir, 'target.txt');
+    await writeFile(target, 'keep\n');
+    const link = join(dir, 'out.jsonl');
+    await symlink(target, link);
+    await assert.rejects(
+      createSink({ sink: 'jsonl', output: link }),
+      (err: unknown) => err instanceof UsageError && err.message.includes(link) && /symbolic link/.test(err.message),
+    );
+    assert.equal(await readFile(target, 'utf8'), 'keep\n');
+  });
+
+  it('writes to a FIFO without fsync (which a pipe refuses): the reader gets the lines, the leads are created', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const fifo = join(dir, 'leads.fifo');
+    execFileSync('mkfifo', [fifo]);
+    let text = '';
+    const reader = createReadStream(fifo, 'utf8').on('data', (c) => (text += String(c)));
+    const ended = new Promise((resolve) => reader.on('close', resolve));
+    const s = await createSink({ sink: 'jsonl', output: fifo });
+    assert.deepEqual(await s.send([item(1, { email: 'a@x.com' })]), [{ kind: 'created' }]);
+    await s.close?.();
+    await ended;
+    assert.equal(text, `${JSON.stringify({ key: item(1, {}).downstreamKey, lead: { email: 'a@x.com' } })}\n`);
   });
 
   it('a write error makes the batch in doubt', async () => {

@@ -143,6 +143,20 @@ describe('webhook sink against the emulator', () => {
     await s2.close();
   });
 
+  it("the URL's query values never reach its description or an echoed error", async () => {
+    const s = new WebhookSink({
+      url: `${emu.url}/nowhere?key=SECRET789`,
+      http: fastClient().client,
+      env: { LEADLEDGER_WEBHOOK_SECRET: CANARY },
+    });
+    assert.equal(s.describe(), `webhook at ${emu.url}/nowhere?redacted`);
+    const [o] = await s.send([item(1, lead)]);
+    const reason = o?.kind === 'failed' ? o.reason : '';
+    assert.match(reason, /^HTTP 404: .*no route POST \/nowhere\?key=/);
+    assert.ok(!reason.includes('SECRET789'), reason);
+    await s.close();
+  });
+
   it('refuses plain http to a non-loopback host unless allowed', async () => {
     await assert.rejects(createSink({ sink: 'webhook', url: 'http://example.com/hook', env: {} }), UsageError);
     const ok = await createSink({ sink: 'webhook', url: 'http://example.com/hook', env: {}, allowInsecure: true });

@@ -1,0 +1,139 @@
+// The jsonl sink as a user runs it: the built CLI, the real deliver path (4 batches in flight), a real file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
+type Report = {
+  delivery: Record<string, number>;
+  failures?: Record<string, number>;
+  inDoubtReasons?: Record<string, number>;
+  exitCode: number;
+};
+const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
+
+/** n leads, each with a 2 KB custom field, and a config that maps it: batches of 500 are ~1 MB each. */
+function bigLeads(dir: string, n: number): { input: string; config: string } {
+  const input = join(dir, 'big.jsonl');
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const notes = `${i}:`.padEnd(2048, String.fromCharCode(97 + (i % 26)));
+    lines.push(JSON.stringify({ event_id: `evt_big_${i}`, email: `p${i}@example.com`, name: `Person ${i}`, notes }));
+  }
+  writeFileSync(input, lines.join('\n') + '\n');
+  const config = join(dir, 'leadledger.config.json');
+  writeFileSync(config, JSON.stringify({ fields: { custom: { notes: 'notes' } } }));
+  return { input, config };
+}
+
+test('jsonl: 5,000 leads of 2 KB with 4 batches in flight are 5,000 whole JSON lines', async () => {
+  const dir = tmpDir();
+  const { input, config } = bigLeads(dir, 5000);
+  const out = join(dir, 'out.jsonl');
+  const r = await runCli(
+    ['push', input, '--sink', 'jsonl', '--output', out, '--config', config, '--ledger', join(dir, 'l.db'), '--json'],
+    { timeoutMs: 120_000 },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(doc(r).delivery.sent, 5000);
+  const lines = readFileSync(out, 'utf8').split('\n');
+  assert.equal(lines.pop(), '', 'the file ends with a newline');
+  assert.equal(lines.length, 5000);
+  const keys = new Set<string>();
+  lines.forEach((line, i) => {
+    let parsed: { key: string; lead: { notes: string } };
+    assert.doesNotThrow(() => (parsed = JSON.parse(line) as typeof parsed), `line ${i + 1} is not JSON`);
+    keys.add(parsed!.key);
+    assert.equal(parsed!.lead.notes.length, 2048);
+  });
+  assert.equal(keys.size, 5000, 'every lead once');
+});
+
+/** Events the ledger holds (0 when the run never created it). */
+function ledgerEvents(path: string): number {
+  if (!existsSync(path)) return 0;
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+test('jsonl: --output through a symlink is refused before any lead is claimed; the target is untouched', async () => {
+  const dir = tmpDir();
+  const target = join(dir, 'precious.txt');
+  writeFileSync(target, 'keep me\n');
+  const link = join(dir, 'out.jsonl');
+  symlinkSync(target, link);
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', link, '--ledger', ledger]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
+  assert.ok(r.stderr.includes(link), r.stderr);
+  assert.match(r.stderr, /symbolic link/);
+  assert.equal(readFileSync(target, 'utf8'), 'keep me\n');
+  assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+});
+
+test('jsonl: a dangling symlink as --output is refused too, and its target is not created', async () => {
+  const dir = tmpDir();
+  const target = join(dir, 'elsewhere.jsonl');
+  const link = join(dir, 'out.jsonl');
+  symlinkSync(target, link);
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', link, '--ledger', ledger]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
+  assert.ok(r.stderr.includes(link), r.stderr);
+  assert.equal(existsSync(target), false);
+  assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+});
+
+test('jsonl: --output /dev/null sends every event (a device is written, not fsynced), exit 0', async () => {
+  const dir = tmpDir();
+  const r = await runCli([
+    'push',
+    fixture,
+    '--sink',
+    'jsonl',
+    '--output',
+    '/dev/null',
+    '--ledger',
+    join(dir, 'l.db'),
+    '--json',
+    '--quiet',
+  ]);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(doc(r).delivery.sent, 16);
+  assert.equal(doc(r).delivery.inDoubt, 0);
+});
+
+test('in doubt: the summary and --json give the reason of every in-doubt event, grouped with counts', async () => {
+  const dir = tmpDir();
+  const out = join(dir, 'no-such-dir', 'out.jsonl');
+  const args = ['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--json'];
+  const r = await runCli(args);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(doc(r).delivery.inDoubt, 16);
+  const reasons = Object.entries(doc(r).inDoubtReasons ?? {});
+  assert.equal(reasons.length, 1, JSON.stringify(reasons));
+  const [reason, n] = reasons[0]!;
+  assert.equal(n, 16);
+  assert.match(reason, /^cannot write JSONL file .*out\.jsonl: ENOENT/);
+  assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
+
+  // The next run cannot check them (a file can neither be asked nor drops a repeat): it says so, with the count.
+  const again = await runCli(args);
+  assert.equal(again.code, 1, again.stderr);
+  assert.equal(doc(again).delivery.inDoubt, 16);
+  const left = Object.entries(doc(again).inDoubtReasons ?? {});
+  assert.equal(left.length, 1, JSON.stringify(left));
+  assert.equal(left[0]![1], 16);
+  assert.match(left[0]![0], /replay --in-doubt --force/);
+  assert.ok(again.stderr.includes(`in doubt ×16: ${left[0]![0]}`), again.stderr);
+});
