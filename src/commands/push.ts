@@ -11,7 +11,7 @@ import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs } from '../engine/decide-inputs.js';
-import type { InputFormat } from '../sources/types.js';
+import type { InputFormat, InputRead } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 
 /** Options of `push`, as the CLI builds them. */
@@ -98,6 +98,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
     }
 
     const read = {
+      onInputRead: (r: InputRead) => collector.readAs.push(r),
       format: opts.format,
       encoding: opts.encoding,
       delimiter: opts.delimiter,
@@ -168,6 +169,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
       counts: collector.counts,
       perSource: collector.perSource,
       examples: collector.examples,
+      readAs: collector.readAs,
       unread: collector.unread,
       warnings: collector.warnings,
       delivery,

@@ -16,7 +16,7 @@ import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { readInputs } from '../sources/read-inputs.js';
-import type { ReadOptions } from '../sources/types.js';
+import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 import { openExistingLedger, resolveLedger } from './ledger/access.js';
 import { httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
@@ -79,7 +79,15 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
   let report!: RunReport;
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
-    const selected = await select(ledger, o, statuses, config, ctx, (u) => collector.addUnread(u));
+    const selected = await select(
+      ledger,
+      o,
+      statuses,
+      config,
+      ctx,
+      (u) => collector.addUnread(u),
+      (r) => collector.readAs.push(r),
+    );
     const decisions = new Map<string, Decision>();
     const decide = (s: Selected): Decision => {
       const lead = s.lead ?? (s.row.lead_json ? (JSON.parse(s.row.lead_json) as Lead) : undefined);
@@ -217,6 +225,7 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
       counts: collector.counts,
       perSource: collector.perSource,
       examples: collector.examples,
+      readAs: collector.readAs,
       unread: collector.unread,
       warnings: collector.warnings,
       delivery,
@@ -253,6 +262,7 @@ async function select(
   config: Parameters<typeof createMapper>[0]['config'],
   ctx: CommandContext,
   onUnread: (u: Unread) => void,
+  onRead: (r: InputRead) => void,
 ): Promise<Selected[]> {
   const wanted = (r: LedgerEventRow): EventStatus | undefined => {
     if (
@@ -282,7 +292,7 @@ async function select(
     const map = createMapper({ config, defaultCountry: o.defaultCountry });
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
-    for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin })) {
+    for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin, onInputRead: onRead })) {
       for (const it of batch)
         if (it.kind === 'unread') onUnread({ source: it.source, line: it.line, reason: it.reason });
       const events = batch

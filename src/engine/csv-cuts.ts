@@ -6,6 +6,8 @@
 // caller stops cutting and lets one parser read the rest. Quotes, delimiters and LF are ASCII bytes that never occur
 // inside a multi-byte UTF-8 sequence (nor mean anything else in Windows-1252), so scanning bytes is exact.
 
+import { MAX_QUOTED_CHARS, MAX_QUOTED_LINES } from '../sources/csv-guard.js';
+
 const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
@@ -39,6 +41,9 @@ export class CsvCuts {
   irregular = false;
   /** The last byte of the previous chunk. */
   private prev = LF;
+  /** Where the open quoted field started (a stream offset) and the LFs before it. */
+  private quoteAt = 0;
+  private quoteLfs = 0;
 
   constructor(private readonly delimiter: number) {}
 
@@ -67,6 +72,7 @@ export class CsvCuts {
       if (state === State.Quoted) {
         if (b === QUOTE) state = State.QuoteInQuoted;
         else if (b === LF) this.lfs++;
+        if (this.runaway(this.fed + i)) return -1;
         continue;
       }
       if (state === State.QuoteInQuoted) {
@@ -92,6 +98,8 @@ export class CsvCuts {
           return -1;
         }
         state = State.Quoted;
+        this.quoteAt = this.fed + i;
+        this.quoteLfs = this.lfs;
         this.nonBlank = true;
       } else if (b === CR) {
         if (i + 1 < chunk.length && chunk[i + 1] !== LF) {
@@ -148,6 +156,7 @@ export class CsvCuts {
       const end = q === -1 ? n : q;
       if (this.state === State.Quoted) {
         for (let nl = chunk.indexOf(LF, i); nl !== -1 && nl < end; nl = chunk.indexOf(LF, nl + 1)) this.lfs++;
+        if (this.runaway(this.fed + end)) return;
         if (q === -1) return;
         this.state = State.QuoteInQuoted;
         i = q + 1;
@@ -168,8 +177,18 @@ export class CsvCuts {
         return;
       }
       this.state = State.Quoted;
+      this.quoteAt = this.fed + q;
+      this.quoteLfs = this.lfs;
       i = q + 1;
     }
+  }
+
+  // A quoted field past the stray-quote guard's limits (csv-guard.ts) is for the guard to judge, on the rest of the
+  // input read as one stream: no cut is trusted from its start on. Bytes are at least the characters it counts.
+  private runaway(at: number): boolean {
+    if (this.lfs - this.quoteLfs <= MAX_QUOTED_LINES && at - this.quoteAt <= MAX_QUOTED_CHARS) return false;
+    this.irregular = true;
+    return true;
   }
 
   private endRecord(at: number): void {

@@ -2,6 +2,8 @@
 // readCsv (csv-parse keeps its quote state across chunks, so the file is parsed exactly as in-thread). Each job
 // is answered with the records parsed since the previous answer, when the parser asks for the next chunk.
 import type { Mapped } from '../mapping/types.js';
+import type { Recoded } from '../sources/decode-text.js';
+import type { ReaderContext } from '../sources/reader-context.js';
 import { readCsv, type CsvSettings } from '../sources/read-csv.js';
 import type { Selector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
@@ -13,19 +15,22 @@ export class CsvStream {
   private out: Mapped[] = [];
   private answering: number | undefined;
   readonly done: Promise<void>;
+  // Set once the input is read: its lines that were read as Windows-1252, for the last answer.
+  private recoded: Recoded | undefined;
 
   constructor(
     settings: CsvSettings,
     selector: Selector | null,
     lineOffset: number,
     map: (item: RawItem) => Mapped,
-    private readonly answer: (seq: number, items: Mapped[], error?: string) => void,
+    private readonly answer: (seq: number, items: Mapped[], error?: string, recoded?: Recoded) => void,
   ) {
-    const ctx = { source: '', selector, progress: { line: 0 }, lineOffset };
+    const ctx: ReaderContext = { source: '', selector, progress: { line: 0 }, lineOffset };
     this.done = (async () => {
       try {
         for await (const batch of readCsv(this.chunks(), ctx, settings))
           for (const item of batch) this.out.push(map(item));
+        this.recoded = ctx.recoded;
         this.reply();
       } catch (e) {
         if (this.answering !== undefined) this.answer(this.answering, [], (e as Error).message);
@@ -42,7 +47,7 @@ export class CsvStream {
 
   private reply(): void {
     if (this.answering === undefined) return;
-    this.answer(this.answering, this.out);
+    this.answer(this.answering, this.out, undefined, this.recoded);
     this.out = [];
     this.answering = undefined;
   }

@@ -14,6 +14,8 @@ import {
   wellFormedRows,
   type CsvSettings,
 } from '../sources/read-csv.js';
+import { isUtf8 } from 'node:buffer';
+import { decodeUtf8Line, mergeRecoded } from '../sources/decode-text.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { RawItem } from '../sources/types.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
@@ -58,7 +60,7 @@ export async function mapCsvBlock(
   } catch (e) {
     if (!(e instanceof NotWellFormed)) throw e;
     enc.rewind(fastRecords);
-    Object.assign(ctx, { progress: { line: 0 }, unclosedQuote: undefined });
+    Object.assign(ctx, { progress: { line: 0 }, unclosedQuote: undefined, recoded: undefined });
     for await (const batch of readCsv(chunks(), ctx, settings)) for (const item of batch) enc.add(toMapped(item));
   }
 }
@@ -113,6 +115,9 @@ export class FastCsv {
     };
     const quote = after(QUOTE, 0);
     let cr = after(CR, 0);
+    // Rows are read as the lenient UTF-8 decoder reads them (decode-text.ts): a row that is not UTF-8 anywhere is
+    // read as Windows-1252 by the general path, and is never the fast path's.
+    const valid = isUtf8(body);
     let p = 0;
     for (; p < body.length;) {
       let end = body.indexOf(LF, p);
@@ -125,10 +130,15 @@ export class FastCsv {
         cr = after(CR, next);
       }
       const line = rows.lastLine + 1;
-      if (rows.headers !== null && this.tryRow(body, view, p, end, d, rows.headers, line + offset, enc)) {
+      const utf8 = valid || isUtf8(body.subarray(p, next));
+      if (utf8 && rows.headers !== null && this.tryRow(body, view, p, end, d, rows.headers, line + offset, enc)) {
         rows.lastLine = line;
       } else {
-        rows.add(body.toString('utf8', p, end).split(delimiter));
+        const row = utf8
+          ? { text: body.toString('utf8', p, end), recoded: false }
+          : decodeUtf8Line(body.subarray(p, end));
+        if (row.recoded) ctx.recoded = mergeRecoded(ctx.recoded, { lines: 1, first: line + offset });
+        rows.add(row.text.split(delimiter));
         for (const item of rows.batch.splice(0)) enc.add(toMapped(item));
         if (rows.headers !== null) this.learn(rows.headers);
       }

@@ -2,6 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from './block.js';
+import type { Recoded } from '../sources/decode-text.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { SharedLedgerIndex } from './ledger-index.js';
 import { detachEarly } from './detach-early.js';
@@ -44,6 +45,8 @@ export interface MapJobResult {
   spare?: ArrayBuffer;
   /** A split CSV block ended inside a quoted field. */
   unclosedQuote?: boolean;
+  /** CSV: lines that were not UTF-8 and were read as Windows-1252 (their first line is the input's). */
+  recoded?: Recoded;
   /** Which worker answered (set by the pool). */
   worker?: number;
 }

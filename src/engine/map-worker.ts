@@ -117,10 +117,10 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>, m: CsvModules): vo
   if (csv.split) return void csvBlock(job, csv, csv.split, m);
   let s = csvStreams.get(csv.stream);
   if (!s) {
-    s = new m.CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error) => {
+    s = new m.CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error, recoded) => {
       reply(
         error === undefined
-          ? { seq, lines: 0, block: lookUp(encodeMapped(items)) }
+          ? { seq, lines: 0, block: lookUp(encodeMapped(items)), recoded }
           : { seq, lines: 0, block: encodeMapped([]), error },
       );
     });
@@ -150,6 +150,7 @@ async function csvBlock(
       lines: 0,
       block: lookUp(enc.finish()),
       unclosedQuote: ctx.unclosedQuote === true,
+      recoded: ctx.recoded,
       spare: job.bytes.buffer as ArrayBuffer,
     });
   } catch (e) {

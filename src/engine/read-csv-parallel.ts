@@ -5,6 +5,7 @@
 // in-thread reader would. A block that still ends inside a quoted field (it cannot, if the cutter is right) is read
 // again that way from its first byte, so no decision depends on a cut being right.
 import { INTS, I_LINE, received } from './block.js';
+import { mergeRecoded } from '../sources/decode-text.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { CsvSettings } from '../sources/read-csv.js';
 import type { ReaderContext } from '../sources/reader-context.js';
@@ -162,6 +163,7 @@ export async function* readCsvParallel(
     }
     const block = received(r.block);
     if (block.n > 0) ctx.progress.line = block.ints[(block.n - 1) * INTS + I_LINE]!;
+    if (r.recoded) ctx.recoded = mergeRecoded(ctx.recoded, r.recoded);
     const out: DecodedBlock = { block, source: ctx.source, lineBase: 0 };
     if (p.split && r.worker !== undefined) out.release = () => pool.recycle(r.worker!, block);
     return out;

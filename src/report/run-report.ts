@@ -2,6 +2,7 @@
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import type { DeliveryCounts } from '../deliver/delivery-counts.js';
 import { ExitCode } from '../errors.js';
+import type { InputRead } from '../sources/types.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
@@ -43,6 +44,8 @@ export interface RunReport {
   counts: DecisionCounts;
   perSource: Record<string, DecisionCounts>;
   examples: Partial<Record<DecisionKind, Example[]>>;
+  /** How each input was read (format, encoding, delimiter), with notes a person should read. */
+  readAs: InputRead[];
   /** Parts of the inputs that could not be read (the run then ends with exit code 3). */
   unread: Unread[];
   warnings: Warnings;
@@ -90,6 +93,7 @@ export class ReportCollector implements DecisionTally {
   /** The kinds (in DECISION_KINDS order) that still want an example: a counting decider makes only those whole. */
   readonly wanted = DECISION_KINDS.map((k) => k !== 'new');
   readonly unread: Unread[] = [];
+  readonly readAs: InputRead[] = [];
   readonly warnings: Warnings = { records: 0, byReason: {}, examples: [] };
 
   /** A part of an input that could not be read. */

@@ -42,6 +42,13 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(`    ${printable(s)}: ${p.read} read (${parts.join(', ')})`);
     }
   }
+  const noted = r.readAs.filter((x) => x.notes.length > 0);
+  if (noted.length) {
+    lines.push('');
+    lines.push('  how inputs were read:');
+    for (const x of noted)
+      for (const n of x.notes) lines.push(c.yellow(`    ${printable(x.source)}: ${printable(n, 400)}`));
+  }
   if (r.delivery) {
     const d = r.delivery;
     lines.push('');
@@ -51,9 +58,9 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     if (d.recovered) lines.push(`  recovered from earlier runs: ${d.recovered}`);
     if (d.claimedElsewhere) lines.push(`  claimed by another run meanwhile (not sent here): ${d.claimedElsewhere}`);
     for (const [reason, n] of Object.entries(r.failures ?? {}))
-      lines.push(c.red(`    failed ×${n}: ${printable(reason)}`));
+      lines.push(c.red(`    failed ×${n}: ${printable(reason, 400)}`));
     for (const [reason, n] of Object.entries(r.inDoubtReasons ?? {}))
-      lines.push(c.red(`    in doubt ×${n}: ${printable(reason)}`));
+      lines.push(c.red(`    in doubt ×${n}: ${printable(reason, 400)}`));
   }
   if (r.http && r.http.requests) {
     lines.push(

@@ -31,10 +31,56 @@ export interface OpenedInput {
    * the end). Reading into buffers that are reused saves a new buffer per chunk and a copy of it.
    */
   direct?: (into: Uint8Array, offset: number, length: number) => Promise<number>;
+  /** The input was UTF-16 (its BOM said so) and is given as UTF-8: every reader reads UTF-8. */
+  transcodedFrom?: 'utf-16le' | 'utf-16be';
 }
 
-/** Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b. */
+/**
+ * Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b, and giving UTF-16 (a BOM of
+ * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8.
+ */
 export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
+  const opened = await openBytes(input, stdin);
+  const h = opened.head;
+  const utf16 =
+    h.length >= 2 && h[0] === 0xff && h[1] === 0xfe && !(h[2] === 0 && h[3] === 0)
+      ? 'utf-16le'
+      : h.length >= 2 && h[0] === 0xfe && h[1] === 0xff
+        ? 'utf-16be'
+        : undefined;
+  return utf16 ? transcoded(opened, utf16) : opened;
+}
+
+// The input's text as UTF-8 bytes, its head taken again from them.
+async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): Promise<OpenedInput> {
+  async function* utf8(): AsyncGenerator<Buffer> {
+    const d = new TextDecoder(from); // drops the BOM
+    for await (const c of opened.chunks) {
+      const t = d.decode(c, { stream: true });
+      if (t) yield Buffer.from(t, 'utf8');
+    }
+    const t = d.decode();
+    if (t) yield Buffer.from(t, 'utf8');
+  }
+  const it = utf8();
+  const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
+    await opened.close();
+    throw err;
+  });
+  return {
+    head: Buffer.concat(head.chunks),
+    complete: head.done,
+    gzip: opened.gzip,
+    chunks: resume(head.chunks, head.done, it),
+    close: async () => {
+      await it.return(undefined).catch(() => {});
+      await opened.close();
+    },
+    transcodedFrom: from,
+  };
+}
+
+async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
   const raw: AsyncIterable<Buffer | string> =
     input.path === null
       ? ((stdin ?? process.stdin) as AsyncIterable<Buffer | string>)

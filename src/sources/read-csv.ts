@@ -1,14 +1,16 @@
 // CSV/TSV exports, parsed by csv-parse in streaming mode. Values stay strings exactly as written (no casting:
 // leading zeros and the `+` of phone numbers matter). The first non-blank row is the header.
 //
-// Text is decoded with iconv-lite before parsing (encoding detected from the first 64 KB unless forced), and
-// CRLF is turned into LF first: csv-parse miscounts lines when a quoted field contains CRLF, and `line` must be
-// exact. A quoted value's embedded CRLF therefore reaches the record as LF.
+// Text is decoded before parsing (decode-text.ts: the encoding detected from the first bytes unless forced, a line
+// that is not UTF-8 in a UTF-8 input read as Windows-1252), CRLF is turned into LF (csv-parse miscounts lines when
+// a quoted field contains CRLF, and `line` must be exact; a quoted value's CRLF reaches the record as LF), and a
+// stray quote's runaway field is given up by the guard (csv-guard.ts) before csv-parse folds the rows after it.
 
 import { Readable, pipeline } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
-import iconv from 'iconv-lite';
+import { CsvGuard, type StrayQuote } from './csv-guard.js';
 import { normalizeHeaders } from './csv-headers.js';
+import { createTextDecoding, decodeLines, type Recoded, type TextDecoding } from './decode-text.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import type { RawItem } from './types.js';
 
@@ -18,7 +20,10 @@ export interface CsvSettings {
   delimiter: string;
 }
 
-/** Reads a CSV input; yields batches of records keyed by header, plus rejects for bad rows; ends gracefully on an unterminated quote. */
+/** Longest row csv-parse reads (a longer one is a reject): far beyond any lead, and bounded memory. */
+const MAX_RECORD_SIZE = 8 << 20;
+
+/** Reads a CSV input; yields batches of records keyed by header, plus rejects for bad rows and stray quotes. */
 export async function* readCsv(
   chunks: AsyncIterable<Buffer>,
   ctx: ReaderContext,
@@ -31,16 +36,32 @@ export async function* readCsv(
     relax_column_count: true, // a short or long row becomes a reject (checked below) instead of stopping the file
     relax_quotes: true, // a stray quote inside an unquoted field (`5" screen`) is kept as text
     skip_records_with_error: true, // an unclosed quote arrives as a 'skip' event, after the rows before it
+    max_record_size: MAX_RECORD_SIZE,
     // No `info: true`: it builds an object per row and halves throughput. Lines are counted here instead:
     // blank lines are kept as rows, so every LF is either a row's end or inside one of its values.
   });
   // Errors skipped by the parser, in the order seen; turned into rejects when the rows around them are emitted.
   const skipped: CsvError[] = [];
   parser.on('skip', (err: CsvError) => skipped.push(err));
-  pipeline(Readable.from(decodeText(chunks, settings.encoding)), parser, () => {});
+  const guard = new CsvGuard(settings.delimiter, offset);
+  const decoding = createTextDecoding(settings.encoding);
+  const failure: { error?: unknown } = {};
+  pipeline(Readable.from(decodeText(chunks, decoding, guard, failure)), parser, () => {});
 
   const rows = new CsvRows(ctx);
   const batch = rows.batch;
+  // Records given up for a stray quote: passed on as blank lines, reported at their first line.
+  const flushStrays = (upTo: number): void => {
+    while (guard.strays.length > 0 && guard.strays[0]!.line <= upTo) {
+      const stray = guard.strays.shift() as StrayQuote;
+      // A split block (read-csv-parallel.ts) must never need this: the block is read again as part of a stream.
+      ctx.unclosedQuote = true;
+      batch.push({ kind: 'reject', source, line: stray.line + offset, reason: stray.reason });
+    }
+  };
+  const done = (): void => {
+    if (decoding.recoded) ctx.recoded = shifted(decoding.recoded, offset);
+  };
 
   const flushSkipped = (beforeLine: number): void => {
     while (skipped.length > 0 && errorLine(skipped[0]) < beforeLine) {
@@ -55,6 +76,7 @@ export async function* readCsv(
   try {
     for await (const cells of parser as AsyncIterable<string[]>) {
       if (skipped.length > 0) flushSkipped(rows.lastLine + 1);
+      if (guard.strays.length > 0) flushStrays(rows.lastLine + 1);
       rows.add(cells);
       if (batch.length >= BATCH_SIZE) yield batch.splice(0);
     }
@@ -62,11 +84,27 @@ export async function* readCsv(
     // A read error (a truncated gzip): the rows parsed before it are still records, then the input fails. (They
     // were dropped with the unfinished batch: up to BATCH_SIZE - 1 rows before the damage went undecided.)
     flushSkipped(rows.lastLine + 1);
+    flushStrays(rows.lastLine + 1);
+    done();
     if (batch.length > 0) yield batch.splice(0);
     throw err;
   }
+  if (failure.error !== undefined) {
+    // As above: the rows before the damage are records, then the input fails.
+    flushSkipped(rows.lastLine + 1);
+    flushStrays(rows.lastLine + 1);
+    done();
+    if (batch.length > 0) yield batch.splice(0);
+    throw failure.error;
+  }
   flushSkipped(Number.POSITIVE_INFINITY);
+  flushStrays(Number.POSITIVE_INFINITY);
+  done();
   if (batch.length > 0) yield batch;
+}
+
+function shifted(r: Recoded, offset: number): Recoded {
+  return { lines: r.lines, first: r.first + offset };
 }
 
 /** Parsed rows to records and rejects: the header, blank rows, column counts, line numbers, --select. */
@@ -120,7 +158,9 @@ export async function* readCsvWellFormed(
   const bytes: Buffer[] = [];
   for await (const b of chunks) bytes.push(b);
   // As decodeText reads one chunk: BOM stripped, CRLF to LF.
-  const text = decodeCsv(Buffer.concat(bytes), settings.encoding);
+  const decoded = decodeLines(Buffer.concat(bytes), settings.encoding);
+  if (decoded.recoded) ctx.recoded = shifted(decoded.recoded, ctx.lineOffset ?? 0);
+  const text = decoded.text.replaceAll('\r\n', '\n');
   const rows = new CsvRows(ctx);
   const batchSize = ctx.batchSize ?? BATCH_SIZE;
   const cells: string[][] = [];
@@ -142,7 +182,7 @@ export function wellFormedRows(text: string, delimiter: string): string[][] {
 
 /** Decodes CSV bytes as readCsvWellFormed does: BOM stripped, CRLF to LF. */
 export function decodeCsv(bytes: Buffer, encoding: string): string {
-  return iconv.decode(bytes, encoding, { stripBOM: true }).replaceAll('\r\n', '\n');
+  return decodeLines(bytes, encoding).text.replaceAll('\r\n', '\n');
 }
 
 /** Thrown by readCsvWellFormed when the text is not what it reads. */
@@ -262,19 +302,35 @@ function countNewlines(cells: string[]): number {
   return n;
 }
 
-/** Decodes bytes to text (stripping a BOM) and turns CRLF into LF, holding back a CR split from its LF. */
-async function* decodeText(chunks: AsyncIterable<Buffer>, encoding: string): AsyncGenerator<string> {
-  const decoder = iconv.getDecoder(encoding, { stripBOM: true });
+/**
+ * Decodes bytes to text (stripping a BOM), turns CRLF into LF (holding back a CR split from its LF), and lets the
+ * stray-quote guard hold back a record whose quoted field may yet run away.
+ */
+async function* decodeText(
+  chunks: AsyncIterable<Buffer>,
+  decoder: TextDecoding,
+  guard: CsvGuard,
+  failure: { error?: unknown },
+): AsyncGenerator<string> {
   let carry = '';
-  for await (const chunk of chunks) {
-    let text = carry + decoder.write(chunk);
-    carry = '';
-    if (text.endsWith('\r')) {
-      carry = '\r';
-      text = text.slice(0, -1);
+  try {
+    for await (const chunk of chunks) {
+      let text = carry + decoder.write(chunk);
+      carry = '';
+      if (text.endsWith('\r')) {
+        carry = '\r';
+        text = text.slice(0, -1);
+      }
+      const out = text === '' ? '' : guard.push(text.replaceAll('\r\n', '\n'));
+      if (out !== '') yield out;
     }
-    if (text !== '') yield text.replaceAll('\r\n', '\n');
+  } catch (err) {
+    // The input failed midway (a truncated gzip): the text ends here, at the last whole row, so that csv-parse ends
+    // that row (it waits for a character past a line end), and the failure is the reader's to raise after it.
+    failure.error = err;
+    return;
   }
-  const tail = carry + (decoder.end() ?? '');
-  if (tail !== '') yield tail.replaceAll('\r\n', '\n');
+  const tail = carry + decoder.end();
+  const out = (tail !== '' ? guard.push(tail.replaceAll('\r\n', '\n')) : '') + guard.end();
+  if (out !== '') yield out;
 }

@@ -77,9 +77,10 @@ async function* readOne<B>(
     progress: { line: 0 },
   };
   let opened: OpenedInput | null = null;
+  let info: InputInfo | undefined;
   try {
     opened = await openInput(input, opts.stdin);
-    const info = decideInputInfo(input, opened, opts);
+    info = decideInputInfo(input, opened, opts);
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
   } catch (err) {
@@ -94,7 +95,20 @@ async function* readOne<B>(
     });
   } finally {
     await opened?.close();
+    if (info) opts.onInputRead?.({ ...info, notes: notesOf(ctx) });
   }
+}
+
+// What a person should know about how an input was read.
+function notesOf(ctx: ReaderContext): string[] {
+  const notes: string[] = [];
+  const r = ctx.recoded;
+  if (r) {
+    notes.push(
+      `${r.lines === 1 ? `line ${r.first} was` : `${r.lines} lines (the first at line ${r.first}) were`} not UTF-8 and ${r.lines === 1 ? 'was' : 'were'} read as Windows-1252`,
+    );
+  }
+  return notes;
 }
 
 /** The in-thread reader of each format. */

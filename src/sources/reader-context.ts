@@ -1,6 +1,7 @@
 // What every format reader gets: where it reads from, the selector, and a progress cell that lets
 // read-inputs name the line reached when the input fails midway (a corrupt gzip, a vanished file).
 
+import type { Recoded } from './decode-text.js';
 import type { Selector } from './select-path.js';
 
 /** Items per yielded batch: big enough that the per-batch await costs nothing, small enough to stream. */
@@ -20,4 +21,6 @@ export interface ReaderContext {
   unclosedQuote?: boolean;
   /** Items per batch, when not BATCH_SIZE (map workers take small batches so parsed records die young). */
   batchSize?: number;
+  /** Lines of a UTF-8 input that were not UTF-8 and were read as Windows-1252 (set once the reader ends). */
+  recoded?: Recoded;
 }

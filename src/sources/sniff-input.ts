@@ -14,8 +14,9 @@ export function decideInputInfo(input: ResolvedInput, opened: OpenedInput, opts:
   const hint = input.path === null ? {} : formatFromName(input.path);
   const format = opts.format ?? hint.format ?? sniffFormat(opened.head, opened.complete);
   const info: InputInfo = { source: input.source, path: input.path, format, gzip: opened.gzip };
+  if (opened.transcodedFrom) info.transcodedFrom = opened.transcodedFrom;
   if (format === 'csv') {
-    const encoding = opts.encoding ?? detectEncoding(opened.head, opened.complete);
+    const encoding = opened.transcodedFrom ? 'utf-8' : (opts.encoding ?? detectEncoding(opened.head, opened.complete));
     info.encoding = encoding;
     info.delimiter =
       opts.delimiter ?? hint.delimiter ?? sniffDelimiter(decodeHead(opened.head, encoding), opened.complete);
@@ -37,6 +38,7 @@ export async function sniffInput(input: ResolvedInput, opts: ReadOptions = {}): 
 export function describeInput(info: InputInfo): string {
   const parts: string[] = [info.format];
   if (info.gzip) parts.push('gzip');
+  if (info.transcodedFrom) parts.push(info.transcodedFrom);
   if (info.encoding) parts.push(info.encoding);
   if (info.delimiter) parts.push(info.delimiter === '\t' ? 'tab-separated' : `'${info.delimiter}'-separated`);
   return `${info.source}: ${parts.join(', ')}`;

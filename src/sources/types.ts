@@ -50,6 +50,8 @@ export interface ReadOptions {
   stdin?: NodeJS.ReadableStream;
   /** Called once per input, after its format is known and before its first record, e.g. to log how it is read. */
   onInput?: (info: InputInfo) => void;
+  /** Called once per input that was opened, when it has been read: how it was read, and what to know about it. */
+  onInputRead?: (read: InputRead) => void;
 }
 
 /** How one input is read, as decided from its name, its first bytes and the options. */
@@ -63,6 +65,13 @@ export interface InputInfo {
   gzip: boolean;
   /** Text encoding used (CSV only; JSON and JSONL are always UTF-8). */
   encoding?: string;
+  /** The input was UTF-16 (its BOM said so) and was read as UTF-8 text. */
+  transcodedFrom?: string;
   /** Field delimiter used (CSV only). */
   delimiter?: string;
+}
+
+/** How an input was read, when it has been: its InputInfo, and notes a person should read (lines re-decoded...). */
+export interface InputRead extends InputInfo {
+  notes: string[];
 }

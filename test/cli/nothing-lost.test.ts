@@ -1,7 +1,7 @@
 // Silent loss and corruption, tried as a careful user with unlucky inputs would: the built CLI on real files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
@@ -117,4 +117,95 @@ test('a truncated gzip: what could be read is decided, the rest is named as not 
     human.stderr,
     new RegExp(`${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} from line \\d+ to the end: corrupt or truncated gzip`),
   );
+});
+
+test('a stray quote in a CSV swallows no rows: its row is given up with its line range, the rows after it are read', async () => {
+  const dir = tmpDir();
+  const rows = ['event_id,email,name,phone'];
+  for (let i = 1; i <= 60_000; i++) {
+    const name = i === 11 ? '"Ana Lima' : i === 50_001 ? '5" screen' : `Pessoa ${i}`;
+    rows.push(`e${i},p${i}@example.com,${name},+55119${String(10_000_000 + i).slice(-8)}`);
+  }
+  const input = join(dir, 'export.csv');
+  writeFileSync(input, rows.join('\n') + '\n');
+  for (const args of [[input], ['-', '--format', 'csv']]) {
+    const r = await runCli(['push', ...args, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], {
+      input: args[0] === '-' ? rows.join('\n') + '\n' : undefined,
+      timeoutMs: 120_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const doc = report(r.stdout);
+    assert.equal(doc.counts.read, 60_000, args.join(' '));
+    assert.equal(doc.counts.new, 59_999);
+    assert.deepEqual(
+      (doc.examples.invalid ?? []).map((e) => [(e as { line?: number }).line, e.reason]),
+      [
+        [
+          12,
+          'stray quote? a quote opened at line 12 is not closed within 100 lines or 64 KB: row 12 is left out, and reading goes on at line 13',
+        ],
+      ],
+    );
+  }
+});
+
+test('a Windows-1252 export whose first accented byte comes after the first chunk is read as written, never with U+FFFD', async () => {
+  const dir = tmpDir();
+  const rows = ['event_id;email;name'];
+  // Over 1 MiB of ASCII first (a file's first chunk; gzip and stdin chunks are 64 KiB), then accents in Windows-1252.
+  for (let i = 0; rows.join('\n').length < (1 << 20) + 50_000; i++) rows.push(`e${i};p${i}@example.com;Pessoa ${i}`);
+  const ascii = rows.length;
+  for (let i = 0; i < 50; i++) rows.push(`x${i};jose${i}@example.com.br;José Conceição ${i}`);
+  const bytes = Buffer.from(rows.join('\r\n') + '\r\n', 'latin1');
+  writeFileSync(join(dir, 'export.csv'), bytes);
+  writeFileSync(join(dir, 'export.csv.gz'), gzipSync(bytes));
+  for (const [name, input] of [
+    ['export.csv', undefined],
+    ['export.csv.gz', undefined],
+    ['-', bytes],
+  ] as const) {
+    const out = join(dir, `${name}.out.jsonl`);
+    const args = name === '-' ? ['-', '--format', 'csv'] : [join(dir, name)];
+    const r = await runCli(['push', ...args, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, `${name}.db`)], {
+      input,
+      timeoutMs: 120_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const leads = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { lead: { name: string } });
+    assert.equal(leads.length, rows.length - 1, name);
+    assert.ok(!leads.some((l) => l.lead.name.includes('\ufffd')), `${name}: no U+FFFD`);
+    assert.equal(leads.filter((l) => l.lead.name.startsWith('José Conceição')).length, 50, name);
+    assert.match(
+      r.stderr,
+      new RegExp(`50 lines \\(the first at line ${ascii + 1}\\) were not UTF-8 and were read as Windows-1252`),
+      name,
+    );
+  }
+});
+
+test('UTF-16 with a BOM (a Meta Lead Ads download: UTF-16 LE, tab-separated) and UTF-16 BE are read as text', async () => {
+  const dir = tmpDir();
+  const text =
+    'id\tfull_name\temail\tphone_number\n' +
+    ['1\tJoão Silva\tjoao@example.com\t+5511987654321', '2\tAna Souza\tana@example.com\t+5521987654321'].join(
+      '\n',
+    ) +
+    '\n';
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+  const be = Buffer.from(le);
+  be.swap16();
+  for (const [name, bytes] of [
+    ['le.csv', le],
+    ['be.csv', be],
+  ] as const) {
+    writeFileSync(join(dir, name), bytes);
+    const r = await runCli(['push', join(dir, name), '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = report(r.stdout);
+    assert.equal(doc.counts.read, 2, `${name}: ${JSON.stringify(doc.examples)}`);
+    assert.equal(doc.counts.invalid, 0, `${name}: ${JSON.stringify(doc.examples)}`);
+  }
 });

@@ -398,7 +398,14 @@ test('CSV that leaves the well-formed grammar midway is streamed from the last s
       `${input}: blocks before the trouble: ${JSON.stringify([before, csvReadStats])}`,
     );
     if (input === stray) assert.equal(csvReadStats.streamed - before.streamed, 1, 'the rest is streamed');
-    else assert.match(sequential[sequential.length - 1]!.reason, /unterminated quoted field/);
+    else {
+      // The quote never closes: its row is given up, and the row after it is read (a stray quote's recovery).
+      assert.match(
+        sequential[sequential.length - 2]!.reason,
+        /^stray quote\? a quote opened at line \d+ is never closed/,
+      );
+      assert.equal(sequential[sequential.length - 1]!.reason, 'expected 5 columns, found 2');
+    }
     assertSameDecisions(parallel, sequential);
   }
 });
@@ -557,5 +564,36 @@ test('a truncated CSV gzip: every whole row before the damage is decided, in-thr
       [[whole.length + 1, 'corrupt or truncated gzip data (unexpected end of file)']],
       `workers ${workers}`,
     );
+  }
+});
+
+test('stray quotes and lines that are not UTF-8 in a large CSV decide the same in-thread, in blocks and streamed', async () => {
+  const dir = tmpDir();
+  const rows = ['event_id,email,name,phone,notes'];
+  for (let i = 1; i <= 70_000; i++) {
+    const name =
+      i % 9000 === 11
+        ? '"Ana Lima'
+        : i % 9000 === 500
+          ? '5" screen'
+          : i % 7000 === 3
+            ? 'Jos\u00e9 Concei\u00e7\u00e3o'
+            : `Pessoa ${i}`;
+    const notes = i % 5000 === 1 ? '"two\nlines"' : i % 6000 === 2 ? `"${'x\n'.repeat(150)}"` : '';
+    rows.push(`e${i},p${i % 20000}@example.com,${name},+55119${String(10_000_000 + i).slice(-8)},${notes}`);
+  }
+  // Latin-1 bytes for the accented rows only: a UTF-8 file with some Windows-1252 lines.
+  const parts = rows.map((r) => Buffer.from(r + '\n', /Jos/.test(r) ? 'latin1' : 'utf8'));
+  const input = join(dir, 'mixed.csv');
+  writeFileSync(input, Buffer.concat(parts));
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  assert.ok(
+    sequential.some((d) => d.reason.startsWith('stray quote?')),
+    'stray quotes were found',
+  );
+  assert.ok(!sequential.some((d) => d.event?.lead.name?.includes('\ufffd')), 'no U+FFFD');
+  for (const workers of [1, 2]) {
+    const parallel = await decide({ inputs: [input], workers, memoryCapacity: 3000 });
+    assertSameDecisions(parallel, sequential, `workers ${workers}: `);
   }
 });
