@@ -19,7 +19,7 @@ const LAYERS = {
   decide: ['sources', 'engine', 'deliver', 'report', 'commands', 'cli', 'sinks', 'sandbox'],
   deliver: ['sources', 'engine', 'report', 'commands', 'cli', 'sandbox'],
   engine: ['deliver', 'report', 'commands', 'cli', 'sinks', 'sandbox'],
-  report: ['sources', 'engine', 'commands', 'cli', 'sinks', 'sandbox'],
+  report: ['engine', 'commands', 'cli', 'sinks', 'sandbox'],
   commands: ['cli', 'sandbox'],
 };
 
@@ -34,6 +34,12 @@ const zones = [
     from: './src/mapping',
     except: ['./types.ts'],
     message: 'sinks take only the Lead type from mapping',
+  },
+  {
+    target: './src/report',
+    from: './src/sources',
+    except: ['./types.ts'],
+    message: 'the report takes only the types of how inputs were read from sources',
   },
 ];
 

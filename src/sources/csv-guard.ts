@@ -19,7 +19,6 @@ export const MAX_QUOTED_CHARS = 64 * 1024;
 const MAX_HELD_CHARS = 1 << 20;
 
 const LF = 0x0a;
-const CR = 0x0d;
 const QUOTE = 0x22;
 
 /** A record given up because of a stray quote: its lines (1-based), and why. */

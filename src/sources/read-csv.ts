@@ -95,7 +95,7 @@ export async function* readCsv(
     flushStrays(rows.lastLine + 1);
     done();
     if (batch.length > 0) yield batch.splice(0);
-    throw failure.error;
+    throw failure.error instanceof Error ? failure.error : new Error(String(failure.error));
   }
   flushSkipped(Number.POSITIVE_INFINITY);
   flushStrays(Number.POSITIVE_INFINITY);

@@ -190,9 +190,7 @@ test('UTF-16 with a BOM (a Meta Lead Ads download: UTF-16 LE, tab-separated) and
   const dir = tmpDir();
   const text =
     'id\tfull_name\temail\tphone_number\n' +
-    ['1\tJoão Silva\tjoao@example.com\t+5511987654321', '2\tAna Souza\tana@example.com\t+5521987654321'].join(
-      '\n',
-    ) +
+    ['1\tJoão Silva\tjoao@example.com\t+5511987654321', '2\tAna Souza\tana@example.com\t+5521987654321'].join('\n') +
     '\n';
   const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
   const be = Buffer.from(le);
