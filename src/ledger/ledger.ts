@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import { LedgerLookup } from './lookup.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from './types.js';
 
 /** Where the ledger lives unless --ledger or LEADLEDGER_LEDGER says otherwise. */
@@ -79,6 +79,9 @@ export class Ledger {
     }
     if (version === SCHEMA_VERSION) return;
     if (this.readonly) {
+      // Read-only, an older ledger is read as it is when nothing read has changed since (a dry-run in a folder
+      // leadledger may not write must not need an upgrade); the next writing run migrates it.
+      if (version >= OLDEST_READABLE_VERSION) return;
       throw new LedgerError(
         `ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`,
       );
