@@ -1,11 +1,13 @@
 // The store of record: which event keys were seen, claimed, sent, failed or are in doubt. SQLite through
 // better-sqlite3; every write that guards a side effect is one committed statement (claim before, settle after).
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';
+import { openReadOnly, openReadWrite } from './connect.js';
+import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from './types.js';
@@ -23,19 +25,26 @@ const HEARTBEAT_STALE_MS = 120_000;
 
 const now = () => new Date().toISOString();
 
-/** Opens (creating when writable and missing) the ledger; undefined when read-only and the file does not exist. */
+/**
+ * Opens (creating when writable and missing) the ledger; undefined when read-only and the file does not exist or
+ * holds nothing yet. A file that is not a leadledger ledger is refused (LedgerError) before SQLite writes to it.
+ */
 export function openLedger(path: string, opts: { readonly?: boolean } = {}): Ledger | undefined {
   const file = resolve(path);
   if (opts.readonly && !existsSync(file)) return undefined;
+  let db: Database.Database | undefined;
   try {
     if (!opts.readonly && !existsSync(file)) {
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
       // Created 0600 before SQLite opens it; SQLite gives -wal and -shm the same mode.
       closeSync(openSync(file, 'a', 0o600));
     }
-    const db = new Database(file, { readonly: !!opts.readonly, fileMustExist: true, timeout: 5000 });
+    // Asked before the connection below switches the file to WAL mode or migrates it: both write.
+    if (identifyLedgerFile(file) === 'empty' && opts.readonly) return undefined;
+    db = opts.readonly ? openReadOnly(file) : openReadWrite(file);
     return new Ledger(db, file, !!opts.readonly);
   } catch (e) {
+    db?.close();
     if (e instanceof LedgerError) throw e;
     throw new LedgerError(`cannot open ledger ${file}: ${(e as Error).message}`);
   }
