@@ -2,8 +2,9 @@
 // Ledger.lookupKeys and Ledger.lookupDelivered, for the map workers of a dry-run whose ledger is not indexed
 // (engine/ledger-index.ts: too large, or erased keys), which open it read-only themselves so that lookups run beside
 // parsing instead of on the thread that decides.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { sha256 } from '../hash.js';
+import { openReadOnly } from './connect.js';
 import type { EventStatus, KnownKey } from './types.js';
 
 const CHUNK = 512;
@@ -17,9 +18,9 @@ export class LedgerLookup {
     this.hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
   }
 
-  /** Opens a ledger file read-only for lookups. */
+  /** Opens a ledger file read-only for lookups (immutable where the ledger's own open is: see openReadOnly). */
   static open(path: string): LedgerLookup {
-    return new LedgerLookup(new Database(path, { readonly: true, fileMustExist: true, timeout: 5000 }));
+    return new LedgerLookup(openReadOnly(path));
   }
 
   /** As Ledger.lookupKeys: the known keys among these (tombstoned ones as sent). */
