@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import { openReadOnly, openReadWrite } from './connect.js';
+import { ledgerFailure } from './failure.js';
 import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
@@ -45,7 +46,8 @@ export function openLedger(path: string, opts: { readonly?: boolean } = {}): Led
     return new Ledger(db, file, !!opts.readonly);
   } catch (e) {
     db?.close();
-    if (e instanceof LedgerError) throw e;
+    const failure = ledgerFailure(e, file, 'cannot open');
+    if (failure instanceof LedgerError) throw failure;
     throw new LedgerError(`cannot open ledger ${file}: ${(e as Error).message}`);
   }
 }
@@ -76,7 +78,7 @@ export class Ledger {
       db.pragma('synchronous = NORMAL');
     }
     this.migrate();
-    this.lookup = new LedgerLookup(db);
+    this.lookup = new LedgerLookup(db, path);
   }
 
   private migrate(): void {
@@ -136,9 +138,13 @@ export class Ledger {
 
   /** The normalized lead stored for a key (for conflict diffs and replay). */
   getLeadJson(key: string): string | undefined {
-    const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as
-      { lead_json: string | null } | undefined;
-    return r?.lead_json ?? undefined;
+    try {
+      const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as
+        { lead_json: string | null } | undefined;
+      return r?.lead_json ?? undefined;
+    } catch (e) {
+      throw ledgerFailure(e, this.path);
+    }
   }
 
   /**

@@ -2,7 +2,7 @@
 // the order given. Every input is checked before the first record is read. A failure inside one input (a
 // truncated gzip, a vanished file) becomes a reject naming the line reached, and the next input is read.
 
-import { InputError, UsageError } from '../errors.js';
+import { LeadledgerError, UsageError } from '../errors.js';
 import { normalizeEncoding } from './detect-encoding.js';
 import { openInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
@@ -83,7 +83,9 @@ async function* readOne<B>(
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
   } catch (err) {
-    if (err instanceof InputError || err instanceof UsageError) throw err;
+    // Errors that carry their own exit code end the run with it: an unreadable input (3), a bad option (2), and
+    // what a reader met outside the input, such as a damaged ledger read in the same loop (5).
+    if (err instanceof LeadledgerError) throw err;
     const line = Math.max(1, ctx.progress.line + 1);
     yield fromReject({
       kind: 'reject',
