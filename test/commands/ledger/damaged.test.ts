@@ -79,3 +79,21 @@ test('ledger stats and list on a damaged ledger exit 5, it is damaged; verify ex
   assert.equal(v.code, 5, v.stderr);
   assert.match(v.stdout, /integrity/);
 });
+
+test('a push, a replay and an export on a damaged ledger exit 5, it is damaged (not an unexpected error)', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(input, damagedLedgerInput());
+  const runs = [
+    ['push', input, '--sink', 'jsonl', '--output', join(dir, 'out.jsonl')],
+    ['replay', '--dry-run', '--in-doubt', '--permanent'],
+    ['ledger', 'export', '--output', join(dir, 'export.csv')],
+  ];
+  for (const args of runs) {
+    const path = join(tmpDir(), 'ledger.db');
+    writeDamagedLedger(path);
+    const r = await runCli([...args, '--ledger', path]);
+    assert.equal(r.code, 5, `${args[0]}: ${r.stderr}`);
+    assert.match(r.stderr, DAMAGED, args[0]);
+  }
+});
