@@ -1,8 +1,10 @@
 // `leadledger push`: read inputs, map, decide against the ledger, and either report the plan (--dry-run) or
 // deliver it exactly once.
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import type { Decision } from '../decide/types.js';
 import type { Deliverer, SettledItem } from '../deliver/deliver.js';
+import { ledgerFailure } from '../ledger/failure.js';
 import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
 import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
@@ -37,6 +39,15 @@ export interface PushOptions extends SinkFlags {
 
 /** Runs a push (or its dry-run) and returns what happened as data. */
 export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
+  try {
+    return await pushOnce(opts, ctx);
+  } catch (e) {
+    // The ledger is the only SQLite here: a SQLite error that got this far is the ledger's (damaged: exit 5).
+    throw ledgerFailure(e, resolve(ledgerPath(opts.ledger, ctx.env)));
+  }
+}
+
+async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
   const { config } = loadConfig(opts.config, ctx.cwd);
   const path = ledgerPath(opts.ledger, ctx.env);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Decision } from '../decide/types.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { UsageError } from '../errors.js';
+import { ledgerFailure } from '../ledger/failure.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EventStatus, LedgerEventRow } from '../ledger/types.js';
 import { whereClause } from '../ledger/queries.js';
@@ -61,6 +62,15 @@ interface Selected {
 
 /** Re-sends selected ledger events and returns what happened as data. */
 export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?: Confirm }): Promise<RunReport> {
+  try {
+    return await replayOnce(o, ctx);
+  } catch (e) {
+    // The ledger is the only SQLite here: a SQLite error that got this far is the ledger's (damaged: exit 5).
+    throw ledgerFailure(e, resolveLedger(o.ledger, ctx));
+  }
+}
+
+async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Confirm }): Promise<RunReport> {
   const started = Date.now();
   const { config } = loadConfig(o.config, ctx.cwd);
   const path = resolveLedger(o.ledger, ctx);

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { encodeMapped } from './block.js';
 import { Decider } from './decider.js';
 import type { Decision, DecisionTally } from '../decide/types.js';
+import { ledgerFailure } from '../ledger/failure.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { LedgerIndex } from './ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
@@ -70,7 +71,12 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   const useIndex = (): void => {
     if (indexTried) return;
     indexTried = true;
-    decider.index = LedgerIndex.build(readonlyLedger!.db, o.indexMaxRows);
+    try {
+      decider.index = LedgerIndex.build(readonlyLedger!.db, o.indexMaxRows);
+    } catch (e) {
+      // Read inside the input's loop: a damaged ledger must not pass for a failure of the input being read.
+      throw ledgerFailure(e, readonlyLedger!.path);
+    }
   };
   const shareLedger = (): void => {
     if (!pool || pool.ledgerShared) return;

@@ -1,5 +1,6 @@
 // A pool of map workers (map-worker.ts): blocks of JSONL bytes in, mapped records out, replies in job order.
 import { Worker } from 'node:worker_threads';
+import { LedgerError } from '../errors.js';
 import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from './block.js';
 import type { Recoded } from '../sources/decode-text.js';
@@ -41,6 +42,8 @@ export interface MapJobResult {
   block: MappedBlock;
   /** The worker failed on this job (e.g. undecodable input): the input fails as it would in-thread. */
   error?: string;
+  /** The error is the ledger's (a damaged one, looked up here): the run fails with a LedgerError, not the input. */
+  ledgerError?: boolean;
   /** The job's input buffer, given back for the next job's bytes (JSONL jobs). */
   spare?: ArrayBuffer;
   /** A split CSV block ended inside a quoted field. */
@@ -109,7 +112,7 @@ export class MapPool {
         if (r.spare && this.spares.length < SPARES) this.spares.push(r.spare);
         const waiter = waiting.get(r.seq);
         waiting.delete(r.seq);
-        if (r.error !== undefined) waiter?.reject(new Error(r.error));
+        if (r.error !== undefined) waiter?.reject(r.ledgerError ? new LedgerError(r.error) : new Error(r.error));
         else waiter?.resolve(r);
       });
       const fail = (e: Error) => {

@@ -4,6 +4,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { LedgerError } from '../errors.js';
 import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from './block.js';
 import { LedgerIndex } from './ledger-index.js';
 import type { LedgerLookup } from '../ledger/lookup.js';
@@ -45,6 +46,8 @@ const loadCsv = (): Promise<CsvModules> =>
 let lookupLoading: Promise<void> | undefined;
 const selector = init.select === undefined ? null : compileSelector(init.select);
 let lookup: LedgerLookup | undefined;
+// Why the ledger shared with this worker could not be opened: every block it would look up fails with it.
+let lookupFailure: Error | undefined;
 const port = parentPort!;
 let index: LedgerIndex | undefined;
 
@@ -63,10 +66,16 @@ async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<voi
   }
   if ('ledgerPath' in msg) {
     const path = msg.ledgerPath;
-    lookupLoading = import('../ledger/lookup.js').then((m) => {
-      lookup = m.LedgerLookup.open(path);
-      lookupLoading = undefined;
-    });
+    lookupLoading = import('../ledger/lookup.js')
+      .then((m) => {
+        lookup = m.LedgerLookup.open(path);
+      })
+      .catch((e: unknown) => {
+        lookupFailure = e instanceof Error ? e : new Error(String(e));
+      })
+      .finally(() => {
+        lookupLoading = undefined;
+      });
     return;
   }
   if ('recycle' in msg) {
@@ -85,7 +94,20 @@ async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<voi
     fast,
     selector,
   );
-  reply({ seq: job.seq, lines, block: lookUp(enc.finish()), spare: job.bytes.buffer as ArrayBuffer });
+  let block: MappedBlock;
+  try {
+    block = lookUp(enc.finish());
+  } catch (e) {
+    return failed(job.seq, e);
+  }
+  reply({ seq: job.seq, lines, block, spare: job.bytes.buffer as ArrayBuffer });
+}
+
+// A job that failed: the main thread rejects it, as a LedgerError when the ledger is what failed (exit 5: a damaged
+// ledger read here must not pass for a failure of the input), else as the input's failure.
+function failed(seq: number, e: unknown): void {
+  const error = e instanceof Error ? e.message : String(e);
+  reply({ seq, lines: 0, block: encodeMapped([]), error, ledgerError: e instanceof LedgerError });
 }
 
 // A block travels as three transferred buffers (numbers, string offsets, UTF-8 bytes): nothing is cloned.
@@ -102,6 +124,7 @@ function reply(r: MapJobResult): void {
 // without, and the decider looks them up.
 function lookUp(block: MappedBlock): MappedBlock {
   if (index) index.fill(block);
+  else if (lookupFailure !== undefined) throw lookupFailure;
   else if (lookup) fillLedger(block, lookup);
   return block;
 }
@@ -118,11 +141,14 @@ function csvJob(job: MapJob, csv: NonNullable<MapJob['csv']>, m: CsvModules): vo
   let s = csvStreams.get(csv.stream);
   if (!s) {
     s = new m.CsvStream(csv.settings, selector, csv.lineOffset, toMapped, (seq, items, error, recoded) => {
-      reply(
-        error === undefined
-          ? { seq, lines: 0, block: lookUp(encodeMapped(items)), recoded }
-          : { seq, lines: 0, block: encodeMapped([]), error },
-      );
+      if (error !== undefined) return reply({ seq, lines: 0, block: encodeMapped([]), error });
+      let block: MappedBlock;
+      try {
+        block = lookUp(encodeMapped(items));
+      } catch (e) {
+        return failed(seq, e);
+      }
+      reply({ seq, lines: 0, block, recoded });
     });
     csvStreams.set(csv.stream, s);
     const id = csv.stream;
@@ -154,7 +180,7 @@ async function csvBlock(
       spare: job.bytes.buffer as ArrayBuffer,
     });
   } catch (e) {
-    reply({ seq: job.seq, lines: 0, block: encodeMapped([]), error: (e as Error).message });
+    failed(job.seq, e);
   }
 }
 

@@ -4,6 +4,7 @@
 // cannot read) goes, from the last safe cut on, to one worker that parses the rest as one stream, exactly as the
 // in-thread reader would. A block that still ends inside a quoted field (it cannot, if the cutter is right) is read
 // again that way from its first byte, so no decision depends on a cut being right.
+import { LeadledgerError } from '../errors.js';
 import { INTS, I_LINE, received } from './block.js';
 import { mergeRecoded } from '../sources/decode-text.js';
 import type { OpenedInput } from '../sources/open-input.js';
@@ -147,8 +148,10 @@ export async function* readCsvParallel(
   };
 
   const take = async (): Promise<DecodedBlock | undefined> => {
-    started?.();
+    // Cleared first: should it throw (a damaged ledger), it is not called again.
+    const start = started;
     started = undefined;
+    start?.();
     const p = queue.shift()!;
     const r = await p.result;
     if (p.split && r.unclosedQuote && !p.split.last) {
@@ -209,6 +212,9 @@ export async function* readCsvParallel(
       held = [];
     }
   } catch (err) {
+    // An error with an exit code of its own (a damaged ledger, met by a worker or by the index) ends the run: no
+    // block after it is decided.
+    if (err instanceof LeadledgerError) throw err;
     // A read error (a truncated gzip): the records before it are still decided, as the in-thread reader yields
     // them before failing; then the input fails at the line reached. The whole records read but not yet cut into
     // a block (up to a block's worth: ~17,000 rows of a test export were dropped) go out as a last block.

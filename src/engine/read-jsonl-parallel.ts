@@ -1,5 +1,6 @@
 // JSONL read and mapped by the map pool: the main thread only cuts the byte stream at the last newline of each
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
+import { LeadledgerError } from '../errors.js';
 import { received } from './block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
@@ -29,8 +30,10 @@ export async function* readJsonlParallel(
   let lineBase = 0;
 
   const take = async (): Promise<DecodedBlock> => {
-    started?.();
+    // Cleared first: should it throw (a damaged ledger), it is not called again.
+    const start = started;
     started = undefined;
+    start?.();
     const r = await inFlight.shift()!;
     const block: DecodedBlock = { block: received(r.block), source: ctx.source, lineBase };
     block.release = () => pool.recycle(r.worker!, block.block);
@@ -90,6 +93,9 @@ export async function* readJsonlParallel(
       if (carry.length > 0) submit(carry); // the last line, without a trailing newline
     }
   } catch (err) {
+    // An error with an exit code of its own (a damaged ledger, met by a worker or by the index) ends the run: no
+    // block after it is decided.
+    if (err instanceof LeadledgerError) throw err;
     // A read error (a truncated gzip): the records before it are still decided, as the in-thread reader yields
     // them before failing; then the input fails at the line reached.
     while (inFlight.length > 0) yield await take();

@@ -1,13 +1,16 @@
 // The store of record: which event keys were seen, claimed, sent, failed or are in doubt. SQLite through
 // better-sqlite3; every write that guards a side effect is one committed statement (claim before, settle after).
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';
+import { openReadOnly, openReadWrite } from './connect.js';
+import { ledgerFailure } from './failure.js';
+import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from './types.js';
 
 /** Where the ledger lives unless --ledger or LEADLEDGER_LEDGER says otherwise. */
@@ -23,20 +26,28 @@ const HEARTBEAT_STALE_MS = 120_000;
 
 const now = () => new Date().toISOString();
 
-/** Opens (creating when writable and missing) the ledger; undefined when read-only and the file does not exist. */
+/**
+ * Opens (creating when writable and missing) the ledger; undefined when read-only and the file does not exist or
+ * holds nothing yet. A file that is not a leadledger ledger is refused (LedgerError) before SQLite writes to it.
+ */
 export function openLedger(path: string, opts: { readonly?: boolean } = {}): Ledger | undefined {
   const file = resolve(path);
   if (opts.readonly && !existsSync(file)) return undefined;
+  let db: Database.Database | undefined;
   try {
     if (!opts.readonly && !existsSync(file)) {
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
       // Created 0600 before SQLite opens it; SQLite gives -wal and -shm the same mode.
       closeSync(openSync(file, 'a', 0o600));
     }
-    const db = new Database(file, { readonly: !!opts.readonly, fileMustExist: true, timeout: 5000 });
+    // Asked before the connection below switches the file to WAL mode or migrates it: both write.
+    if (identifyLedgerFile(file) === 'empty' && opts.readonly) return undefined;
+    db = opts.readonly ? openReadOnly(file) : openReadWrite(file);
     return new Ledger(db, file, !!opts.readonly);
   } catch (e) {
-    if (e instanceof LedgerError) throw e;
+    db?.close();
+    const failure = ledgerFailure(e, file, 'cannot open');
+    if (failure instanceof LedgerError) throw failure;
     throw new LedgerError(`cannot open ledger ${file}: ${(e as Error).message}`);
   }
 }
@@ -67,7 +78,7 @@ export class Ledger {
       db.pragma('synchronous = NORMAL');
     }
     this.migrate();
-    this.lookup = new LedgerLookup(db);
+    this.lookup = new LedgerLookup(db, path);
   }
 
   private migrate(): void {
@@ -79,6 +90,9 @@ export class Ledger {
     }
     if (version === SCHEMA_VERSION) return;
     if (this.readonly) {
+      // Read-only, an older ledger is read as it is when nothing read has changed since (a dry-run in a folder
+      // leadledger may not write must not need an upgrade); the next writing run migrates it.
+      if (version >= OLDEST_READABLE_VERSION) return;
       throw new LedgerError(
         `ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`,
       );
@@ -124,9 +138,13 @@ export class Ledger {
 
   /** The normalized lead stored for a key (for conflict diffs and replay). */
   getLeadJson(key: string): string | undefined {
-    const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as
-      { lead_json: string | null } | undefined;
-    return r?.lead_json ?? undefined;
+    try {
+      const r = this.stmt('SELECT lead_json FROM events WHERE key = ?').get(key) as
+        { lead_json: string | null } | undefined;
+      return r?.lead_json ?? undefined;
+    } catch (e) {
+      throw ledgerFailure(e, this.path);
+    }
   }
 
   /**

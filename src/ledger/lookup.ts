@@ -2,28 +2,61 @@
 // Ledger.lookupKeys and Ledger.lookupDelivered, for the map workers of a dry-run whose ledger is not indexed
 // (engine/ledger-index.ts: too large, or erased keys), which open it read-only themselves so that lookups run beside
 // parsing instead of on the thread that decides.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { sha256 } from '../hash.js';
+import { openReadOnly } from './connect.js';
+import { ledgerFailure } from './failure.js';
 import type { EventStatus, KnownKey } from './types.js';
 
 const CHUNK = 512;
 
-/** Batched key and natural-key lookups on one read-only connection. */
+/**
+ * Batched key and natural-key lookups on one read-only connection. A SQLite error of theirs is a LedgerError naming
+ * the file (a damaged ledger says so), wherever they run: on the deciding thread or in a map worker.
+ */
 export class LedgerLookup {
-  private readonly hasTombstones: boolean;
+  // Asked at the first lookup, not on opening: a damaged ledger still opens, for `ledger verify` to examine.
+  private hasTombstones: boolean | undefined;
   private readonly stmts = new Map<string, Database.Statement>();
 
-  constructor(private readonly db: Database.Database) {
-    this.hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
-  }
+  constructor(
+    private readonly db: Database.Database,
+    private readonly file: string = db.name,
+  ) {}
 
-  /** Opens a ledger file read-only for lookups. */
+  /** Opens a ledger file read-only for lookups (immutable where the ledger's own open is: see openReadOnly). */
   static open(path: string): LedgerLookup {
-    return new LedgerLookup(new Database(path, { readonly: true, fileMustExist: true, timeout: 5000 }));
+    try {
+      return new LedgerLookup(openReadOnly(path), path);
+    } catch (e) {
+      throw ledgerFailure(e, path);
+    }
   }
 
   /** As Ledger.lookupKeys: the known keys among these (tombstoned ones as sent). */
   lookupKeys(keys: string[]): Map<string, KnownKey> {
+    try {
+      return this.knownKeys(keys);
+    } catch (e) {
+      throw ledgerFailure(e, this.file);
+    }
+  }
+
+  /** As Ledger.lookupDelivered: people delivered or possibly delivered, with the first event key found. */
+  lookupDelivered(naturalKeys: string[]): Map<string, string> {
+    try {
+      return this.delivered(naturalKeys);
+    } catch (e) {
+      throw ledgerFailure(e, this.file);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private knownKeys(keys: string[]): Map<string, KnownKey> {
+    this.hasTombstones ??= !!this.db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
     const out = new Map<string, KnownKey>();
     this.chunked(
       keys,
@@ -56,8 +89,7 @@ export class LedgerLookup {
     return out;
   }
 
-  /** As Ledger.lookupDelivered: people delivered or possibly delivered, with the first event key found. */
-  lookupDelivered(naturalKeys: string[]): Map<string, string> {
+  private delivered(naturalKeys: string[]): Map<string, string> {
     const out = new Map<string, string>();
     this.chunked(
       naturalKeys,
@@ -68,10 +100,6 @@ export class LedgerLookup {
       },
     );
     return out;
-  }
-
-  close(): void {
-    this.db.close();
   }
 
   // Rows as arrays (raw): no object per row. Statements are cached per list length, and lists are padded (with

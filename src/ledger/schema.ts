@@ -1,5 +1,11 @@
 // The ledger's schema, versioned with PRAGMA user_version. Migrations only go forward; each runs in one transaction.
 
+/**
+ * PRAGMA application_id of a ledger ("LLDG"), set by migration 2: what tells a ledger from any other SQLite file.
+ * Ledgers of schema v1 predate it.
+ */
+export const LEDGER_APPLICATION_ID = 0x4c4c4447;
+
 /** Forward-only migrations; index + 1 is the user_version after it runs. */
 export const MIGRATIONS: string[] = [
   `
@@ -52,7 +58,15 @@ export const MIGRATIONS: string[] = [
     key_hash TEXT PRIMARY KEY           -- sha256 of an erased event key: still a duplicate, no trace of the person
   ) WITHOUT ROWID;
   `,
+  // v2 changes no table: it marks the file as a ledger, so that a ledger can be told from another database.
+  `PRAGMA application_id = ${LEDGER_APPLICATION_ID};`,
 ];
 
 /** The schema version this build of leadledger writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * The oldest schema version a read-only open takes as it is, unmigrated: the migrations after it change nothing that
+ * leadledger reads (v2 only marks the file). A migration that adds what reads rely on raises it.
+ */
+export const OLDEST_READABLE_VERSION = 1;

@@ -84,7 +84,8 @@ async function* readOne<B>(
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
   } catch (err) {
-    // Errors of leadledger's own (a bad flag, an unusable ledger) are the run's, not this input's.
+    // Errors that carry their own exit code end the run with it: an unreadable input (3), a bad option (2), and
+    // what a reader met outside the input, such as a damaged ledger read in the same loop (5).
     if (err instanceof LeadledgerError) throw err;
     // What was read before the failure has been yielded: the rest of this input is unread, and the next is read.
     yield fromReject({

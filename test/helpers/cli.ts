@@ -12,15 +12,33 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs bin/leadledger.js with args; resolves when it exits. */
+/**
+ * The command line that runs argv bound by file modes. Root's capabilities override them (a folder chmod'ed 0555 is
+ * still one root writes), so as root the command runs with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped
+ * (setpriv, util-linux): still root, still the owner of the test's files, but held to their modes as anyone else is.
+ */
+export function boundByFileModes(argv: string[]): string[] {
+  if (process.getuid?.() !== 0) return argv;
+  return ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--', ...argv];
+}
+
+/** Runs bin/leadledger.js with args (with `fileModes`, bound by file modes even as root); resolves when it exits. */
 export function runCli(
   args: string[],
-  opts: { env?: Record<string, string | undefined>; input?: string | Buffer; cwd?: string; timeoutMs?: number } = {},
+  opts: {
+    env?: Record<string, string | undefined>;
+    input?: string | Buffer;
+    cwd?: string;
+    timeoutMs?: number;
+    fileModes?: boolean;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: '1', ...opts.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const argv = [process.execPath, BIN, ...args];
+    const [cmd, ...rest] = opts.fileModes ? boundByFileModes(argv) : argv;
+    const child = spawn(cmd!, rest, {
       cwd: opts.cwd ?? ROOT,
       env: env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -24,3 +24,10 @@ export async function expectedPeople(file: string, dir: string): Promise<Set<str
     .map((l) => JSON.parse(l) as { decision: string; email: string });
   return new Set(rows.filter((r) => r.decision === 'new').map((r) => r.email));
 }
+
+/** n minimal JSONL events, e0…e(n-1), each of its own person: {"event_id":"e1","email":"a1@example.com"}. */
+export function jsonlEvents(n: number): string {
+  const lines = new Array<string>(n);
+  for (let i = 0; i < n; i++) lines[i] = `{"event_id":"e${i}","email":"a${i}@example.com"}`;
+  return lines.join('\n') + '\n';
+}

@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { openLedger } from '../../src/ledger/ledger.js';
 import type { ClaimInput } from '../../src/ledger/types.js';
 import { LedgerError } from '../../src/errors.js';
-import { SCHEMA_VERSION } from '../../src/ledger/schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/ledger/schema.js';
+import Database from 'better-sqlite3';
 import { tmpDir } from '../helpers/tmp.js';
 
 const claim = (key: string, email = `${key}@x.io`): ClaimInput => ({
@@ -28,6 +29,43 @@ test('a new ledger is created 0600, in WAL mode, at the current schema version',
   assert.equal(l.db.pragma('journal_mode', { simple: true }), 'wal');
   assert.equal(l.db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
   l.close();
+});
+
+// The mark is in files already written: it never changes.
+const LEDGER_APPLICATION_ID = 0x4c4c4447;
+
+// A ledger as leadledger wrote it before ledgers were marked: schema v1, WAL mode, no application_id.
+function writeV1Ledger(path: string): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(MIGRATIONS[0]!);
+  db.pragma('user_version = 1');
+  db.prepare(
+    `INSERT INTO events (key, key_kind, status, outcome, first_seen_at, updated_at, sent_at) VALUES ('evt_1', 'imported', 'sent', 'imported', 't', 't', 't')`,
+  ).run();
+  db.close();
+}
+
+test("a new ledger is marked with leadledger's application_id", () => {
+  const path = join(tmpDir(), 'l.db');
+  openLedger(path)!.close();
+  const db = new Database(path, { readonly: true });
+  assert.equal(db.pragma('application_id', { simple: true }), LEDGER_APPLICATION_ID);
+  db.close();
+});
+
+test('a ledger of schema v1 (before the mark) is read as it is read-only, and marked when next written', () => {
+  const path = join(tmpDir(), 'l.db');
+  writeV1Ledger(path);
+  const ro = openLedger(path, { readonly: true })!;
+  assert.equal(ro.lookupKeys(['evt_1']).get('evt_1')!.status, 'sent');
+  assert.equal(ro.db.pragma('user_version', { simple: true }), 1, 'read-only: not migrated');
+  ro.close();
+  const rw = openLedger(path)!;
+  assert.equal(rw.db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  assert.equal(rw.db.pragma('application_id', { simple: true }), LEDGER_APPLICATION_ID);
+  assert.equal(rw.lookupKeys(['evt_1']).get('evt_1')!.status, 'sent');
+  rw.close();
 });
 
 test('read-only open of a missing ledger is no ledger, not an error', () => {

@@ -3,9 +3,9 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { InputError, UsageError } from '../../src/errors.js';
+import { InputError, LedgerError, UsageError } from '../../src/errors.js';
 import { expandGlob } from '../../src/sources/expand-glob.js';
-import { readInputs } from '../../src/sources/read-inputs.js';
+import { readInputs, readInputsWith } from '../../src/sources/read-inputs.js';
 import { describeInput, sniffInput } from '../../src/sources/sniff-input.js';
 import type { InputInfo } from '../../src/sources/types.js';
 import { chunked, fakeStdin, fixture, readAll, records, rejects, scratch, unread } from './helpers.js';
@@ -173,5 +173,24 @@ describe('readInputs: stdin, gzip, several inputs', () => {
       break;
     }
     assert.ok(seen > 0 && seen <= 1001);
+  });
+});
+
+describe('readInputsWith: what a reader throws', () => {
+  it('ends the read with any LeadledgerError (a damaged ledger: exit 5), never a reject of the input', async () => {
+    const s = scratch();
+    const file = s.write('events.jsonl', '{"event_id":"e1"}\n');
+    const reader = async function* (): AsyncGenerator<string> {
+      yield 'first';
+      throw new LedgerError('ledger /x/ledger.db is damaged');
+    };
+    const got: string[] = [];
+    await assert.rejects(
+      async () => {
+        for await (const b of readInputsWith([file], {}, reader, (r) => `reject: ${r.reason}`)) got.push(b);
+      },
+      (e: unknown) => e instanceof LedgerError && e.exitCode === 5,
+    );
+    assert.deepEqual(got, ['first']);
   });
 });

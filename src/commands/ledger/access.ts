@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LedgerError, UsageError } from '../../errors.js';
+import { ledgerFailure } from '../../ledger/failure.js';
 import { ledgerPath, openLedger, type Ledger } from '../../ledger/ledger.js';
 import type { EventStatus } from '../../ledger/types.js';
 import { EVENT_STATUSES, type EventFilter, type TimeField } from '../../ledger/queries.js';
@@ -38,11 +39,16 @@ export function openExistingLedger(path: string, opts: { readonly: boolean }): L
   return ledger;
 }
 
-/** Runs fn with a ledger open and closes it afterwards, also when fn throws. */
+/**
+ * Runs fn with a ledger open and closes it afterwards, also when fn throws. A SQLite error of fn's is the ledger's
+ * (exit 5): a damaged ledger says so, as it does wherever it is read.
+ */
 export function withLedger<T>(path: string, opts: { readonly: boolean }, fn: (ledger: Ledger) => T): T {
   const ledger = openExistingLedger(path, opts);
   try {
     return fn(ledger);
+  } catch (e) {
+    throw ledgerFailure(e, ledger.path);
   } finally {
     ledger.close();
   }

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../../errors.js';
+import { ledgerFailure } from '../../ledger/failure.js';
 import type { LedgerEventRow } from '../../ledger/types.js';
 import { iterateEvents } from '../../ledger/queries.js';
 import type { CommandContext } from '../context.js';
@@ -73,7 +74,7 @@ export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext):
       (out as WriteStream).destroy();
       rmSync(tmp, { force: true });
     }
-    throw e;
+    throw ledgerFailure(e, path);
   } finally {
     out.off('error', onError);
     ledger.close();

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { openLedger } from '../../../src/ledger/ledger.js';
+import { snapshot } from '../../helpers/files.js';
 import { tmpDir } from '../../helpers/tmp.js';
 import { seedLedger } from './seed.js';
 
@@ -110,4 +112,40 @@ test('cli: export to stdout is the data alone; stats, runs and --help work', () 
   const h = cli(['prune', '--help']);
   assert.equal(h.code, 0);
   assert.match(h.stdout, /eligible again/);
+});
+
+test('cli: a file that is not a leadledger ledger is refused by every command, exit 5 on one line, left untouched', () => {
+  const dir = tmpDir();
+  writeFileSync(join(dir, 'events.jsonl'), '{"event_id":"e1","email":"a1@example.com"}\n');
+  writeFileSync(join(dir, 'people.txt'), 'a1@example.com\n');
+  const app = new Database(join(dir, 'app.db'));
+  app.exec(`CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')`);
+  app.pragma('user_version = 7');
+  app.close();
+  writeFileSync(join(dir, 'notes.txt'), 'not a database\n');
+  const commands = [
+    ['push', 'events.jsonl', '--sink', 'jsonl', '--output', 'out.jsonl'],
+    ['push', 'events.jsonl', '--dry-run'],
+    ['ledger', 'import', 'people.txt', '--as', 'emails'],
+    ['ledger', 'stats'],
+    ['ledger', 'list'],
+    ['ledger', 'verify'],
+  ];
+  for (const file of ['app.db', 'notes.txt']) {
+    const path = join(dir, file);
+    const before = snapshot(path);
+    for (const args of commands) {
+      const r = spawnSync(process.execPath, [bin, ...args, '--ledger', file], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' },
+      });
+      const what = `${args.join(' ')} --ledger ${file}`;
+      assert.equal(r.status, 5, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, /^leadledger: .* is not a leadledger ledger \(.*\); it was left untouched\n$/, what);
+      assert.ok(r.stderr.includes(path), `${what} names the file: ${r.stderr}`);
+      assert.deepEqual(snapshot(path), before, `${what}: untouched`);
+    }
+  }
+  assert.equal(existsSync(join(dir, 'out.jsonl')), false, 'nothing was sent');
 });
