@@ -8,7 +8,9 @@
 // 512 KiB writes that interleave, splicing lines of one batch into another's.
 //
 // The file is never reached through a symbolic link: --output naming a link would append leads (PII) to whatever
-// the link points at. It is opened with O_NOFOLLOW, and created 0600 by that same call, when the sink is built.
+// the link points at. A link is refused when the sink is built, before anything is claimed (the file itself is
+// created only by the first batch, so a run that stops before sending, a refused ledger, say, leaves nothing), and
+// every open is O_NOFOLLOW, creating the file 0600 in that same call.
 import { constants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -53,17 +55,12 @@ export class JsonlSink implements Sink {
   }
 
   /**
-   * Open the file before any lead is claimed, so a symlink is a usage error up front rather than leads in doubt.
-   * Other open errors (a missing directory, no permission) are left to send(), which reports them per batch.
+   * Checks the output before any lead is claimed, so a symlink is a usage error up front rather than leads in
+   * doubt. Other problems (a missing directory, no permission) are left to send(), which reports them per batch.
    */
   async open(): Promise<void> {
     if (this.opts.output === '-') return;
-    try {
-      await this.handle();
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      this.opening = undefined;
-    }
+    if (await isSymlink(this.opts.output)) throw linkRefused(this.opts.output);
   }
 
   /** Append one line per item and flush them to disk before returning; batches are written one after another. */
@@ -126,10 +123,7 @@ async function openNoFollow(path: string): Promise<OpenFile> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // ELOOP (Linux, macOS) or EMLINK (FreeBSD) also come from looping directories: only a link itself is named so.
-    if ((code === 'ELOOP' || code === 'EMLINK') && (await isSymlink(path)))
-      throw new UsageError(
-        `--output ${path} is a symbolic link; leadledger does not write through links (give the file's own path)`,
-      );
+    if ((code === 'ELOOP' || code === 'EMLINK') && (await isSymlink(path))) throw linkRefused(path);
     throw err;
   }
   try {
@@ -138,6 +132,12 @@ async function openNoFollow(path: string): Promise<OpenFile> {
     await handle.close();
     throw err;
   }
+}
+
+function linkRefused(path: string): UsageError {
+  return new UsageError(
+    `--output ${path} is a symbolic link; leadledger does not write through links (give the file's own path)`,
+  );
 }
 
 async function isSymlink(path: string): Promise<boolean> {
