@@ -7,7 +7,7 @@ import type { Deliverer, SettledItem } from '../deliver/deliver.js';
 import { ledgerFailure } from '../ledger/failure.js';
 import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
-import { ReportCollector, runExitCode, type RunReport } from '../report/run-report.js';
+import { ReportCollector, runExitCode, unreadPart, type RunReport } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
@@ -132,7 +132,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       ledger,
       stop: ctx.stop,
       tally,
-      onUnread: (u) => collector.addUnread({ source: u.source, line: u.line, reason: u.reason }),
+      onUnread: (u) => collector.addUnread(unreadPart(u)),
     })) {
       if (tally) progress.read = collector.counts.read;
       for (const d of decisions) {

@@ -12,7 +12,7 @@ import { loadConfig } from '../mapping/config.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
-import { ReportCollector, runExitCode, type RunReport, type Unread } from '../report/run-report.js';
+import { ReportCollector, runExitCode, unreadPart, type RunReport, type Unread } from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
@@ -303,8 +303,7 @@ async function select(
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
     for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin, onInputRead: onRead })) {
-      for (const it of batch)
-        if (it.kind === 'unread') onUnread({ source: it.source, line: it.line, reason: it.reason });
+      for (const it of batch) if (it.kind === 'unread') onUnread(unreadPart(it));
       const events = batch
         .flatMap((it) => (it.kind === 'record' ? [map(it)] : []))
         .flatMap((m) => (m.kind === 'event' ? [m] : []));

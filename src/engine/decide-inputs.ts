@@ -129,6 +129,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     };
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
+      if (b.unread) for (const u of b.unread) o.onUnread?.(u);
       if (o.tally) {
         decider.countBlock(b.block, b.source, b.lineBase, o.tally);
         decider.release(b.block, b.release);

@@ -5,6 +5,7 @@ import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from './block.js';
 import type { Recoded } from '../sources/decode-text.js';
 import type { CsvSettings } from '../sources/read-csv.js';
+import type { RawUnread } from '../sources/types.js';
 import type { SharedLedgerIndex } from './ledger-index.js';
 import { detachEarly } from './detach-early.js';
 
@@ -205,4 +206,6 @@ export interface DecodedBlock {
   lineBase: number;
   /** Called once the block is decided: its buffers may be reused. */
   release?: () => void;
+  /** Parts of the input read beside the block that could not be read (a line too long), before its records. */
+  unread?: RawUnread[];
 }

@@ -1,7 +1,9 @@
 // JSONL read and mapped by the map pool: the main thread only cuts the byte stream at the last newline of each
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
 import { LeadledgerError } from '../errors.js';
-import { received } from './block.js';
+import { encodeMapped, received } from './block.js';
+import { MAX_LINE_BYTES, tooLongLine } from '../sources/read-jsonl.js';
+import type { RawUnread } from '../sources/types.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { DecodedBlock, MapJobResult, MapPool } from './map-pool.js';
@@ -9,6 +11,27 @@ import type { DecodedBlock, MapJobResult, MapPool } from './map-pool.js';
 const LF = 0x0a;
 // Bytes read at a time into a block's buffer (besides the start of a line carried over).
 const READ_CHUNK = 1 << 20;
+// The marker of a line too long to read, in the queue of blocks, and the block that stands for it.
+const EMPTY = encodeMapped([]);
+const TOO_LONG = { seq: -1, lines: 1, block: EMPTY } as MapJobResult;
+
+// Reads on past the rest of a line too long to read (its bytes dropped); returns the bytes after its end, having
+// marked it. At the end of the input the line ends there.
+async function skipLine(read: NonNullable<OpenedInput['direct']>, mark: () => void): Promise<Uint8Array> {
+  const scratch = new Uint8Array(READ_CHUNK);
+  for (;;) {
+    const n = await read(scratch, 0, scratch.length);
+    if (n === 0) {
+      mark();
+      return new Uint8Array(0);
+    }
+    const nl = scratch.subarray(0, n).indexOf(LF);
+    if (nl >= 0) {
+      mark();
+      return Buffer.from(scratch.subarray(nl + 1, n));
+    }
+  }
+}
 
 /**
  * Yields the mapped records of one JSONL input in input order, numbered as the sequential reader numbers them.
@@ -35,6 +58,12 @@ export async function* readJsonlParallel(
     started = undefined;
     start?.();
     const r = await inFlight.shift()!;
+    if (r === TOO_LONG) {
+      // A line past MAX_LINE_BYTES, dropped by this thread as it was read: reported as the reader reports it.
+      lineBase++;
+      ctx.progress.line = lineBase;
+      return { block: EMPTY, source: ctx.source, lineBase, unread: [tooLongLine(ctx.source, lineBase) as RawUnread] };
+    }
     const block: DecodedBlock = { block: received(r.block), source: ctx.source, lineBase };
     block.release = () => pool.recycle(r.worker!, block.block);
     lineBase += r.lines;
@@ -49,6 +78,11 @@ export async function* readJsonlParallel(
   };
   const submit = (block: Uint8Array | Uint8Array[]): void => track(pool.submit(block, first));
   const submitOwned = (bytes: Uint8Array): void => track(pool.submitOwned(bytes, first));
+  // A line too long to read: its place in the order of blocks is kept by a marker.
+  const tooLong = (): void => {
+    inFlight.push(Promise.resolve(TOO_LONG));
+    first = false;
+  };
 
   try {
     if (opened.direct) {
@@ -61,15 +95,35 @@ export async function* readJsonlParallel(
         tail = tail.subarray(headCut + 1);
       }
       for (;;) {
-        // A line longer than a buffer is read on into one twice its size, so its bytes are copied a few times only.
-        const want = Math.max(readChunk, tail.length);
+        // The tail is the start of a line (no whole line): every line that ends in this buffer but its first is
+        // in the bytes just read, so only the first can be past MAX_LINE_BYTES. A long line is read on a chunk at
+        // a time (copied once a chunk: long lines are rare, and held to MAX_LINE_BYTES).
+        const want = readChunk;
         const buf = pool.buffer(tail.length + want);
         buf.set(tail, 0);
         const n = await opened.direct(buf, tail.length, want);
         const length = tail.length + n;
         if (n === 0) {
-          if (length > 0) submitOwned(buf.subarray(0, length)); // the last line, without a trailing newline
+          // The last line, without a trailing newline.
+          if (length > MAX_LINE_BYTES) tooLong();
+          else if (length > 0) submitOwned(buf.subarray(0, length));
           break;
+        }
+        // The buffer starts with a line: past the limit, it is dropped (read on to its end when it goes on).
+        const firstEnd = buf.subarray(0, length).indexOf(LF);
+        if (firstEnd === -1 && length > MAX_LINE_BYTES) {
+          tail = await skipLine(opened.direct, tooLong);
+          continue;
+        }
+        if (firstEnd > MAX_LINE_BYTES) {
+          tooLong();
+          // The rest is in the bytes just read: its whole lines go out, the start of the next is the tail.
+          const rest = buf.subarray(firstEnd + 1, length);
+          const restCut = rest.lastIndexOf(LF);
+          if (restCut >= 0) submit(rest.subarray(0, restCut + 1));
+          tail = Buffer.from(rest.subarray(restCut + 1));
+          while (inFlight.length >= maxInFlight) yield await take();
+          continue;
         }
         const cut = buf.lastIndexOf(LF, length - 1);
         // Copied before the buffer is handed over: the start of the next line, or a line longer than a buffer.
@@ -79,18 +133,48 @@ export async function* readJsonlParallel(
         while (inFlight.length >= maxInFlight) yield await take();
       }
     } else {
-      for await (const chunk of opened.chunks) {
+      let carried = 0;
+      let dropping = false; // the line being read is past MAX_LINE_BYTES
+      for await (let chunk of opened.chunks) {
+        if (dropping) {
+          const nl = chunk.indexOf(LF);
+          if (nl === -1) continue;
+          dropping = false;
+          tooLong();
+          chunk = chunk.subarray(nl + 1);
+        }
         const cut = chunk.lastIndexOf(LF);
         if (cut === -1) {
           carry.push(chunk); // a line longer than a chunk: wait for its end
+          carried += chunk.length;
+          if (carried > MAX_LINE_BYTES) {
+            carry = [];
+            carried = 0;
+            dropping = true;
+          }
           continue;
         }
-        const head = chunk.subarray(0, cut + 1);
+        if (carried > 0 && carried + chunk.indexOf(LF) > MAX_LINE_BYTES) {
+          // The line carried so far ends in this chunk, past the limit: it is dropped, the rest is read.
+          tooLong();
+          carry = [];
+          carried = 0;
+          chunk = chunk.subarray(chunk.indexOf(LF) + 1);
+          if (chunk.lastIndexOf(LF) === -1) {
+            if (chunk.length > 0) carry.push(chunk);
+            carried = chunk.length;
+            continue;
+          }
+        }
+        const at = chunk.lastIndexOf(LF);
+        const head = chunk.subarray(0, at + 1);
         submit(carry.length > 0 ? [...carry, head] : head);
-        carry = cut + 1 < chunk.length ? [chunk.subarray(cut + 1)] : [];
+        carry = at + 1 < chunk.length ? [chunk.subarray(at + 1)] : [];
+        carried = chunk.length - at - 1;
         while (inFlight.length >= maxInFlight) yield await take();
       }
-      if (carry.length > 0) submit(carry); // the last line, without a trailing newline
+      if (dropping) tooLong();
+      else if (carry.length > 0) submit(carry); // the last line, without a trailing newline
     }
   } catch (err) {
     // An error with an exit code of its own (a damaged ledger, met by a worker or by the index) ends the run: no

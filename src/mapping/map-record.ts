@@ -115,6 +115,8 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     const lead: Lead = {};
     const emailRaw = at(read.email, fields);
     if (emailRaw !== undefined) {
+      if (rec.replaced && emailRaw.includes(REPLACEMENT))
+        return { kind: 'invalid', source, line, key, field: fieldPathOf(fields, plan.email), reason: ALTERED_EMAIL };
       const e = normalizeEmail(emailRaw);
       if (!e.ok)
         return {
@@ -129,6 +131,8 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     }
     const phoneRaw = at(read.phone, fields);
     if (phoneRaw !== undefined) {
+      if (rec.replaced && phoneRaw.includes(REPLACEMENT))
+        return { kind: 'invalid', source, line, key, field: fieldPathOf(fields, plan.phone), reason: ALTERED_PHONE };
       const p = normalizePhone(phoneRaw, country);
       if (!p.ok)
         return {
@@ -184,6 +188,10 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (type) event.type = type;
     if (canonicalTime) event.occurredAt = timeRaw;
     else if (timeMs !== undefined) event.occurredAt = isoTime(timeRaw!, timeMs);
+    if (rec.replaced) {
+      const warnings = alteredFields(key, lead);
+      if (warnings.length) event.warnings = warnings;
+    }
     return event;
   };
   // A record the mapper cannot take (a custom field nested thousands deep) is one invalid record, never the end of
@@ -201,6 +209,22 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   // lead to the plan.
   const plain = !keyFields && !custom.length && !typeSet && !timeFilter;
   return Object.assign(map, { current, plain });
+}
+
+// U+FFFD: what a byte that is not UTF-8 becomes when a JSON line is decoded (RawRecord.replaced).
+const REPLACEMENT = '\ufffd';
+const ALTERED_EMAIL = 'email: its bytes are not UTF-8 (the address would be altered by decoding): not sent';
+const ALTERED_PHONE = 'phone: its bytes are not UTF-8 (the number would be altered by decoding): not sent';
+
+// The warnings of a lead read from bytes that were not all UTF-8: the fields they altered.
+function alteredFields(key: string, lead: Lead): string[] {
+  const out: string[] = [];
+  const note = (field: string) => out.push(`${field}: bytes that are not UTF-8 were replaced by U+FFFD`);
+  if (key.includes(REPLACEMENT)) note('event id');
+  for (const f of ['name', 'firstName', 'lastName', 'company', 'source'] as const)
+    if (lead[f]?.includes(REPLACEMENT)) note(f);
+  for (const [k, v] of Object.entries(lead.custom ?? {})) if (v.includes(REPLACEMENT)) note(`custom.${k}`);
+  return out;
 }
 
 /** A reader's item mapped: a record by `map`, a reject as an invalid record with the reader's reason. */

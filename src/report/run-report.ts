@@ -2,7 +2,7 @@
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import type { DeliveryCounts } from '../deliver/delivery-counts.js';
 import { ExitCode } from '../errors.js';
-import type { InputRead } from '../sources/types.js';
+import type { InputRead, RawUnread } from '../sources/types.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
@@ -15,11 +15,19 @@ export interface Example {
   reason: string;
 }
 
-/** A part of an input that could not be read: from `line` to the end of that input. */
+/** A part of an input that could not be read: from `line` to `toLine`, or to the end of that input. */
 export interface Unread {
   source: string;
   line: number;
+  toLine?: number;
   reason: string;
+}
+
+/** A reader's unread part, as the report keeps it. */
+export function unreadPart(u: RawUnread): Unread {
+  return u.toLine === undefined
+    ? { source: u.source, line: u.line, reason: u.reason }
+    : { source: u.source, line: u.line, toLine: u.toLine, reason: u.reason };
 }
 
 /** Records read with something a person should know (a value altered by decoding, a field left out). */

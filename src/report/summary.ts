@@ -92,7 +92,13 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     lines.push('');
     lines.push(c.red('  not read (exit code 3): what could be read before was decided'));
     for (const u of r.unread) {
-      lines.push(c.red(`    ${printable(u.source)} from line ${u.line} to the end: ${printable(u.reason)}`));
+      const part =
+        u.toLine === undefined
+          ? `from line ${u.line} to the end`
+          : u.toLine === u.line
+            ? `line ${u.line}`
+            : `lines ${u.line}-${u.toLine}`;
+      lines.push(c.red(`    ${printable(u.source)} ${part}: ${printable(u.reason, 400)}`));
     }
   }
   if (r.interrupted) lines.push(c.yellow('  interrupted: in-flight sends were settled; run again to continue'));

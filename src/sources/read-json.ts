@@ -1,87 +1,345 @@
-// A JSON document: an array of event objects, or one object. The document is read fully into memory, because
-// JSON.parse needs all of it; exports large enough for that to matter are JSONL in practice. A malformed
-// document becomes one reject at the line of the error. A ".json" file that is really JSONL (one object per
-// line, a common mislabel) is read as JSONL instead of being rejected whole.
+// A JSON document: an array of event objects, one object, or several objects one after another. It is streamed:
+// the bytes are scanned once for where each top-level element starts and ends (strings, escapes and nesting
+// followed), and each element is parsed on its own, so memory holds one element at a time however large the
+// document (a 600 MB array is read like JSONL). A malformed element is one reject at its line; the elements
+// after it are still read. A structure that cannot be followed any further (a bracket that does not match, the
+// input ending inside the array) leaves the rest of the input unread, and says so.
+//
+// A ".json" file that is really JSONL (one object per line, a common mislabel) is read as JSONL from its second
+// object on, so a broken line is one reject there too.
 
+import { isUtf8 } from 'node:buffer';
 import { describeJsonError, lineAndColumn } from './json-error.js';
-import { jsonArrayElementLines } from './json-element-lines.js';
 import { readJsonl } from './read-jsonl.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import { kindOf } from './select-path.js';
 import type { RawItem } from './types.js';
 
-/** Reads a whole JSON document and yields its object(s) as records, in batches. */
+/** An array element (or top-level object) larger than this is rejected unread: a lead is a few KB. */
+export const MAX_ELEMENT_BYTES = 64 << 20;
+
+const LF = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+
+/** Reads a JSON document and yields its object(s) as records, in batches. */
 export async function* readJson(chunks: AsyncIterable<Buffer>, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
-  const { source, progress } = ctx;
-  const parts: Buffer[] = [];
-  for await (const c of chunks) parts.push(c);
-  const bytes = Buffer.concat(parts);
-  let text = bytes.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  progress.line = 1;
-
-  let doc: unknown;
+  const scan = new JsonScan(ctx);
+  const it = chunks[Symbol.asyncIterator]();
   try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    if (looksLikeJsonl(text)) {
-      yield* readJsonl(single(bytes), ctx);
-      return;
-    }
-    const e = describeJsonError(err, text);
-    const at = lineAndColumn(text, e.offset);
-    yield [
-      {
-        kind: 'reject',
-        source,
-        line: at.line,
-        reason: `invalid JSON document: ${e.message} at line ${at.line}, column ${at.column}`,
-      },
-    ];
-    return;
-  }
-
-  if (Array.isArray(doc)) {
-    const lines = jsonArrayElementLines(text);
-    let batch: RawItem[] = [];
-    for (let i = 0; i < doc.length; i++) {
-      const line = lines[i] ?? 1;
-      batch.push(toItem(doc[i], line, ctx, `array element ${i + 1}`));
-      if (batch.length >= BATCH_SIZE) {
-        progress.line = line;
-        yield batch;
-        batch = [];
+    for (;;) {
+      const r = await it.next();
+      if (r.done) break;
+      const rest = scan.feed(r.value);
+      if (scan.batch.length >= BATCH_SIZE) yield scan.batch.splice(0);
+      if (rest) {
+        // The document is JSON lines: from the line of its second object on, the JSONL reader reads it.
+        if (scan.batch.length > 0) yield scan.batch.splice(0);
+        yield* readJsonl(resume(rest.bytes, it), { ...ctx, midInput: true, lineOffset: rest.line - 1 });
+        return;
       }
     }
-    if (batch.length > 0) yield batch;
-    return;
+  } catch (err) {
+    // A read error (a truncated gzip): the elements read before it are still records, then the input fails.
+    if (scan.batch.length > 0) yield scan.batch.splice(0);
+    throw err;
   }
-  const start = lineAndColumn(text, text.length - text.trimStart().length).line;
-  yield [toItem(doc, start, ctx, 'document')];
+  scan.end();
+  if (scan.batch.length > 0) yield scan.batch;
 }
 
-function toItem(value: unknown, line: number, ctx: ReaderContext, what: string): RawItem {
-  const { source, selector } = ctx;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { kind: 'reject', source, line, reason: `not a JSON object (${what} is ${kindOf(value)})` };
-  }
-  if (selector === null) return { kind: 'record', source, line, fields: value as Record<string, unknown> };
-  const s = selector.apply(value as Record<string, unknown>);
-  return s.ok ? { kind: 'record', source, line, fields: s.value } : { kind: 'reject', source, line, reason: s.reason };
-}
-
-/** True when the text is several lines whose first non-blank line is a JSON object on its own. */
-function looksLikeJsonl(text: string): boolean {
-  const lines = text.split('\n').filter((l) => l.trim() !== '');
-  if (lines.length < 2) return false;
-  try {
-    const first: unknown = JSON.parse(lines[0] as string);
-    return typeof first === 'object' && first !== null && !Array.isArray(first);
-  } catch {
-    return false;
+async function* resume(first: Buffer, it: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  if (first.length > 0) yield first;
+  for (;;) {
+    const r = await it.next();
+    if (r.done) return;
+    yield r.value;
   }
 }
 
-async function* single(b: Buffer): AsyncGenerator<Buffer> {
-  yield b;
+const enum At {
+  /** Before the document's first value (a BOM and whitespace may come first). */
+  Start,
+  /** In the top-level array, before an element (or its closing bracket). */
+  BeforeElement,
+  /** Inside an element (of the array, or a top-level object). */
+  InElement,
+  /** In the top-level array, after an element: a comma or the closing bracket comes next. */
+  AfterElement,
+  /** After a top-level value: whitespace, or another top-level value. */
+  AfterValue,
+  /** The structure could not be followed: nothing more is read. */
+  Stopped,
+}
+
+/** The scan of one document, fed its bytes chunk by chunk. */
+class JsonScan {
+  readonly batch: RawItem[] = [];
+  private at = At.Start;
+  private line = 1;
+  private first = true;
+  // The element being read: its bytes so far, where it started, its nesting and string state.
+  private parts: Buffer[] = [];
+  private bytes = 0;
+  private tooLarge = false;
+  private startLine = 0;
+  // The element's first byte's column (1-based, in bytes) on its line, and the bytes after the last LF read so far.
+  private startColumn = 1;
+  private tailColumn = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  // The element is the top-level value itself (an object), not an array element.
+  private topLevel = false;
+  private elements = 0;
+  private objects = 0;
+  private sawLineBetween = false;
+
+  constructor(private readonly ctx: ReaderContext) {}
+
+  /**
+   * Scans the next chunk; returns the rest of the input from the start of a line, when the document turned out to
+   * be JSON lines (then the scan is over).
+   */
+  feed(chunk: Buffer): { bytes: Buffer; line: number } | undefined {
+    let i = 0;
+    if (this.first) {
+      this.first = false;
+      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+    }
+    const n = chunk.length;
+    let from = -1; // where the element's bytes in this chunk start
+    while (i < n) {
+      const b = chunk[i]!;
+      switch (this.at) {
+        case At.Start:
+        case At.AfterValue:
+          if (b === LF) {
+            this.line++;
+            if (this.at === At.AfterValue) this.sawLineBetween = true;
+          } else if (isSpace(b)) {
+            // nothing
+          } else if (b === OPEN_ARRAY) {
+            this.at = At.BeforeElement;
+          } else if (b === OPEN_OBJECT) {
+            if (this.at === At.AfterValue && this.objects === 1 && this.elements === 0 && this.sawLineBetween) {
+              // A second object on a line of its own after a first one: JSON lines.
+              return { bytes: chunk.subarray(lineStartOf(chunk, i)), line: this.line };
+            }
+            this.topLevel = true;
+            this.begin(chunk, i);
+            from = i;
+            this.depth = 1;
+            this.at = At.InElement;
+          } else {
+            this.stop(
+              `invalid JSON: unexpected ${describeByte(b)} where a document ${this.at === At.Start ? 'starts' : 'has ended'}`,
+            );
+            return undefined;
+          }
+          i++;
+          break;
+        case At.BeforeElement:
+        case At.AfterElement:
+          if (b === LF) this.line++;
+          else if (isSpace(b)) {
+            // nothing
+          } else if (b === CLOSE_ARRAY) {
+            this.at = At.AfterValue;
+            this.sawLineBetween = false;
+          } else if (b === COMMA) {
+            if (this.at === At.BeforeElement) this.emptyElement();
+            this.at = At.BeforeElement;
+          } else if (this.at === At.AfterElement) {
+            this.stop(`invalid JSON: ${describeByte(b)} where a comma or ']' was expected`);
+            return undefined;
+          } else {
+            this.topLevel = false;
+            this.begin(chunk, i);
+            from = i;
+            this.at = At.InElement;
+            continue; // the element's first byte is read as part of it
+          }
+          i++;
+          break;
+        case At.InElement: {
+          const end = this.element(chunk, i);
+          if (end < 0) {
+            i = n;
+            break;
+          }
+          this.take(chunk, from < 0 ? 0 : from, end);
+          from = -1;
+          this.finish();
+          this.at = this.topLevel ? At.AfterValue : At.AfterElement;
+          this.sawLineBetween = false;
+          i = end;
+          break;
+        }
+        case At.Stopped:
+          return undefined;
+      }
+    }
+    if (this.at === At.InElement) this.take(chunk, from < 0 ? 0 : from, n);
+    const nl = chunk.lastIndexOf(LF);
+    this.tailColumn = nl >= 0 ? n - nl - 1 : this.tailColumn + n;
+    this.ctx.progress.line = this.line;
+    return undefined;
+  }
+
+  /** The input ended: inside an element or an array that is not closed, it was cut short. */
+  end(): void {
+    if (this.at === At.InElement) {
+      const what = this.topLevel ? 'an object' : `array element ${this.elements + 1}`;
+      this.unread(this.startLine, `the JSON document ends inside ${what} (truncated?)`);
+    } else if (this.at === At.BeforeElement || this.at === At.AfterElement) {
+      this.unread(this.line, `the JSON array is never closed (truncated?)`);
+    }
+  }
+
+  // Scans element bytes from i; returns the index just past its end, or -1 when it goes on past this chunk.
+  private element(b: Buffer, i: number): number {
+    const n = b.length;
+    for (; i < n; i++) {
+      const c = b[i]!;
+      if (this.inString) {
+        if (c === LF) this.line++; // not valid JSON, but the line is counted; the parser says what is wrong
+        if (this.escaped) this.escaped = false;
+        else if (c === BACKSLASH) this.escaped = true;
+        else if (c === QUOTE) this.inString = false;
+        continue;
+      }
+      if (c === QUOTE) this.inString = true;
+      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) this.depth++;
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        if (this.depth === 0) return i; // the array's own bracket ends a scalar element
+        this.depth--;
+        if (this.depth === 0) return i + 1;
+      } else if (this.depth === 0 && (c === COMMA || isSpace(c) || c === LF))
+        return i; // a scalar element ends
+      else if (c === LF) this.line++;
+    }
+    return -1;
+  }
+
+  private begin(chunk: Buffer, at: number): void {
+    const nl = chunk.lastIndexOf(LF, at);
+    this.startColumn = nl >= 0 ? at - nl : this.tailColumn + at + 1;
+    this.parts = [];
+    this.bytes = 0;
+    this.tooLarge = false;
+    this.startLine = this.line;
+    this.depth = 0;
+    this.inString = false;
+    this.escaped = false;
+  }
+
+  private take(chunk: Buffer, from: number, to: number): void {
+    if (to <= from || this.tooLarge) return;
+    this.bytes += to - from;
+    if (this.bytes > MAX_ELEMENT_BYTES) {
+      // Read on to its end without keeping it: one reject, and the document goes on.
+      this.tooLarge = true;
+      this.parts = [];
+      return;
+    }
+    // Copied: the reader may reuse its chunk.
+    this.parts.push(Buffer.from(chunk.subarray(from, to)));
+  }
+
+  private finish(): void {
+    const what = this.topLevel ? 'document' : `array element ${++this.elements}`;
+    if (this.topLevel) this.objects++;
+    const line = this.startLine;
+    const { source, selector } = this.ctx;
+    if (this.tooLarge) {
+      // Read to its end but not kept: a part of the input not read, and the document goes on.
+      this.batch.push({
+        kind: 'unread',
+        source,
+        line,
+        toLine: this.line,
+        reason: `${what} is larger than ${MAX_ELEMENT_BYTES >> 20} MB: not read`,
+      });
+      return;
+    }
+
+    const bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    this.parts = [];
+    const text = bytes.toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      const e = describeJsonError(err, text);
+      const at = lineAndColumn(text, e.offset);
+      const column = at.line === 1 ? at.column + this.startColumn - 1 : at.column;
+      const where = line + at.line - 1;
+      this.batch.push({
+        kind: 'reject',
+        source,
+        line: where,
+        reason: `invalid JSON: ${e.message} at line ${where}, column ${column}`,
+      });
+      return;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.batch.push({ kind: 'reject', source, line, reason: `not a JSON object (${what} is ${kindOf(value)})` });
+      return;
+    }
+    const replaced = !isUtf8(bytes);
+    const fields = value as Record<string, unknown>;
+    if (selector === null) {
+      this.batch.push(
+        replaced ? { kind: 'record', source, line, fields, replaced } : { kind: 'record', source, line, fields },
+      );
+      return;
+    }
+    const s = selector.apply(fields);
+    if (!s.ok) this.batch.push({ kind: 'reject', source, line, reason: s.reason });
+    else
+      this.batch.push(
+        replaced
+          ? { kind: 'record', source, line, fields: s.value, replaced }
+          : { kind: 'record', source, line, fields: s.value },
+      );
+  }
+
+  private emptyElement(): void {
+    this.elements++;
+    this.batch.push({
+      kind: 'reject',
+      source: this.ctx.source,
+      line: this.line,
+      reason: `invalid JSON: array element ${this.elements} is empty (two commas, or a comma after '[')`,
+    });
+  }
+
+  private stop(reason: string): void {
+    this.unread(this.line, reason);
+    this.at = At.Stopped;
+  }
+
+  private unread(line: number, reason: string): void {
+    this.batch.push({ kind: 'unread', source: this.ctx.source, line, reason });
+  }
+}
+
+function isSpace(b: number): boolean {
+  return b === 0x20 || b === 0x09 || b === 0x0d;
+}
+
+function describeByte(b: number): string {
+  return b >= 0x21 && b < 0x7f ? `'${String.fromCharCode(b)}'` : `byte 0x${b.toString(16).padStart(2, '0')}`;
+}
+
+// Where the line holding byte i starts (the document's second object may follow spaces on its line).
+function lineStartOf(chunk: Buffer, i: number): number {
+  const nl = chunk.lastIndexOf(LF, i);
+  return nl < 0 ? 0 : nl + 1;
 }

@@ -2,6 +2,7 @@
 // decoded one by one: measured faster than decoding whole chunks to strings and slicing them, and far faster
 // than readline. Memory stays bounded by the chunk size plus the longest line.
 
+import { isUtf8 } from 'node:buffer';
 import { describeJsonError } from './json-error.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import { kindOf } from './select-path.js';
@@ -10,37 +11,63 @@ import type { RawItem } from './types.js';
 const LF = 0x0a;
 const CR = 0x0d;
 
+/**
+ * A line longer than this is not read (it is reported unread, and the lines after it are read): a lead event is a
+ * few KB, and a map worker's heap (64 MB) must hold a line and what JSON.parse makes of it.
+ */
+export const MAX_LINE_BYTES = 8 << 20;
+
 /** Reads newline-delimited JSON objects; yields batches of records and per-line rejects, never throws on bad lines. */
 export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
   const { source, selector, progress } = ctx;
   const batchSize = ctx.batchSize ?? BATCH_SIZE;
+  // Lines before these bytes (the rest of a .json file found to be JSON lines: read-json.ts).
+  const base = ctx.lineOffset ?? 0;
   let batch: RawItem[] = [];
   let line = 0;
   // Bytes of a line that started in an earlier chunk; joined only once its end is found, so a long line
   // spread over many chunks is copied once, not once per chunk.
   let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  // The line being read is past MAX_LINE_BYTES: its bytes are dropped until its end.
+  let tooLong = false;
 
+  const skipLong = (): void => {
+    line++;
+    batch.push(tooLongLine(source, line + base));
+    tooLong = false;
+  };
   const handle = (buf: Buffer, start: number, end: number): void => {
     line++;
     start = lineStart(buf, start, end, line === 1 && !ctx.midInput);
     end = lineEnd(buf, start, end);
     if (end < 0) return;
-    batch.push(lineItem(buf, start, end, line, source, selector));
+    batch.push(lineItem(buf, start, end, line + base, source, selector));
   };
 
   try {
     for await (const chunk of chunks) {
       let start = 0;
       let nl = chunk.indexOf(LF, start);
-      if (pending.length > 0) {
+      if (pending.length > 0 || tooLong) {
         if (nl === -1) {
-          pending.push(chunk);
+          pendingBytes += chunk.length;
+          if (pendingBytes > MAX_LINE_BYTES) {
+            tooLong = true;
+            pending = [];
+          } else pending.push(chunk);
           continue;
         }
-        pending.push(chunk.subarray(0, nl));
-        const joined = Buffer.concat(pending);
-        pending = [];
-        handle(joined, 0, joined.length);
+        if (tooLong || pendingBytes + nl > MAX_LINE_BYTES) {
+          pending = [];
+          skipLong();
+        } else {
+          pending.push(chunk.subarray(0, nl));
+          const joined = Buffer.concat(pending);
+          pending = [];
+          handle(joined, 0, joined.length);
+        }
+        pendingBytes = 0;
         start = nl + 1;
         nl = chunk.indexOf(LF, start);
       }
@@ -48,26 +75,30 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
         handle(chunk, start, nl);
         start = nl + 1;
         if (batch.length >= batchSize) {
-          progress.line = line;
+          progress.line = line + base;
           yield batch;
           batch = [];
         }
         nl = chunk.indexOf(LF, start);
       }
-      if (start < chunk.length) pending.push(chunk.subarray(start));
-      progress.line = line;
+      if (start < chunk.length) {
+        pending.push(chunk.subarray(start));
+        pendingBytes = chunk.length - start;
+      }
+      progress.line = line + base;
     }
   } catch (err) {
     // A read error (a truncated gzip): the lines read before it are still records, then the input fails.
-    progress.line = line;
+    progress.line = line + base;
     if (batch.length > 0) yield batch;
     throw err;
   }
-  if (pending.length > 0) {
+  if (tooLong) skipLong();
+  else if (pending.length > 0) {
     const joined = Buffer.concat(pending);
     handle(joined, 0, joined.length); // last line without a trailing newline
   }
-  progress.line = line;
+  progress.line = line + base;
   if (batch.length > 0) yield batch;
 }
 
@@ -92,6 +123,17 @@ export function lineEnd(buf: Uint8Array, start: number, end: number): number {
   return end;
 }
 
+/** A line past MAX_LINE_BYTES: not read, and reported so. */
+export function tooLongLine(source: string, line: number): RawItem {
+  return {
+    kind: 'unread',
+    source,
+    line,
+    toLine: line,
+    reason: `a line longer than ${MAX_LINE_BYTES >> 20} MB is not read`,
+  };
+}
+
 /** The record (or the reason it is not one) of a non-blank line's text. */
 export function lineItem(
   buf: Buffer,
@@ -112,7 +154,15 @@ export function lineItem(
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { kind: 'reject', source, line, reason: `not a JSON object (found ${kindOf(value)})` };
   }
-  if (selector === null) return { kind: 'record', source, line, fields: value as Record<string, unknown> };
-  const s = selector.apply(value as Record<string, unknown>);
-  return s.ok ? { kind: 'record', source, line, fields: s.value } : { kind: 'reject', source, line, reason: s.reason };
+  // Bytes that are not UTF-8 became U+FFFD in the text: the mapper must know, so that no altered email or phone
+  // is sent and altered names are pointed out (a U+FFFD the line itself spells, \ufffd, is not one of them).
+  const replaced = text.includes('\ufffd') && !isUtf8(buf.subarray(start, end));
+  const fields =
+    selector === null
+      ? { ok: true as const, value: value as Record<string, unknown> }
+      : selector.apply(value as Record<string, unknown>);
+  if (!fields.ok) return { kind: 'reject', source, line, reason: fields.reason };
+  return replaced
+    ? { kind: 'record', source, line, fields: fields.value, replaced }
+    : { kind: 'record', source, line, fields: fields.value };
 }

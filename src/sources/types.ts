@@ -24,13 +24,16 @@ export interface RawReject {
 }
 
 /**
- * The rest of an input that could not be read, from `line` on (a truncated gzip, a file that vanished, a document
- * that cannot be parsed): not a record, so it gets no decision; the run reports it and ends with exit code 3.
+ * A part of an input that could not be read: the rest of it from `line` on (a truncated gzip, a file that vanished,
+ * a document that cannot be followed), or lines `line` to `toLine` (a line or an element too large to read). Not a
+ * record, so it gets no decision; the run reports it and ends with exit code 3.
  */
 export interface RawUnread {
   kind: 'unread';
   source: string;
   line: number;
+  /** The last line not read, when the part is not the rest of the input (a line or an element too large). */
+  toLine?: number;
   reason: string;
 }
 

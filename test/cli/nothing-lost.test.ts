@@ -207,3 +207,55 @@ test('UTF-16 with a BOM (a Meta Lead Ads download: UTF-16 LE, tab-separated) and
     assert.equal(doc.counts.invalid, 0, `${name}: ${JSON.stringify(doc.examples)}`);
   }
 });
+
+test('a large JSON array is streamed: every element decided, a malformed one rejected at its line, an oversized one unread (exit 3)', async () => {
+  const dir = tmpDir();
+  const parts: string[] = [];
+  for (let i = 0; i < 150_000; i++) parts.push(JSON.stringify({ event_id: `e${i}`, email: `p${i}@example.com`, n: i }));
+  parts[1000] = '{"event_id": "bad" "email": "x@example.com"}';
+  // Past the reader's 64 MB element limit: not read, the elements after it are.
+  parts[2000] = JSON.stringify({ event_id: 'big', email: 'big@example.com', blob: 'x'.repeat(65 << 20) });
+  const input = join(dir, 'events.json');
+  writeFileSync(input, '[\n' + parts.join(',\n') + '\n]\n');
+  const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], { timeoutMs: 120_000 });
+  assert.equal(r.code, 3, r.stderr);
+  const doc = JSON.parse(r.stdout) as {
+    counts: Record<string, number>;
+    unread: Array<{ line: number; toLine?: number; reason: string }>;
+  };
+  assert.equal(doc.counts.new, 150_000 - 2);
+  assert.equal(doc.counts.invalid, 1);
+  assert.deepEqual(doc.unread, [
+    { source: input, line: 2002, toLine: 2002, reason: 'array element 2001 is larger than 64 MB: not read' },
+  ]);
+});
+
+test('bytes that are not UTF-8 in JSONL values: an altered email is not sent, an altered name is sent with a warning', async () => {
+  const dir = tmpDir();
+  const lines = [
+    Buffer.from('{"event_id":"e1","email":"a@example.com","name":"Jos'),
+    Buffer.from([0xe9]),
+    Buffer.from('"}\n{"event_id":"e2","email":"b'),
+    Buffer.from([0xe9]),
+    Buffer.from('@example.com"}\n{"event_id":"e3","email":"c@example.com","name":"Ana \\ufffd"}\n'),
+  ];
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(input, Buffer.concat(lines));
+  const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout) as {
+    counts: Record<string, number>;
+    examples: Record<string, Array<{ line: number; reason: string }>>;
+    warnings: { records: number; byReason: Record<string, number> };
+  };
+  assert.equal(doc.counts.new, 2);
+  assert.deepEqual(
+    doc.examples.invalid?.map((e) => [e.line, e.reason]),
+    [[2, 'email: its bytes are not UTF-8 (the address would be altered by decoding): not sent']],
+  );
+  // e3 spells U+FFFD itself (\ufffd): nothing was altered there.
+  assert.deepEqual(doc.warnings.byReason, { 'name: bytes that are not UTF-8 were replaced by U+FFFD': 1 });
+  assert.equal(doc.warnings.records, 1);
+  const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
+  assert.match(human.stderr, /warnings: 1 record read with something to know/);
+});

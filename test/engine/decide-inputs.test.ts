@@ -597,3 +597,41 @@ test('stray quotes and lines that are not UTF-8 in a large CSV decide the same i
     assertSameDecisions(parallel, sequential, `workers ${workers}: `);
   }
 });
+
+test('a JSONL line past 8 MB is unread, once, at its line, in-thread and by the workers; the lines after it are decided', async () => {
+  const dir = tmpDir();
+  const lines: string[] = [];
+  for (let i = 0; i < 30_000; i++) lines.push(JSON.stringify({ event_id: `e${i}`, email: `p${i}@example.com` }));
+  lines[100] = JSON.stringify({ event_id: 'big', email: 'big@example.com', blob: 'x'.repeat(9 << 20) });
+  lines[20_000] = JSON.stringify({ event_id: 'big2', email: 'big2@example.com', blob: 'y'.repeat(9 << 20) });
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(input, lines.join('\n') + '\n');
+  writeFileSync(join(dir, 'events.jsonl.gz'), gzipSync(lines.join('\n')));
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  const sequentialUnread = unread;
+  assert.equal(sequential.length, 30_000 - 2);
+  assert.deepEqual(
+    sequentialUnread.map((u) => [u.line, u.toLine, u.reason]),
+    [
+      [101, 101, 'a line longer than 8 MB is not read'],
+      [20_001, 20_001, 'a line longer than 8 MB is not read'],
+    ],
+  );
+  for (const [file, workers] of [
+    [input, 2],
+    [join(dir, 'events.jsonl.gz'), 2],
+    [join(dir, 'events.jsonl.gz'), 0],
+  ] as const) {
+    const parallel = await decide({ inputs: [file], workers });
+    assert.deepEqual(
+      parallel.map((d) => [d.line, d.key]),
+      sequential.map((d) => [d.line, d.key]),
+      `${file}, workers ${workers}`,
+    );
+    assert.deepEqual(
+      unread.map((u) => [u.line, u.toLine]),
+      sequentialUnread.map((u) => [u.line, u.toLine]),
+      `${file}, workers ${workers}`,
+    );
+  }
+});

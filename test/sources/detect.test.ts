@@ -6,7 +6,6 @@ import { detectEncoding, normalizeEncoding } from '../../src/sources/detect-enco
 import { formatFromName, sniffFormat } from '../../src/sources/detect-format.js';
 import { segmentToRegExp } from '../../src/sources/expand-glob.js';
 import { describeJsonError, findJsonErrorOffset, lineAndColumn } from '../../src/sources/json-error.js';
-import { jsonArrayElementLines } from '../../src/sources/json-element-lines.js';
 import { sniffDelimiter } from '../../src/sources/sniff-delimiter.js';
 
 describe('format detection', () => {
@@ -103,11 +102,6 @@ describe('JSON helpers', () => {
     const d = describeJsonError(err, '{"email":"ana@example.com"}x');
     assert.doesNotMatch(d.message, /ana@/);
     assert.equal(d.offset, 27);
-  });
-
-  it('finds the start line of each top-level array element', () => {
-    assert.deepEqual(jsonArrayElementLines('[\n{"a":"[,]"},\n\n 2, [3,\n4], "x\\"y"\n]'), [2, 4, 4, 5]);
-    assert.deepEqual(jsonArrayElementLines('[ ]'), []);
   });
 });
 

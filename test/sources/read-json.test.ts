@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fakeStdin, readAll, records, rejects, scratch } from './helpers.js';
+import { fakeStdin, readAll, records, rejects, scratch, unread } from './helpers.js';
 
 describe('JSON documents', () => {
   it('reads an array: one record per element, `line` where each element starts', async () => {
@@ -18,6 +18,17 @@ describe('JSON documents', () => {
         ['record', 6, 'evt_3'],
         ['record', 8, 'evt_4'],
       ],
+    );
+  });
+
+  it('finds the line where each element starts, whatever its kind, brackets and quotes in strings included', async () => {
+    const { items } = await readAll(['-'], {
+      stdin: fakeStdin('[\n{"a":"[,]"},\n\n 2, [3,\n4], "x\\"y"\n]'),
+      format: 'json',
+    });
+    assert.deepEqual(
+      items.map((i) => i.line),
+      [2, 4, 4, 5],
     );
   });
 
@@ -40,7 +51,7 @@ describe('JSON documents', () => {
     );
   });
 
-  it('turns a malformed document into one reject at the line of the error, not a crash', async () => {
+  it('streams an array: a malformed element is one reject at its line, the elements after it are read; a cut-short document is unread from there', async () => {
     const s = scratch();
     const good = s.write('good.jsonl', '{"a":1}\n');
     const bad = s.write(
@@ -53,19 +64,20 @@ describe('JSON documents', () => {
     assert.deepEqual(
       items.map((i) => [i.kind, i.line]),
       [
+        ['record', 2],
         ['reject', 3],
+        ['record', 4],
+        ['record', 2],
         ['reject', 3],
-        ['reject', 3],
+        ['record', 2],
+        ['unread', 3],
         ['record', 1],
       ],
     );
-    const [r1, r2, r3] = rejects(items);
-    assert.match(
-      r1?.reason ?? '',
-      /^invalid JSON document: Expected ',' or '}' after property value at line 3, column 24$/,
-    );
-    assert.match(r2?.reason ?? '', /^invalid JSON document: .* at line 3, column \d+$/);
-    assert.match(r3?.reason ?? '', /^invalid JSON document: .*at line 3/);
+    const [r1, r2] = rejects(items);
+    assert.equal(r1?.reason, "invalid JSON: Expected ',' or '}' after property value at line 3, column 24");
+    assert.match(r2?.reason ?? '', /^invalid JSON: .* at line 3, column \d+$/);
+    assert.equal(unread(items)[0]?.reason, 'the JSON document ends inside array element 2 (truncated?)');
   });
 
   it('reads a .json file that really holds JSONL as JSONL', async () => {

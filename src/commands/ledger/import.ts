@@ -8,6 +8,7 @@ import { planFields, readField } from '../../mapping/fields.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
 import { readInputs } from '../../sources/read-inputs.js';
 import type { ReadOptions } from '../../sources/types.js';
+import { unreadPart, type Unread } from '../../report/run-report.js';
 import { isExportRow, readExportRow } from './export-row.js';
 import type { CommandContext } from '../context.js';
 
@@ -29,7 +30,7 @@ export interface LedgerImportResult {
   rejected: Array<{ source: string; line: number; reason: string }>;
   rejectedCount: number;
   /** Parts of the files that could not be read (the command then ends with exit code 3). */
-  unread: Array<{ source: string; line: number; reason: string }>;
+  unread: Unread[];
 }
 
 /** Imports keys and emails from text (one value per line), CSV or JSON(L) files into the ledger as delivered. */
@@ -89,7 +90,7 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
             continue;
           }
           if (it.kind === 'unread') {
-            res.unread.push({ source: it.source, line: it.line, reason: it.reason });
+            res.unread.push(unreadPart(it));
             continue;
           }
           // A leadledger export: its key column is the event key, and only its sent rows were delivered.
