@@ -8,6 +8,7 @@ import type { LedgerShowResult } from '../commands/ledger/show.js';
 import type { LedgerStatsResult } from '../commands/ledger/stats.js';
 import type { LedgerVerifyResult } from '../commands/ledger/verify.js';
 import type { RunSummary } from '../commands/ledger/run-summary.js';
+import { printable } from '../report/printable.js';
 import { formatTable } from './table.js';
 
 const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : '');
@@ -132,9 +133,11 @@ export function formatShow(r: LedgerShowResult, c: ChalkInstance): string {
     ['last run', e.run_id],
   ];
   const w = Math.max(...fields.map(([k]) => k.length));
-  const lines = fields.filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${c.dim(k.padEnd(w))}  ${String(v)}`);
+  const lines = fields
+    .filter(([, v]) => v !== null && v !== '')
+    .map(([k, v]) => `${c.dim(k.padEnd(w))}  ${printable(String(v), 4000)}`);
   lines.push(
-    `${c.dim('lead'.padEnd(w))}  ${e.lead === null ? '(not stored: pruned or imported)' : JSON.stringify(e.lead)}`,
+    `${c.dim('lead'.padEnd(w))}  ${e.lead === null ? '(not stored: pruned or imported)' : printable(JSON.stringify(e.lead), 4000)}`,
   );
   lines.push('', c.bold('attempts'));
   lines.push(
@@ -193,7 +196,10 @@ export function formatVerify(r: LedgerVerifyResult, c: ChalkInstance): string {
   const lines = [c.red(`ledger ${r.ledger}: ${r.problems.length} problem${r.problems.length === 1 ? '' : 's'}`)];
   for (const p of r.problems) {
     lines.push(`  ${c.yellow(p.check)}: ${p.count} × ${p.message}`);
-    if (p.examples.length) lines.push(`    e.g. ${p.examples.join(', ')}${p.count > p.examples.length ? ', …' : ''}`);
+    if (p.examples.length)
+      lines.push(
+        `    e.g. ${p.examples.map((x) => printable(x)).join(', ')}${p.count > p.examples.length ? ', …' : ''}`,
+      );
   }
   return lines.join('\n');
 }
@@ -209,11 +215,13 @@ export function formatForget(r: ForgetKeysResult | ErasureCommandResult, c: Chal
       lines.push(
         `${verb} ${r.plan.found.length} event${r.plan.found.length === 1 ? '' : 's'} (${r.applied ? `${r.attemptsDeleted} attempts deleted` : 'with their attempts'}); they are eligible to be sent again:`,
       );
-      for (const f of r.plan.found) lines.push(`  ${f.key}  ${f.status}`);
+      for (const f of r.plan.found) lines.push(`  ${printable(f.key)}  ${f.status}`);
     } else lines.push('no matching events in the ledger: nothing to forget');
     for (const k of r.plan.tombstoned)
-      lines.push(c.yellow(`  ${k}: erased earlier (forget --email); its tombstone stays, so it is still skipped`));
-    for (const k of r.plan.missing) lines.push(c.yellow(`  ${k}: not in the ledger`));
+      lines.push(
+        c.yellow(`  ${printable(k)}: erased earlier (forget --email); its tombstone stays, so it is still skipped`),
+      );
+    for (const k of r.plan.missing) lines.push(c.yellow(`  ${printable(k)}: not in the ledger`));
     return lines.join('\n');
   }
   const p = r.plan;
@@ -221,7 +229,7 @@ export function formatForget(r: ForgetKeysResult | ErasureCommandResult, c: Chal
   lines.push(
     `${verb} ${p.found.length} event${p.found.length === 1 ? '' : 's'} of this person (${p.attempts} attempts); their keys stay known as tombstones`,
   );
-  for (const f of p.found) lines.push(`  ${f.key}  ${f.status}`);
+  for (const f of p.found) lines.push(`  ${printable(f.key)}  ${f.status}`);
   const m = p.scrub;
   if (m.attempts + m.events + m.runs)
     lines.push(

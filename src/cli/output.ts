@@ -2,6 +2,7 @@
 // only on a TTY stderr outside CI; a plain progress line every few seconds otherwise (cron logs); nothing with --quiet.
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Progress } from '../commands/context.js';
+import { printableLines } from '../report/printable.js';
 import type { HttpEvent } from '../sinks/http.js';
 
 /** How a command talks to the person running it. */
@@ -39,7 +40,8 @@ export async function createOutput(flags: Record<string, unknown>, env = process
       if (!quiet) process.stderr.write(m + '\n');
     },
     warn: (m) => {
-      if (!quiet) process.stderr.write(chalk.yellow(`warning: ${m}`) + '\n');
+      // Warnings quote the data (file names, reasons): control characters in it are shown escaped.
+      if (!quiet) process.stderr.write(chalk.yellow(`warning: ${printableLines(m)}`) + '\n');
     },
     progress(p) {
       if (quiet) return;

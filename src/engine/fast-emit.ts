@@ -5,6 +5,7 @@
 import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE, S_WARN, type BlockEncoder } from './block.js';
 import type { FieldName, FieldPlan } from '../mapping/fields.js';
 import { timeInRange } from '../mapping/map-record.js';
+import { MAX_EMAIL, MAX_EMAIL_LOCAL } from '../mapping/normalize.js';
 import { e164, E164_VALID, fastE164Bytes } from '../mapping/phone-fast.js';
 
 /** The fields the fast paths read, in the order of FieldSpans. */
@@ -212,6 +213,8 @@ function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): num
   // ^[^…]+@[^…]+\.[a-z]{2,}$ : something before the @, something between it and the last dot, and two or more
   // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
   if (at < 1 || lastDot < at + 2 || n - lastDot - 1 < 2) return -1;
+  // RFC 5321's limits (normalize.ts): the general path says why such an address is refused.
+  if (n > MAX_EMAIL || at > MAX_EMAIL_LOCAL) return -1;
   for (let i = lastDot + 1; i < n; i++) if (out[i]! < 0x61 || out[i]! > 0x7a) return -1;
   if (n >= 7 && startsWithMailto(out)) return -1;
   return n;

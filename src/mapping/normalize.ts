@@ -15,12 +15,28 @@ const EMAIL_RE = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[a-z]{2,}$/;
 
 export type Normalized = { ok: true; value: string } | { ok: false; reason: string };
 
+/** RFC 5321's limits: 254 characters in all (a path of 256 less its brackets), 64 before the @. */
+export const MAX_EMAIL = 254;
+export const MAX_EMAIL_LOCAL = 64;
+
 /** Trims, strips a mailto: prefix, lower-cases and validates an email address. */
 export function normalizeEmail(raw: string): Normalized {
   let v = raw.trim().toLowerCase();
   if (v.startsWith('mailto:')) v = v.slice(7);
-  if (!EMAIL_RE.test(v)) return { ok: false, reason: `'${raw.trim()}' is not a valid email address` };
+  if (!EMAIL_RE.test(v)) return { ok: false, reason: `${quoted(raw.trim())} is not a valid email address` };
+  if (v.length > MAX_EMAIL)
+    return { ok: false, reason: `${quoted(raw.trim())} is longer than ${MAX_EMAIL} characters (RFC 5321)` };
+  if (v.indexOf('@') > MAX_EMAIL_LOCAL)
+    return {
+      ok: false,
+      reason: `${quoted(raw.trim())} has more than ${MAX_EMAIL_LOCAL} characters before the @ (RFC 5321)`,
+    };
   return { ok: true, value: v };
+}
+
+// A value quoted in a reason, cut so that a 1M-character value makes a reason a line can hold.
+function quoted(v: string): string {
+  return v.length > 80 ? `'${v.slice(0, 60)}…' (${v.length} characters)` : `'${v}'`;
 }
 
 const phoneCache = new Map<string, Normalized>();
@@ -54,7 +70,7 @@ function parsePhone(raw: string, defaultCountry?: string): Normalized {
 
 function invalidPhone(v: string, defaultCountry?: string): Normalized {
   const hint = v.startsWith('+') || defaultCountry ? '' : ' (national number: set --default-country, e.g. BR)';
-  return { ok: false, reason: `'${v}' is not a valid phone number${hint}` };
+  return { ok: false, reason: `${quoted(v)} is not a valid phone number${hint}` };
 }
 
 // Already normalized: words of non-space characters with one plain space between them (a test costs less than

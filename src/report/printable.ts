@@ -12,8 +12,15 @@ export const MAX_SHOWN = 160;
 /** The text with every control character shown as an escape (\x1b, \u202e), cut to `max` characters with an ellipsis. */
 export function printable(text: string, max = MAX_SHOWN): string {
   const cut = text.length > max ? text.slice(0, max - 1) + '…' : text;
-  return cut.replace(UNPRINTABLE, (ch) => {
-    const code = ch.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
+  return cut.replace(UNPRINTABLE, escape);
+}
+
+/** A message of several lines: as printable, but line breaks and tabs stay, and nothing is cut. */
+export function printableLines(text: string): string {
+  return text.replace(UNPRINTABLE, (ch) => (ch === '\n' || ch === '\t' ? ch : escape(ch)));
+}
+
+function escape(ch: string): string {
+  const code = ch.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }

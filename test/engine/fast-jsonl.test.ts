@@ -438,3 +438,21 @@ test('lines are matched from their first byte on: a value or a line that runs on
     }
   }
 });
+
+test('emails at the limits of RFC 5321 (64 before the @, 254 in all): the fast path maps or declines as the general path decides', () => {
+  const lines: string[] = [];
+  for (const local of [63, 64, 65])
+    for (const total of [253, 254, 255]) {
+      const domain = 'd'.repeat(total - local - 1 - 4) + '.com';
+      for (let i = 0; i < 30; i++)
+        lines.push(
+          JSON.stringify({
+            ...BASE,
+            event_id: `e${local}-${total}-${i}`,
+            data: { ...BASE.data, email: 'a'.repeat(local) + '@' + domain },
+          }),
+        );
+    }
+  const { general, fast } = blocks(lines.join('\n'));
+  assertSameBlocks(general, fast, lines);
+});

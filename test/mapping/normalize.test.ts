@@ -44,3 +44,20 @@ test('downstream keys are derived hashes, never the raw key', () => {
   assert.match(k, /^[0-9a-f]{64}$/);
   assert.notEqual(k, downstreamKey('other', 'evt_1'));
 });
+
+test('emails are held to RFC 5321: 254 characters in all, 64 before the @; a huge value is quoted cut short', () => {
+  const local64 = 'a'.repeat(64);
+  assert.equal(normalizeEmail(`${local64}@example.com`).ok, true);
+  const r65 = normalizeEmail(`${local64}b@example.com`);
+  assert.equal(r65.ok, false);
+  assert.match(!r65.ok ? r65.reason : '', /has more than 64 characters before the @ \(RFC 5321\)$/);
+  const domain = (n: number) => 'd'.repeat(n - 4) + '.com';
+  assert.equal(normalizeEmail(`a@${domain(252)}`).ok, true); // 254 in all
+  const r255 = normalizeEmail(`a@${domain(253)}`);
+  assert.equal(r255.ok, false);
+  assert.match(!r255.ok ? r255.reason : '', /is longer than 254 characters \(RFC 5321\)$/);
+  const huge = normalizeEmail('x'.repeat(1_000_000) + '@example.com');
+  assert.equal(huge.ok, false);
+  assert.ok(!huge.ok && huge.reason.length < 200, 'the reason quotes the value cut short');
+  assert.match(!huge.ok ? huge.reason : '', /\(1000012 characters\)/);
+});

@@ -380,7 +380,9 @@ test('normalizePhone keeps its results and messages', () => {
     const n = parsePhoneNumberFromString(v, defaultCountry as CountryCode | undefined);
     if (n && n.isValid()) return { ok: true, value: n.number };
     const hint = v.startsWith('+') || defaultCountry ? '' : ' (national number: set --default-country, e.g. BR)';
-    return { ok: false, reason: `'${v}' is not a valid phone number${hint}` };
+    // A long value is quoted cut short, so that a huge value cannot make a huge reason.
+    const quoted = v.length > 80 ? `'${v.slice(0, 60)}…' (${v.length} characters)` : `'${v}'`;
+    return { ok: false, reason: `${quoted} is not a valid phone number${hint}` };
   };
   for (let k = 0; k < corpus.inputs.length; k += 13) {
     const s = corpus.inputs[k] as string;

@@ -1,0 +1,109 @@
+// What a hostile or unlucky input must not do to the person running leadledger or to the CRM: drive their terminal
+// with control sequences from the data, or flood it (and the CRM) with values of megabytes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openLedger } from '../../src/ledger/ledger.js';
+import { runCli } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+// ESC (a colour, a cursor move, an OSC that retitles the window), BEL, NUL, a C1 CSI and a bidi override.
+const HOSTILE = ['\u001b[2J', '\u001b]0;owned\u0007', '\u0000', '\u009b31m', '\u202e'];
+// eslint-disable-next-line no-control-regex -- what must never reach the terminal
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+
+test('terminal control sequences in keys, emails and file names are shown escaped by the summary, ledger list and ledger show', async () => {
+  const dir = tmpDir();
+  // A command line cannot hold NUL: the key that `ledger show` is given has every other sequence.
+  const key = `evt${HOSTILE.filter((h) => h !== '\u0000').join('')}`;
+  const lines = [
+    JSON.stringify({ event_id: key, email: 'ana@example.com' }),
+    JSON.stringify({ event_id: key, email: 'bia@example.com' }), // a conflict: its reason names the key
+    JSON.stringify({ event_id: 'e2', email: `x${HOSTILE.join('')}@example.com` }), // invalid: the reason quotes it
+  ];
+  const input = join(dir, `in${HOSTILE[0]}.jsonl`);
+  writeFileSync(input, lines.join('\n') + '\n');
+  const ledger = join(dir, 'l.db');
+  const dry = await runCli(['push', input, '--dry-run', '--ledger', ledger]);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.doesNotMatch(dry.stderr, RAW_CONTROL, 'summary');
+  assert.match(dry.stderr, /\\x1b\[2J/);
+  const pushed = await runCli([
+    'push',
+    input,
+    '--sink',
+    'jsonl',
+    '--output',
+    join(dir, 'out.jsonl'),
+    '--ledger',
+    ledger,
+  ]);
+  assert.equal(pushed.code, 0, pushed.stderr);
+  assert.doesNotMatch(pushed.stderr, RAW_CONTROL, 'push summary');
+  for (const args of [
+    ['ledger', 'list'],
+    ['ledger', 'show', key],
+    ['ledger', 'stats'],
+    ['ledger', 'runs'],
+    ['ledger', 'show', `nope${HOSTILE[1]}`],
+  ]) {
+    const r = await runCli([...args, '--ledger', ledger]);
+    assert.ok(r.code === 0 || args[2]?.startsWith('nope'), `${args.join(' ')}: ${r.stderr}`);
+    assert.doesNotMatch(r.stdout, RAW_CONTROL, `${args[1]} stdout`);
+    assert.doesNotMatch(r.stderr, RAW_CONTROL, `${args[1]} stderr`);
+  }
+  // Machine output stays exact: JSON escapes what it must, and the key round-trips.
+  const json = await runCli(['ledger', 'list', '--json', '--ledger', ledger]);
+  assert.ok((JSON.parse(json.stdout) as Array<{ key: string }>).some((e) => e.key === key));
+});
+
+test('an email of 10,000 characters is refused (RFC 5321), and one of a million does not flood the terminal', async () => {
+  const dir = tmpDir();
+  const lines = [
+    JSON.stringify({ event_id: 'e1', email: 'a'.repeat(10_000) + '@example.com' }),
+    JSON.stringify({ event_id: 'e2', email: 'b'.repeat(1_000_000) + '@example.com' }),
+    JSON.stringify({ event_id: 'e3', email: `${'c'.repeat(65)}@example.com` }),
+    JSON.stringify({ event_id: 'e4', email: 'ok@example.com' }),
+  ];
+  const input = join(dir, 'in.jsonl');
+  writeFileSync(input, lines.join('\n') + '\n');
+  const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout) as { counts: Record<string, number> };
+  assert.deepEqual([doc.counts.new, doc.counts.invalid], [1, 3]);
+  assert.ok(r.stdout.length < 20_000, `--json is ${r.stdout.length} bytes`);
+  const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
+  assert.ok(human.stderr.length < 5_000, `the summary is ${human.stderr.length} bytes`);
+  assert.match(human.stderr, /longer than 254 characters \(RFC 5321\)/);
+  assert.match(human.stderr, /more than 64 characters before the @ \(RFC 5321\)/);
+});
+
+test('a key with control characters read back from a ledger written by an earlier build is escaped too', () => {
+  const dir = tmpDir();
+  const path = join(dir, 'l.db');
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  l.claimNew(
+    [
+      {
+        key: `k${HOSTILE[2]}${HOSTILE[1]}`,
+        keyKind: 'id',
+        payloadHash: 'h',
+        downstreamKey: 'd',
+        leadJson: '{"email":"a@example.com"}',
+        source: 's',
+        line: 1,
+      },
+    ],
+    run,
+    'JSONL file x',
+  );
+  l.finishRun(run, 'done', {});
+  l.close();
+  return runCli(['ledger', 'list', '--ledger', path]).then((r) => {
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, RAW_CONTROL);
+    assert.match(r.stdout, /k\\x00\\x1b\]0;owned\\x07/);
+  });
+});
