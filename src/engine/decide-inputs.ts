@@ -37,7 +37,7 @@ export interface DecideInputsOptions {
   memoryCapacity?: number;
   /** Rows past which a read-only ledger is looked up in SQLite instead of indexed (tests: 0 forces lookups). */
   indexMaxRows?: number;
-  /** Bytes read into each block of a JSONL file (tests make it small, for more blocks than are in flight). */
+  /** Bytes read into each block of a JSONL file, or cut into a block of CSV (tests make it small, for more blocks). */
   blockBytes?: number;
   /**
    * Only counts are wanted (a dry-run without report rows): decisions go to the tally, made whole only where it
@@ -106,6 +106,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
         pool,
         { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' },
         shareLedger,
+        o.blockBytes,
       );
     }
     useIndex();

@@ -41,6 +41,7 @@ export async function* readCsvParallel(
   pool: MapPool,
   settings: CsvSettings,
   started?: () => void,
+  blockBytes = BLOCK_BYTES,
 ): AsyncGenerator<DecodedBlock> {
   const maxInFlight = pool.size * 2; // two blocks per worker: four, as for JSONL, measured no faster here
   const queue: Pending[] = [];
@@ -129,7 +130,7 @@ export async function* readCsvParallel(
       jobBytes = 0;
     };
     for (const b of bytes) {
-      if (jobBytes > 0 && jobBytes + b.length > BLOCK_BYTES) send();
+      if (jobBytes > 0 && jobBytes + b.length > blockBytes) send();
       job.push(b);
       jobBytes += b.length;
     }
@@ -190,7 +191,7 @@ export async function* readCsvParallel(
         heldBytes += chunk.length;
         // Cuts found before the input turned irregular stay good: the cutter stops at the first doubt.
         const cuttable = cuts !== undefined && cuts.headerEnd >= 0 && cuts.lastCut > heldFrom;
-        if (cuttable && !cuts.irregular && heldBytes >= BLOCK_BYTES) cutBlock(false);
+        if (cuttable && !cuts.irregular && heldBytes >= blockBytes) cutBlock(false);
         else if (!cuts || cuts.irregular || heldBytes >= MAX_UNCUT) {
           if (cuttable) cutBlock(false);
           // Split blocks are checked before the stream starts, so a wrong cut never meets a running stream.

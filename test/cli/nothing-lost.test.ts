@@ -33,7 +33,8 @@ test('a null in an earlier record hides no field from later records of its shape
 test('nulls, booleans and objects in mapped fields decide the same with map workers as in-thread, wherever blocks are cut', async () => {
   // Over 8 MiB, so the workers map it; the small copy is mapped in-thread. Every record of one shape.
   const lines: string[] = [];
-  for (let i = 0; lines.join('\n').length < 9 << 20 || i % 7 !== 0; i++) {
+  let bytes = 0;
+  for (let i = 0; bytes < 9 << 20 || i % 7 !== 0; i++) {
     const odd = i % 5 === 0;
     lines.push(
       JSON.stringify({
@@ -44,6 +45,7 @@ test('nulls, booleans and objects in mapped fields decide the same with map work
         pad: 'x'.repeat(200),
       }),
     );
+    bytes += lines[lines.length - 1]!.length + 1;
   }
   const dir = tmpDir();
   const big = join(dir, 'big.jsonl');
@@ -153,7 +155,10 @@ test('a Windows-1252 export whose first accented byte comes after the first chun
   const dir = tmpDir();
   const rows = ['event_id;email;name'];
   // Over 1 MiB of ASCII first (a file's first chunk; gzip and stdin chunks are 64 KiB), then accents in Windows-1252.
-  for (let i = 0; rows.join('\n').length < (1 << 20) + 50_000; i++) rows.push(`e${i};p${i}@example.com;Pessoa ${i}`);
+  for (let i = 0, bytes = 0; bytes < (1 << 20) + 50_000; i++) {
+    rows.push(`e${i};p${i}@example.com;Pessoa ${i}`);
+    bytes += rows[rows.length - 1]!.length + 1;
+  }
   const ascii = rows.length;
   for (let i = 0; i < 50; i++) rows.push(`x${i};jose${i}@example.com.br;José Conceição ${i}`);
   const bytes = Buffer.from(rows.join('\r\n') + '\r\n', 'latin1');
