@@ -12,7 +12,7 @@ import { loadConfig } from '../mapping/config.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
-import { ReportCollector, runExitCode, type RunReport, type Unread } from '../report/run-report.js';
+import { reportFileError, ReportCollector, runExitCode, type RunReport, type Unread } from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
@@ -221,7 +221,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     throw e;
   } finally {
     clearInterval(heartbeat);
-    await reportFile?.close();
+    reportFile?.close();
     const delivery = deliverer?.counts;
     const interrupted = ctx.stop.aborted;
     report = {
@@ -243,9 +243,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       inDoubtReasons: deliverer?.inDoubtReasons,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
+      reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread),
+      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
     };
     if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     ledger.close();
