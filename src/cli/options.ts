@@ -212,7 +212,14 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--in-doubt',
-    description: 'replay in-doubt events: looked up in the CRM first where the sink can',
+    description:
+      'replay in-doubt events: looked up in the CRM first, or re-sent with their key where the sink drops repeats; the rest only with --resend',
+    commands: ['replay'],
+  },
+  {
+    flags: '--resend',
+    description:
+      'with --in-doubt: also re-send in-doubt events the sink can neither look up nor drop as a repeat (the CRM may get them twice); sends no other event',
     commands: ['replay'],
   },
   {

@@ -2,6 +2,7 @@
 // with --force what did; every send follows the same claim / settle rules as push, with the first downstream key.
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../decide/types.js';
+import { RESEND_IN_DOUBT } from '../decide/decide.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { UsageError } from '../errors.js';
 import { ledgerFailure } from '../ledger/failure.js';
@@ -33,6 +34,11 @@ export interface ReplayOptions extends SinkFlags {
   permanent?: boolean;
   /** In-doubt events: looked up in the CRM first where the sink can. */
   inDoubt?: boolean;
+  /**
+   * With inDoubt: re-send in-doubt events the sink can neither look up nor have dropped as a repeat, accepting that
+   * the CRM may get them twice. Touches no other status: re-sending sent events is `force`'s, and asks first.
+   */
+  resend?: boolean;
   /** Re-send events already sent (with their first downstream key); needs confirmation. */
   force?: boolean;
   keys?: string[];
@@ -75,6 +81,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   const { config } = loadConfig(o.config, ctx.cwd);
   const path = resolveLedger(o.ledger, ctx);
   const params = { ...publicReplayParams(o) };
+  if (o.resend && !o.inDoubt)
+    throw new UsageError(
+      '--resend re-sends in-doubt events only: give it with --in-doubt (--force re-sends sent ones)',
+    );
   const statuses = chooseStatuses(o);
 
   const ledger = openExistingLedger(path, { readonly: o.dryRun });
@@ -185,9 +195,9 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       if (d.kind === 'new' && s.from === 'in_doubt' && deliverer) {
         const caps = sink!.capabilities;
         const checkable = caps.honoursIdempotencyKey || (caps.lookupByNaturalKey && !!s.row.natural_key);
-        if (!checkable && !o.force) {
+        if (!checkable && !o.resend) {
           d.kind = 'filtered';
-          d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: replay --in-doubt --force re-sends it`;
+          d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;
         } else {
           inDoubt.push(s);
           collector.add(d);
@@ -207,7 +217,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       if (inDoubt.length) {
         await deliverer.recoverInDoubt({
           rows: inDoubt.map((s) => s.row),
-          blind: !!o.force,
+          blind: !!o.resend,
           leads: new Map(inDoubt.filter((s) => s.lead).map((s) => [s.row.key, s.lead!])),
           onDecision: (row) => decisions.get(row.key),
         });
@@ -369,6 +379,7 @@ function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
     failed: o.failed,
     permanent: o.permanent,
     inDoubt: o.inDoubt,
+    resend: o.resend,
     force: o.force,
     keys: o.keys?.length,
     keysFrom: o.keysFrom,
