@@ -124,6 +124,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       delimiter: opts.delimiter,
       select: opts.select,
       stdin: ctx.stdin,
+      // A wait on a quiet stdin or a FIFO nobody writes ends with the first Ctrl-C / SIGTERM, not with more input.
+      signal: ctx.stop,
     };
     const map = {
       config,

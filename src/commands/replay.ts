@@ -313,7 +313,12 @@ async function select(
     const map = createMapper({ config, defaultCountry: o.defaultCountry });
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
-    for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin, onInputRead: onRead })) {
+    for await (const batch of readInputs(o.from, {
+      ...o.read,
+      stdin: ctx.stdin,
+      onInputRead: onRead,
+      signal: ctx.stop,
+    })) {
       for (const it of batch)
         if (it.kind === 'unread') onUnread({ source: it.source, line: it.line, reason: it.reason });
       const events = batch

@@ -1,11 +1,12 @@
 // Opens one input as a stream of decompressed byte chunks, with its first bytes available up front so that
 // format, encoding and delimiter can be sniffed without reading the input twice (stdin cannot be re-read).
 
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, constants, createReadStream, openSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ResolvedInput } from './resolve-inputs.js';
+import { watchStream } from './watch-stream.js';
 
 /** How many decompressed bytes are kept up front for sniffing. */
 export const HEAD_BYTES = 64 * 1024;
@@ -37,10 +38,16 @@ export interface OpenedInput {
 
 /**
  * Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b, and giving UTF-16 (a BOM of
- * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8.
+ * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8. On stdin and other inputs that are not plain files (a
+ * FIFO), `signal` abandons a wait for more (ReadStopped: watch-stream.ts).
  */
-export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
-  const opened = await openBytes(input, stdin);
+export async function openInput(
+  input: ResolvedInput,
+  stdin?: NodeJS.ReadableStream,
+  signal?: AbortSignal,
+): Promise<OpenedInput> {
+  const live = input.path === null || !statSync(input.path).isFile();
+  const opened = await openBytes(input, stdin, live ? signal : undefined, live);
   const h = opened.head;
   const utf16 =
     h.length >= 2 && h[0] === 0xff && h[1] === 0xfe && !(h[2] === 0 && h[3] === 0)
@@ -80,12 +87,23 @@ async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): P
   };
 }
 
-async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
-  const raw: AsyncIterable<Buffer | string> =
-    input.path === null
-      ? ((stdin ?? process.stdin) as AsyncIterable<Buffer | string>)
-      : createReadStream(input.path, { highWaterMark: READ_CHUNK });
-  const rawIt = raw[Symbol.asyncIterator]();
+async function openBytes(
+  input: ResolvedInput,
+  stdin: NodeJS.ReadableStream | undefined,
+  signal: AbortSignal | undefined,
+  live: boolean,
+): Promise<OpenedInput> {
+  const path = input.path;
+  const file = path === null ? undefined : createReadStream(path, { highWaterMark: READ_CHUNK });
+  const raw = file ?? stdin ?? process.stdin;
+  const watch = <T extends Buffer | string>(it: AsyncIterator<T>, stream: { destroy?: () => void }) =>
+    live ? watchStream(it, { signal, abandon: () => stream.destroy?.() }) : it;
+  const abandonRaw = () => {
+    const opening = file?.pending === true;
+    (raw as { destroy?: () => void }).destroy?.();
+    if (opening && path !== null) releaseFifoOpen(path);
+  };
+  const rawIt = watch((raw as AsyncIterable<Buffer | string>)[Symbol.asyncIterator](), { destroy: abandonRaw });
   const first = await takeAtLeast(rawIt, 2);
   const firstBytes = Buffer.concat(first.chunks);
   const gzip = firstBytes.length >= 2 && firstBytes[0] === 0x1f && firstBytes[1] === 0x8b;
@@ -95,7 +113,7 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
     const gunzip = createGunzip({ chunkSize: 256 * 1024 });
     // pipeline destroys the gunzip stream with the source's error, so a read error surfaces in our loop.
     pipeline(Readable.from(resume(first.chunks, first.done, rawIt)), gunzip, () => {});
-    it = gunzip[Symbol.asyncIterator]();
+    it = watch(gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>, gunzip);
     const close = closer(it, rawIt);
     const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
       await close();
@@ -118,7 +136,7 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
     close: closer(rawIt),
   };
   // Only a regular file can be read at positions: a named pipe (bash's <(…)) is read as the stream it is.
-  if (input.path !== null && !head.done && statSync(input.path).isFile()) {
+  if (input.path !== null && !head.done && !live) {
     const path = input.path;
     let position = head.bytes;
     let file: FileHandle | undefined;
@@ -138,6 +156,21 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
     };
   }
   return opened;
+}
+
+/**
+ * A FIFO nobody writes blocks its reader's open() in the thread pool, where it cannot be cancelled, and a process
+ * does not end, not even by process.exit, while a thread of that pool is blocked. Opening the FIFO for writing
+ * without blocking (there is a reader: the blocked open) and closing it at once lets that open return, and the
+ * stream abandoned meets the end of its input. No byte is written.
+ */
+function releaseFifoOpen(path: string): void {
+  try {
+    if (!statSync(path).isFIFO()) return;
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // ENXIO: no reader is waiting on it, so no open is blocked.
+  }
 }
 
 function closer(...its: AsyncIterator<unknown>[]): () => Promise<void> {
