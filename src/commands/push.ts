@@ -146,6 +146,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       onUnread: (u) => collector.addUnread({ source: u.source, line: u.line, reason: u.reason }),
     })) {
       if (tally) progress.read = collector.counts.read;
+      // An empty batch: the input went idle. What is queued goes out now instead of waiting for a full batch.
+      if (decisions.length === 0) await deliverer?.flush();
       for (const d of decisions) {
         collector.add(d);
         progress.read++;

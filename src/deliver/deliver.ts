@@ -117,6 +117,16 @@ export class Deliverer {
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
   }
 
+  /**
+   * Sends what is queued now, short of a full batch, without waiting for it to settle: the input went idle (a quiet
+   * stdin), and leads already read must not wait for more that may not come. Nothing is sent once stopped.
+   */
+  async flush(): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    if (this.o.stop.aborted) return;
+    await this.dispatch();
+  }
+
   /** Sends what is queued and waits for every send to settle. Rethrows a fatal error (rejected credentials). */
   async finish(): Promise<void> {
     if (!this.o.stop.aborted && !this.fatal) await this.dispatch();

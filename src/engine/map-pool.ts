@@ -205,4 +205,6 @@ export interface DecodedBlock {
   lineBase: number;
   /** Called once the block is decided: its buffers may be reused. */
   release?: () => void;
+  /** The input went idle after this block (a quiet stdin): what was decided should not wait for more. */
+  idle?: boolean;
 }

@@ -1,7 +1,7 @@
 // JSONL read and mapped by the map pool: the main thread only cuts the byte stream at the last newline of each
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
 import { LeadledgerError } from '../errors.js';
-import { received } from './block.js';
+import { encodeMapped, received } from './block.js';
 import type { OpenedInput } from '../sources/open-input.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { DecodedBlock, MapJobResult, MapPool } from './map-pool.js';
@@ -80,6 +80,12 @@ export async function* readJsonlParallel(
       }
     } else {
       for await (const chunk of opened.chunks) {
+        if (chunk.length === 0) {
+          // The input went idle (a quiet stdin): the blocks in flight are decided now, and the consumer told so.
+          while (inFlight.length > 0) yield await take();
+          yield { block: encodeMapped([]), source: ctx.source, lineBase, idle: true };
+          continue;
+        }
         const cut = chunk.lastIndexOf(LF);
         if (cut === -1) {
           carry.push(chunk); // a line longer than a chunk: wait for its end

@@ -8,6 +8,8 @@ import { createGunzip } from 'node:zlib';
 import type { ResolvedInput } from './resolve-inputs.js';
 import { watchStream } from './watch-stream.js';
 
+const LF = 0x0a;
+
 /** How many decompressed bytes are kept up front for sniffing. */
 export const HEAD_BYTES = 64 * 1024;
 
@@ -22,7 +24,10 @@ export interface OpenedInput {
   complete: boolean;
   /** True when the raw bytes started with the gzip magic number. */
   gzip: boolean;
-  /** All decompressed chunks from the start; iterate once. Stops (and releases the file) if the loop breaks. */
+  /**
+   * All decompressed chunks from the start; iterate once. Stops (and releases the file) if the loop breaks. An input
+   * that is not a plain file yields an empty chunk each time it has been quiet for a while (watch-stream.ts).
+   */
   chunks: AsyncIterable<Buffer>;
   /** Releases the file or stream, whether or not `chunks` was iterated (safe to call twice). */
   close(): Promise<void>;
@@ -38,8 +43,9 @@ export interface OpenedInput {
 
 /**
  * Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b, and giving UTF-16 (a BOM of
- * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8. On stdin and other inputs that are not plain files (a
- * FIFO), `signal` abandons a wait for more (ReadStopped: watch-stream.ts).
+ * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8. Stdin and other inputs that are not plain files (a FIFO)
+ * are watched (watch-stream.ts): `signal` abandons a wait on them (ReadStopped), and when they go quiet their
+ * chunks include empty ones, so that what was read is passed on.
  */
 export async function openInput(
   input: ResolvedInput,
@@ -55,14 +61,18 @@ export async function openInput(
       : h.length >= 2 && h[0] === 0xfe && h[1] === 0xff
         ? 'utf-16be'
         : undefined;
-  return utf16 ? transcoded(opened, utf16) : opened;
+  return utf16 ? transcoded(opened, utf16, live) : opened;
 }
 
 // The input's text as UTF-8 bytes, its head taken again from them.
-async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): Promise<OpenedInput> {
+async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be', live: boolean): Promise<OpenedInput> {
   async function* utf8(): AsyncGenerator<Buffer> {
     const d = new TextDecoder(from); // drops the BOM
     for await (const c of opened.chunks) {
+      if (c.length === 0) {
+        yield c; // the input is idle: said on
+        continue;
+      }
       const t = d.decode(c, { stream: true });
       if (t) yield Buffer.from(t, 'utf8');
     }
@@ -70,7 +80,7 @@ async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): P
     if (t) yield Buffer.from(t, 'utf8');
   }
   const it = utf8();
-  const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
+  const head = await takeAtLeast(it, HEAD_BYTES, live).catch(async (err: unknown) => {
     await opened.close();
     throw err;
   });
@@ -97,7 +107,7 @@ async function openBytes(
   const file = path === null ? undefined : createReadStream(path, { highWaterMark: READ_CHUNK });
   const raw = file ?? stdin ?? process.stdin;
   const watch = <T extends Buffer | string>(it: AsyncIterator<T>, stream: { destroy?: () => void }) =>
-    live ? watchStream(it, { signal, abandon: () => stream.destroy?.() }) : it;
+    live ? watchStream(it, { signal, idle: true, abandon: () => stream.destroy?.() }) : it;
   const abandonRaw = () => {
     const opening = file?.pending === true;
     (raw as { destroy?: () => void }).destroy?.();
@@ -115,7 +125,7 @@ async function openBytes(
     pipeline(Readable.from(resume(first.chunks, first.done, rawIt)), gunzip, () => {});
     it = watch(gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>, gunzip);
     const close = closer(it, rawIt);
-    const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
+    const head = await takeAtLeast(it, HEAD_BYTES, live).catch(async (err: unknown) => {
       await close();
       throw err;
     });
@@ -127,7 +137,7 @@ async function openBytes(
       close,
     };
   }
-  const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES);
+  const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES, live);
   const opened: OpenedInput = {
     head: Buffer.concat(head.chunks),
     complete: head.done,
@@ -185,11 +195,18 @@ interface Taken {
   done: boolean;
 }
 
-async function takeAtLeast(it: AsyncIterator<Buffer | string>, min: number): Promise<Taken> {
-  return takeMore({ chunks: [], bytes: 0, done: false }, it, min);
+// The first `min` bytes (or all there are). With `untilIdle`, fewer once the input goes idle after a whole line: a
+// quiet stdin is sniffed from what it sent, not waited on for 64 KiB that may not come.
+async function takeAtLeast(it: AsyncIterator<Buffer | string>, min: number, untilIdle = false): Promise<Taken> {
+  return takeMore({ chunks: [], bytes: 0, done: false }, it, min, untilIdle);
 }
 
-async function takeMore(taken: Taken, it: AsyncIterator<Buffer | string>, min: number): Promise<Taken> {
+async function takeMore(
+  taken: Taken,
+  it: AsyncIterator<Buffer | string>,
+  min: number,
+  untilIdle = false,
+): Promise<Taken> {
   const chunks = [...taken.chunks];
   let bytes = taken.bytes;
   while (bytes < min) {
@@ -202,6 +219,10 @@ async function takeMore(taken: Taken, it: AsyncIterator<Buffer | string>, min: n
     }
     if (r.done) return { chunks, bytes, done: true };
     const b = toBuffer(r.value);
+    if (b.length === 0) {
+      if (untilIdle && chunks.some((c) => c.includes(LF))) return { chunks, bytes, done: false };
+      continue;
+    }
     chunks.push(b);
     bytes += b.length;
   }

@@ -1,6 +1,7 @@
 // Waiting on an input that may never send more: a quiet stdin, a FIFO nobody writes (whose open() blocks in the
 // thread pool and cannot be cancelled). The wait is abandoned when the run is stopped (Ctrl-C / SIGTERM), instead
-// of the run waiting with it.
+// of the run waiting with it; and while nothing arrives the stream says so, so that the records already read are
+// decided and sent rather than held back for bytes that may not come.
 
 /** Thrown by a watched input once the run was stopped: the input was abandoned where it was. */
 export class ReadStopped extends Error {
@@ -10,19 +11,31 @@ export class ReadStopped extends Error {
   }
 }
 
+/** How long a stream may send nothing before it is said to be idle (again, every as long, while it stays so). */
+export const IDLE_MS = 200;
+
+/**
+ * The chunk a watched stream yields when it is idle: empty, so that a reader that does not care reads nothing,
+ * and a reader that does passes on what it holds (a JSONL reader, its whole lines).
+ */
+export const IDLE_CHUNK: Buffer = Buffer.alloc(0);
+
 /** What a watched stream needs. */
 export interface WatchOptions {
   /** Aborted when the run is stopped: the wait ends at once, in ReadStopped. */
   signal?: AbortSignal;
+  /** Say when the stream sends nothing for IDLE_MS (inputs that can go quiet: stdin, FIFOs; not files). */
+  idle: boolean;
   /** Releases the stream (destroys it) without waiting for a read that may never end. */
   abandon: () => void;
 }
 
 const ABORTED = Symbol('aborted');
+const IDLE = Symbol('idle');
 
-/** Wraps a stream's chunk iterator so that a wait for the next chunk can be stopped. */
+/** Wraps a stream's chunk iterator so that a wait for the next chunk can be stopped, and reports idleness. */
 export function watchStream<T extends Buffer | string>(it: AsyncIterator<T>, o: WatchOptions): AsyncIterator<T> {
-  // The read of the stream under way, if any.
+  // The read of the stream under way: kept across idle reports, which do not consume it.
   let pending: Promise<IteratorResult<T>> | undefined;
   let abandoned = false;
   const abandon = (): void => {
@@ -41,9 +54,9 @@ export function watchStream<T extends Buffer | string>(it: AsyncIterator<T>, o: 
         // Its rejection is met when it is awaited below, or not at all once the stream is abandoned.
         pending.catch(() => {});
       }
-      let r: IteratorResult<T> | typeof ABORTED;
+      let r: IteratorResult<T> | typeof ABORTED | typeof IDLE;
       try {
-        r = await wait(pending, o.signal);
+        r = await wait(pending, o.signal, o.idle ? IDLE_MS : undefined);
       } catch (err) {
         pending = undefined;
         throw err;
@@ -52,6 +65,7 @@ export function watchStream<T extends Buffer | string>(it: AsyncIterator<T>, o: 
         abandon();
         throw new ReadStopped();
       }
+      if (r === IDLE) return { done: false, value: IDLE_CHUNK as T };
       pending = undefined;
       return r;
     },
@@ -64,14 +78,21 @@ export function watchStream<T extends Buffer | string>(it: AsyncIterator<T>, o: 
   };
 }
 
-// The read's result, or ABORTED when the signal fires first.
-function wait<R>(read: Promise<R>, signal: AbortSignal | undefined): Promise<R | typeof ABORTED> {
+// The read's result, or ABORTED when the signal fires first, or IDLE when idleMs pass first.
+function wait<R>(
+  read: Promise<R>,
+  signal: AbortSignal | undefined,
+  idleMs: number | undefined,
+): Promise<R | typeof ABORTED | typeof IDLE> {
   return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
     const settle = (f: () => void) => {
+      clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       f();
     };
     const onAbort = () => settle(() => resolve(ABORTED));
+    if (idleMs !== undefined) timer = setTimeout(() => settle(() => resolve(IDLE)), idleMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     read.then(
       (r) => settle(() => resolve(r)),

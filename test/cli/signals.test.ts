@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BIN, ROOT } from '../helpers/cli.js';
+import { jsonlEvents } from '../helpers/events.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 interface Exit {
@@ -102,4 +103,17 @@ test('SIGTERM while a push waits on a FIFO nobody writes: the run is recorded as
   const run = start(['push', input, '--sink', 'jsonl', '--output', join(dir, 'out.jsonl'), '--ledger', ledger]);
   interrupted(await signalAndWait(run, 'SIGTERM'));
   assert.deepEqual(ledgerState(ledger), { statuses: {}, lastRun: 'interrupted' });
+});
+
+test('SIGTERM on a push whose stdin went quiet: the lines written are sent and settled, exit 130, none pending', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const out = join(dir, 'out.jsonl');
+  const run = start(['push', '-', '--sink', 'jsonl', '--output', out, '--ledger', ledger]);
+  run.child.stdin!.write(jsonlEvents(7));
+  const sent = () => ledgerState(ledger).statuses.sent === 7;
+  const e = await signalAndWait(run, 'SIGTERM', sent);
+  interrupted(e);
+  assert.deepEqual(ledgerState(ledger), { statuses: { sent: 7 }, lastRun: 'interrupted' });
+  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 7);
 });
