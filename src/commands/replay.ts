@@ -127,7 +127,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         s.from === 'failed'
           ? `failed earlier: ${s.row.last_error ?? s.row.failure}`
           : s.from === 'in_doubt'
-            ? 'in doubt: looked up first where the sink can'
+            ? `in doubt: looked up first where the sink can${o.resend ? ', else re-sent (--resend)' : ''}`
             : 'sent earlier: re-sent with --force';
       return {
         ...base,
