@@ -52,6 +52,21 @@ async function signalAndWait(
   return { ...e, stderr: run.stderr(), afterSignal: Date.now() - sentAt };
 }
 
+/**
+ * Starts the CLI and signals it once it should be waiting on its input. A signal that arrives before the CLI has
+ * taken over its signals kills it as Node's default does (seen with the machine under load, start-up past 500 ms):
+ * nothing this test is about, so that start is tried again, with longer to start up. A CLI that ignores the signal
+ * is SIGKILLed by signalAndWait and fails, whatever the delay.
+ */
+async function startAndSignal(args: string[], signal: NodeJS.Signals): Promise<Exit> {
+  let e: Exit | undefined;
+  for (const delayMs of [500, 2000, 5000]) {
+    e = await signalAndWait(start(args), signal, undefined, delayMs);
+    if (e.signal !== signal) break;
+  }
+  return e!;
+}
+
 /** The CLI ended by itself with exit 130 a few seconds at most after the signal, its summary printed. */
 function interrupted(e: Exit): void {
   assert.equal(e.signal, null, `ended by itself, not killed: ${e.stderr}`);
@@ -85,13 +100,13 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`${signal} while a dry-run waits on a FIFO nobody writes: exit 130 within seconds`, async () => {
     const dir = tmpDir();
     const input = fifo(dir);
-    const e = await signalAndWait(start(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]), signal);
+    const e = await startAndSignal(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')], signal);
     interrupted(e);
   });
 
   test(`${signal} while a dry-run waits on a stdin held open and never written: exit 130 within seconds`, async () => {
     const dir = tmpDir();
-    const e = await signalAndWait(start(['push', '-', '--dry-run', '--ledger', join(dir, 'l.db')]), signal);
+    const e = await startAndSignal(['push', '-', '--dry-run', '--ledger', join(dir, 'l.db')], signal);
     interrupted(e);
   });
 }
@@ -101,7 +116,15 @@ test('SIGTERM while a push waits on a FIFO nobody writes: the run is recorded as
   const input = fifo(dir);
   const ledger = join(dir, 'l.db');
   const run = start(['push', input, '--sink', 'jsonl', '--output', join(dir, 'out.jsonl'), '--ledger', ledger]);
-  interrupted(await signalAndWait(run, 'SIGTERM'));
+  // Once its run is recorded, the push has its signals and is opening the FIFO.
+  const running = () => {
+    try {
+      return ledgerState(ledger).lastRun === 'running';
+    } catch {
+      return false; // not created or not migrated yet
+    }
+  };
+  interrupted(await signalAndWait(run, 'SIGTERM', running));
   assert.deepEqual(ledgerState(ledger), { statuses: {}, lastRun: 'interrupted' });
 });
 
