@@ -96,7 +96,8 @@ export const OPTIONS: OptionDef[] = [
   { flags: '--until <time>', description: 'only events before this time', commands: ['push', 'replay', 'ledger'] },
   {
     flags: '--report <file>',
-    description: 'write a row per record read (.csv or .jsonl): source, line, key, email, decision, reason, result',
+    description:
+      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, key, email, decision, reason, result',
     commands: ['push', 'replay'],
   },
   {
@@ -211,7 +212,14 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--in-doubt',
-    description: 'replay in-doubt events: looked up in the CRM first where the sink can',
+    description:
+      'replay in-doubt events: looked up in the CRM first, or re-sent with their key where the sink drops repeats; the rest only with --resend',
+    commands: ['replay'],
+  },
+  {
+    flags: '--resend',
+    description:
+      'with --in-doubt: also re-send in-doubt events the sink can neither look up nor drop as a repeat (the CRM may get them twice); sends no other event',
     commands: ['replay'],
   },
   {
@@ -255,7 +263,7 @@ export const OPTIONS: OptionDef[] = [
 /** Exit codes, as --help and the README show them. */
 export const EXIT_CODES: Array<[number, string]> = [
   [0, 'all done (including "nothing new")'],
-  [1, 'finished, but some events failed or are in doubt'],
+  [1, 'finished, but some events failed or are in doubt, or the --report file could not be written'],
   [2, 'usage or config error'],
   [3, 'input unreadable, wholly or in part (what could be read was still decided and sent)'],
   [4, 'the CRM rejected the credentials'],

@@ -13,6 +13,7 @@ export async function runReplay(flags: Record<string, unknown>): Promise<number>
     failed: !!flags.failed,
     permanent: !!flags.permanent,
     inDoubt: !!flags.inDoubt,
+    resend: !!flags.resend,
     force: !!flags.force,
     keys: flags.keys as string[] | undefined,
     keysFrom: flags.keysFrom as string | undefined,

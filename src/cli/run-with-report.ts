@@ -28,6 +28,11 @@ export async function runWithReport(
     out.stopProgress();
     if (flags.json) process.stdout.write(formatJson(report));
     if (!out.quiet) process.stderr.write(formatSummary(report, out.chalk));
+    // An error, so printed with --quiet too, and last: the summary above says what the run did.
+    if (report.reportError) {
+      const settled = report.runId ? ` (the sends of run ${report.runId} are settled in the ledger)` : '';
+      process.stderr.write(`leadledger: ${report.reportError}${settled}\n`);
+    }
     return report.exitCode;
   } finally {
     out.stopProgress();

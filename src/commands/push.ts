@@ -7,7 +7,8 @@ import type { Deliverer, SettledItem } from '../deliver/deliver.js';
 import { ledgerFailure } from '../ledger/failure.js';
 import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
-import { ReportCollector, runExitCode, unreadPart, type RunReport } from '../report/run-report.js';
+import type { ReportFile } from '../report/report-file.js';
+import { reportFileError, ReportCollector, runExitCode, unreadPart, type RunReport } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
@@ -62,7 +63,15 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   const ledger: Ledger | undefined = openLedger(path, { readonly: opts.dryRun });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
   const collector = new ReportCollector();
-  const reportFile = opts.report ? (await import('../report/report-file.js')).ReportFile.open(opts.report) : undefined;
+  let reportFile: ReportFile | undefined;
+  try {
+    // Opened before the run starts: a path that cannot be written is a usage error, and nothing is claimed.
+    reportFile = opts.report ? (await import('../report/report-file.js')).ReportFile.open(opts.report) : undefined;
+  } catch (e) {
+    ledger?.close();
+    await sink?.close?.();
+    throw e;
+  }
   let runId: number | undefined;
   let deliverer: Deliverer | undefined;
   let interrupted = false;
@@ -115,6 +124,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       delimiter: opts.delimiter,
       select: opts.select,
       stdin: ctx.stdin,
+      // A wait on a quiet stdin or a FIFO nobody writes ends with the first Ctrl-C / SIGTERM, not with more input.
+      signal: ctx.stop,
     };
     const map = {
       config,
@@ -135,6 +146,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       onUnread: (u) => collector.addUnread(unreadPart(u)),
     })) {
       if (tally) progress.read = collector.counts.read;
+      // An empty batch: the input went idle. What is queued goes out now instead of waiting for a full batch.
+      if (decisions.length === 0) await deliverer?.flush();
       for (const d of decisions) {
         collector.add(d);
         progress.read++;
@@ -157,7 +170,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   } finally {
     clearInterval(progressTimer);
     clearInterval(heartbeat);
-    await reportFile?.close();
+    reportFile?.close();
     const report = buildReport();
     if (ledger && runId !== undefined)
       ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
@@ -188,9 +201,10 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       inDoubtReasons: deliverer?.inDoubtReasons,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
+      reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread),
+      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
     };
   }
 }

@@ -2,6 +2,7 @@
 // with --force what did; every send follows the same claim / settle rules as push, with the first downstream key.
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../decide/types.js';
+import { RESEND_IN_DOUBT } from '../decide/decide.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { UsageError } from '../errors.js';
 import { ledgerFailure } from '../ledger/failure.js';
@@ -12,7 +13,14 @@ import { loadConfig } from '../mapping/config.js';
 import { createMapper } from '../mapping/map-record.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
-import { ReportCollector, runExitCode, unreadPart, type RunReport, type Unread } from '../report/run-report.js';
+import {
+  reportFileError,
+  ReportCollector,
+  runExitCode,
+  unreadPart,
+  type RunReport,
+  type Unread,
+} from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
@@ -33,6 +41,11 @@ export interface ReplayOptions extends SinkFlags {
   permanent?: boolean;
   /** In-doubt events: looked up in the CRM first where the sink can. */
   inDoubt?: boolean;
+  /**
+   * With inDoubt: re-send in-doubt events the sink can neither look up nor have dropped as a repeat, accepting that
+   * the CRM may get them twice. Touches no other status: re-sending sent events is `force`'s, and asks first.
+   */
+  resend?: boolean;
   /** Re-send events already sent (with their first downstream key); needs confirmation. */
   force?: boolean;
   keys?: string[];
@@ -75,6 +88,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   const { config } = loadConfig(o.config, ctx.cwd);
   const path = resolveLedger(o.ledger, ctx);
   const params = { ...publicReplayParams(o) };
+  if (o.resend && !o.inDoubt)
+    throw new UsageError(
+      '--resend re-sends in-doubt events only: give it with --in-doubt (--force re-sends sent ones)',
+    );
   const statuses = chooseStatuses(o);
 
   const ledger = openExistingLedger(path, { readonly: o.dryRun });
@@ -117,7 +134,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         s.from === 'failed'
           ? `failed earlier: ${s.row.last_error ?? s.row.failure}`
           : s.from === 'in_doubt'
-            ? 'in doubt: looked up first where the sink can'
+            ? `in doubt: looked up first where the sink can${o.resend ? ', else re-sent (--resend)' : ''}`
             : 'sent earlier: re-sent with --force';
       return {
         ...base,
@@ -185,9 +202,9 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       if (d.kind === 'new' && s.from === 'in_doubt' && deliverer) {
         const caps = sink!.capabilities;
         const checkable = caps.honoursIdempotencyKey || (caps.lookupByNaturalKey && !!s.row.natural_key);
-        if (!checkable && !o.force) {
+        if (!checkable && !o.resend) {
           d.kind = 'filtered';
-          d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: replay --in-doubt --force re-sends it`;
+          d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;
         } else {
           inDoubt.push(s);
           collector.add(d);
@@ -207,7 +224,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       if (inDoubt.length) {
         await deliverer.recoverInDoubt({
           rows: inDoubt.map((s) => s.row),
-          blind: !!o.force,
+          blind: !!o.resend,
           leads: new Map(inDoubt.filter((s) => s.lead).map((s) => [s.row.key, s.lead!])),
           onDecision: (row) => decisions.get(row.key),
         });
@@ -221,7 +238,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     throw e;
   } finally {
     clearInterval(heartbeat);
-    await reportFile?.close();
+    reportFile?.close();
     const delivery = deliverer?.counts;
     const interrupted = ctx.stop.aborted;
     report = {
@@ -243,9 +260,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       inDoubtReasons: deliverer?.inDoubtReasons,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
+      reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread),
+      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
     };
     if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     ledger.close();
@@ -302,7 +320,12 @@ async function select(
     const map = createMapper({ config, defaultCountry: o.defaultCountry });
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
-    for await (const batch of readInputs(o.from, { ...o.read, stdin: ctx.stdin, onInputRead: onRead })) {
+    for await (const batch of readInputs(o.from, {
+      ...o.read,
+      stdin: ctx.stdin,
+      onInputRead: onRead,
+      signal: ctx.stop,
+    })) {
       for (const it of batch) if (it.kind === 'unread') onUnread(unreadPart(it));
       const events = batch
         .flatMap((it) => (it.kind === 'record' ? [map(it)] : []))
@@ -367,6 +390,7 @@ function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
     failed: o.failed,
     permanent: o.permanent,
     inDoubt: o.inDoubt,
+    resend: o.resend,
     force: o.force,
     keys: o.keys?.length,
     keysFrom: o.keysFrom,

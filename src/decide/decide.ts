@@ -128,6 +128,12 @@ export function knownInLedgerReason(by: string): string {
   return `person already delivered (or being delivered) by event ${by}`;
 }
 
+/**
+ * The command that re-sends in-doubt events a sink can neither look up nor have dropped as a repeat (a file, a webhook
+ * that does not honour Idempotency-Key), and no other event: every hint for such events names it.
+ */
+export const RESEND_IN_DOUBT = 'leadledger replay --in-doubt --resend';
+
 /** The reason of a DuplicateInLedger decision: what the ledger's row says, and what to do about it. */
 export function ledgerReason(status: string, failure: string | null, runId: number | null): string {
   const run = runId ? ` (run ${runId})` : '';
@@ -137,7 +143,7 @@ export function ledgerReason(status: string, failure: string | null, runId: numb
     case 'failed':
       return `failed permanently earlier${run}: fix and use leadledger replay --permanent`;
     case 'in_doubt':
-      return `in doubt since${run}: leadledger replay --in-doubt resolves it`;
+      return `in doubt since${run}: leadledger replay --in-doubt looks it up where the sink can; ${RESEND_IN_DOUBT} re-sends it where it cannot`;
     case 'pending':
       return `being sent by another run${run}`;
     default:

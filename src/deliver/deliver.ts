@@ -1,6 +1,7 @@
 // Applies the plan: claim in the ledger, send to the sink, settle in the ledger. The invariant, for every event:
 // a committed claim (status pending, owned by this run) exists BEFORE the sink is called, and the outcome is
 // committed AFTER it returns. A crash between the two leaves a pending row that the next run turns in_doubt.
+import { RESEND_IN_DOUBT } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
 import { CredentialsError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -116,6 +117,16 @@ export class Deliverer {
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
   }
 
+  /**
+   * Sends what is queued now, short of a full batch, without waiting for it to settle: the input went idle (a quiet
+   * stdin), and leads already read must not wait for more that may not come. Nothing is sent once stopped.
+   */
+  async flush(): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    if (this.o.stop.aborted) return;
+    await this.dispatch();
+  }
+
   /** Sends what is queued and waits for every send to settle. Rethrows a fatal error (rejected credentials). */
   async finish(): Promise<void> {
     if (!this.o.stop.aborted && !this.fatal) await this.dispatch();
@@ -142,7 +153,7 @@ export class Deliverer {
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
-    // `blind` (replay --in-doubt --force): the user accepts a possible duplicate where nothing can check first.
+    // `blind` (replay --in-doubt --resend): the user accepts a possible duplicate where nothing can check first.
     // Counted into counts.inDoubt and inDoubtReasons once recovery is over, each with why it stays in doubt.
     const left: Record<string, number> = {};
     const leave = (reason: string): void => {
@@ -155,7 +166,7 @@ export class Deliverer {
       else if (caps.honoursIdempotencyKey || canLookup(r) || opts.blind) usable.push(r);
       else
         leave(
-          `in doubt since an earlier run: ${sink.name} can neither look it up nor drop a repeat; replay --in-doubt --force re-sends it`,
+          `in doubt since an earlier run: ${sink.name} can neither look it up nor drop a repeat; ${RESEND_IN_DOUBT} re-sends it`,
         );
     }
     let recovered = 0;

@@ -26,7 +26,7 @@ export interface DecideInputsOptions {
   map: MapOptions;
   /** Absent in a dry-run before the ledger file exists. */
   ledger?: Ledger;
-  /** Stops reading between batches. */
+  /** Stops reading between batches (and, given as read.signal too, abandons a wait on stdin or a FIFO). */
   stop?: AbortSignal;
   /**
    * Map workers for JSONL and CSV: 'auto' uses one per core for inputs larger than the sniffed head (small inputs are not
@@ -52,7 +52,7 @@ const DECISION_SLICE = 512;
 
 /**
  * Yields the decisions for every record of the inputs, in input order, a batch at a time (or, with a tally, counts
- * them). A decision's event reads its block's buffers until the next batches are asked for: a consumer that keeps
+ * them). An empty batch says the input went idle (a quiet stdin): a consumer sends what it holds rather than wait. A decision's event reads its block's buffers until the next batches are asked for: a consumer that keeps
  * one longer calls `event.detach()` first.
  */
 export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
@@ -119,7 +119,8 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
         if (item.kind === 'unread') o.onUnread?.(item);
         else mapped.push(mapItem(mapper, item));
       }
-      yield { block: encodeMapped(mapped), source: ctx.source, lineBase: 0 };
+      // A reader's empty batch: its input went idle.
+      yield { block: encodeMapped(mapped), source: ctx.source, lineBase: 0, idle: batch.length === 0 };
     }
   }
 
@@ -134,6 +135,10 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
       if (o.tally) {
         decider.countBlock(b.block, b.source, b.lineBase, o.tally);
         decider.release(b.block, b.release);
+        yield [];
+        continue;
+      }
+      if (b.block.n === 0 && b.idle) {
         yield [];
         continue;
       }

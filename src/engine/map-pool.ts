@@ -208,4 +208,6 @@ export interface DecodedBlock {
   release?: () => void;
   /** Parts of the input read beside the block that could not be read (a line too long), before its records. */
   unread?: RawUnread[];
+  /** The input went idle after this block (a quiet stdin): what was decided should not wait for more. */
+  idle?: boolean;
 }

@@ -181,6 +181,8 @@ export async function* readCsvParallel(
 
   try {
     for await (const chunk of opened.chunks) {
+      // An idle input's empty chunk: CSV blocks are cut by size and quotes, not by time; nothing to pass on.
+      if (chunk.length === 0) continue;
       if (stream) {
         queue.push({
           result: submit(chunk, false, { stream: stream.id, settings, end: false, lineOffset: 0 }, stream.worker),

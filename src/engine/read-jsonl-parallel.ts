@@ -136,6 +136,12 @@ export async function* readJsonlParallel(
       let carried = 0;
       let dropping = false; // the line being read is past MAX_LINE_BYTES
       for await (let chunk of opened.chunks) {
+        if (chunk.length === 0) {
+          // The input went idle (a quiet stdin): the blocks in flight are decided now, and the consumer told so.
+          while (inFlight.length > 0) yield await take();
+          yield { block: EMPTY, source: ctx.source, lineBase, idle: true };
+          continue;
+        }
         if (dropping) {
           const nl = chunk.indexOf(LF);
           if (nl === -1) continue;

@@ -1,5 +1,5 @@
 // The per-record report (--report file.csv | file.jsonl): one row per record read, with its decision and reason.
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, writeSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import { UsageError } from '../errors.js';
 
@@ -32,29 +32,63 @@ export function neutralizeCell(v: string): string {
   return /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
 }
 
-/** A report file being written; rows are buffered and written in chunks. */
+/**
+ * Write, create 0600 (rows hold emails) or truncate, and refuse a symlink as the last path component: a report
+ * written through a link would overwrite whatever the link points at (O_NOFOLLOW is absent on Windows).
+ */
+const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * A report file being written; rows are buffered and written in chunks. The file is opened, and written, with
+ * synchronous calls: a path that cannot be opened fails before the run starts, a write that fails (a full disk) is
+ * known where it happens instead of surfacing later as an unhandled stream error, and a run that ends in
+ * process.exit (interrupted while an input blocks) loses no row already written.
+ */
 export class ReportFile {
   private buf: string[] = [];
-  private readonly out: WriteStream;
-  private readonly csv: boolean;
+  private fd: number | undefined;
+  /** The first write that failed: no row is written after it, and the run says so when it ends. */
+  error: Error | undefined;
 
-  private constructor(readonly path: string) {
-    this.csv = path.toLowerCase().endsWith('.csv');
-    this.out = createWriteStream(path, { mode: 0o600 });
+  private constructor(
+    readonly path: string,
+    private readonly csv: boolean,
+    fd: number,
+  ) {
+    this.fd = fd;
     if (this.csv) this.buf.push(stringify([REPORT_COLUMNS]));
   }
 
-  /** Opens a report file; the format follows the extension (.csv, or .jsonl / .ndjson). */
+  /**
+   * Opens a report file; the format follows the extension (.csv, or .jsonl / .ndjson), and a character device
+   * (/dev/null, /dev/full) is written JSONL. A symlink, a missing folder or a file that cannot be written is a
+   * UsageError naming the path.
+   */
   static open(path: string): ReportFile {
     const lower = path.toLowerCase();
-    if (!lower.endsWith('.csv') && !lower.endsWith('.jsonl') && !lower.endsWith('.ndjson')) {
+    const csv = lower.endsWith('.csv');
+    if (!csv && !lower.endsWith('.jsonl') && !lower.endsWith('.ndjson') && !isCharacterDevice(path)) {
       throw new UsageError(`--report ${path}: use a .csv or .jsonl file name`);
     }
-    return new ReportFile(path);
+    let fd: number;
+    try {
+      fd = openSync(path, WRITE_NO_FOLLOW, 0o600);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // ELOOP (Linux, macOS) or EMLINK (FreeBSD) also come from looping directories: only a link itself is named so.
+      if ((code === 'ELOOP' || code === 'EMLINK') && isSymlink(path)) {
+        throw new UsageError(
+          `--report ${path} is a symbolic link; leadledger does not write through links (give the file's own path)`,
+        );
+      }
+      throw new UsageError(`--report ${path} cannot be written: ${describeOpenError(err)}`);
+    }
+    return new ReportFile(path, csv, fd);
   }
 
   /** Adds one row. */
   write(row: ReportRow): void {
+    if (this.error) return;
     if (this.csv) {
       this.buf.push(stringify([REPORT_COLUMNS.map((c) => neutralizeCell(String(row[c])))]));
     } else {
@@ -64,13 +98,52 @@ export class ReportFile {
   }
 
   private flush(): void {
-    if (this.buf.length) this.out.write(this.buf.join(''));
+    const text = this.buf.join('');
     this.buf = [];
+    if (!text || this.error || this.fd === undefined) return;
+    const bytes = Buffer.from(text, 'utf8');
+    try {
+      // writeSync may take fewer bytes than asked: loop until the chunk is in the file.
+      for (let done = 0; done < bytes.length;) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    } catch (err) {
+      this.error = err as Error;
+    }
   }
 
-  /** Writes what is buffered and closes the file. */
-  async close(): Promise<void> {
+  /** Writes what is buffered and closes the file; a failure is kept in `error`, never thrown. */
+  close(): void {
     this.flush();
-    await new Promise<void>((res, rej) => this.out.end((err?: Error | null) => (err ? rej(err) : res())));
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    try {
+      closeSync(fd);
+    } catch (err) {
+      this.error ??= err as Error;
+    }
   }
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function isCharacterDevice(path: string): boolean {
+  try {
+    return lstatSync(path).isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
+
+function describeOpenError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'ENOENT') return 'its folder does not exist';
+  if (e.code === 'EACCES' || e.code === 'EPERM') return 'permission denied';
+  if (e.code === 'EISDIR') return 'it is a directory';
+  return e.message;
 }

@@ -65,6 +65,8 @@ export interface RunReport {
   /** HTTP statistics of the sink (requests, retries, 429s), when it talks HTTP. */
   http?: Record<string, number>;
   interrupted?: boolean;
+  /** Why the --report file could not be written (the run itself went on: its sends are settled in the ledger). */
+  reportError?: string;
   startedAt: string;
   durationMs: number;
   exitCode: number;
@@ -72,16 +74,25 @@ export interface RunReport {
 
 /**
  * The exit code of a run: 130 when interrupted; 3 when part of an input could not be read (what could be read was
- * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt; else 0.
+ * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt, or the --report file could
+ * not be written (the run finished and its sends are settled, but not all it was asked for was done); else 0.
  */
 export function runExitCode(
   delivery: DeliveryCounts | undefined,
   interrupted: boolean,
   unread: readonly Unread[] = [],
+  reportFailed = false,
 ): number {
   if (interrupted) return ExitCode.interrupted;
   if (unread.length > 0) return ExitCode.input;
+  if (reportFailed) return ExitCode.incomplete;
   return delivery && (delivery.failed > 0 || delivery.inDoubt > 0) ? ExitCode.incomplete : ExitCode.ok;
+}
+
+/** The words of a --report file's write failure, for the run report; undefined when it was written whole. */
+export function reportFileError(file: { path: string; error?: Error } | undefined): string | undefined {
+  if (!file?.error) return undefined;
+  return `the report ${file.path} could not be written: ${file.error.message}`;
 }
 
 /** Empty decision counts. */

@@ -1,11 +1,14 @@
 // Opens one input as a stream of decompressed byte chunks, with its first bytes available up front so that
 // format, encoding and delimiter can be sniffed without reading the input twice (stdin cannot be re-read).
 
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, constants, createReadStream, openSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { ResolvedInput } from './resolve-inputs.js';
+import { watchStream } from './watch-stream.js';
+
+const LF = 0x0a;
 
 /** How many decompressed bytes are kept up front for sniffing. */
 export const HEAD_BYTES = 64 * 1024;
@@ -21,7 +24,10 @@ export interface OpenedInput {
   complete: boolean;
   /** True when the raw bytes started with the gzip magic number. */
   gzip: boolean;
-  /** All decompressed chunks from the start; iterate once. Stops (and releases the file) if the loop breaks. */
+  /**
+   * All decompressed chunks from the start; iterate once. Stops (and releases the file) if the loop breaks. An input
+   * that is not a plain file yields an empty chunk each time it has been quiet for a while (watch-stream.ts).
+   */
   chunks: AsyncIterable<Buffer>;
   /** Releases the file or stream, whether or not `chunks` was iterated (safe to call twice). */
   close(): Promise<void>;
@@ -37,10 +43,17 @@ export interface OpenedInput {
 
 /**
  * Opens a file or stdin, transparently gunzipping when the content starts with 1f 8b, and giving UTF-16 (a BOM of
- * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8.
+ * FF FE or FE FF, as Meta Lead Ads downloads are) as UTF-8. Stdin and other inputs that are not plain files (a FIFO)
+ * are watched (watch-stream.ts): `signal` abandons a wait on them (ReadStopped), and when they go quiet their
+ * chunks include empty ones, so that what was read is passed on.
  */
-export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
-  const opened = await openBytes(input, stdin);
+export async function openInput(
+  input: ResolvedInput,
+  stdin?: NodeJS.ReadableStream,
+  signal?: AbortSignal,
+): Promise<OpenedInput> {
+  const live = input.path === null || !statSync(input.path).isFile();
+  const opened = await openBytes(input, stdin, live ? signal : undefined, live);
   const h = opened.head;
   const utf16 =
     h.length >= 2 && h[0] === 0xff && h[1] === 0xfe && !(h[2] === 0 && h[3] === 0)
@@ -48,14 +61,18 @@ export async function openInput(input: ResolvedInput, stdin?: NodeJS.ReadableStr
       : h.length >= 2 && h[0] === 0xfe && h[1] === 0xff
         ? 'utf-16be'
         : undefined;
-  return utf16 ? transcoded(opened, utf16) : opened;
+  return utf16 ? transcoded(opened, utf16, live) : opened;
 }
 
 // The input's text as UTF-8 bytes, its head taken again from them.
-async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): Promise<OpenedInput> {
+async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be', live: boolean): Promise<OpenedInput> {
   async function* utf8(): AsyncGenerator<Buffer> {
     const d = new TextDecoder(from); // drops the BOM
     for await (const c of opened.chunks) {
+      if (c.length === 0) {
+        yield c; // the input is idle: said on
+        continue;
+      }
       const t = d.decode(c, { stream: true });
       if (t) yield Buffer.from(t, 'utf8');
     }
@@ -63,7 +80,7 @@ async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): P
     if (t) yield Buffer.from(t, 'utf8');
   }
   const it = utf8();
-  const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
+  const head = await takeAtLeast(it, HEAD_BYTES, live).catch(async (err: unknown) => {
     await opened.close();
     throw err;
   });
@@ -80,12 +97,23 @@ async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be'): P
   };
 }
 
-async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): Promise<OpenedInput> {
-  const raw: AsyncIterable<Buffer | string> =
-    input.path === null
-      ? ((stdin ?? process.stdin) as AsyncIterable<Buffer | string>)
-      : createReadStream(input.path, { highWaterMark: READ_CHUNK });
-  const rawIt = raw[Symbol.asyncIterator]();
+async function openBytes(
+  input: ResolvedInput,
+  stdin: NodeJS.ReadableStream | undefined,
+  signal: AbortSignal | undefined,
+  live: boolean,
+): Promise<OpenedInput> {
+  const path = input.path;
+  const file = path === null ? undefined : createReadStream(path, { highWaterMark: READ_CHUNK });
+  const raw = file ?? stdin ?? process.stdin;
+  const watch = <T extends Buffer | string>(it: AsyncIterator<T>, stream: { destroy?: () => void }) =>
+    live ? watchStream(it, { signal, idle: true, abandon: () => stream.destroy?.() }) : it;
+  const abandonRaw = () => {
+    const opening = file?.pending === true;
+    (raw as { destroy?: () => void }).destroy?.();
+    if (opening && path !== null) releaseFifoOpen(path);
+  };
+  const rawIt = watch((raw as AsyncIterable<Buffer | string>)[Symbol.asyncIterator](), { destroy: abandonRaw });
   const first = await takeAtLeast(rawIt, 2);
   const firstBytes = Buffer.concat(first.chunks);
   const gzip = firstBytes.length >= 2 && firstBytes[0] === 0x1f && firstBytes[1] === 0x8b;
@@ -95,9 +123,9 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
     const gunzip = createGunzip({ chunkSize: 256 * 1024 });
     // pipeline destroys the gunzip stream with the source's error, so a read error surfaces in our loop.
     pipeline(Readable.from(resume(first.chunks, first.done, rawIt)), gunzip, () => {});
-    it = gunzip[Symbol.asyncIterator]();
+    it = watch(gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>, gunzip);
     const close = closer(it, rawIt);
-    const head = await takeAtLeast(it, HEAD_BYTES).catch(async (err: unknown) => {
+    const head = await takeAtLeast(it, HEAD_BYTES, live).catch(async (err: unknown) => {
       await close();
       throw err;
     });
@@ -109,7 +137,7 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
       close,
     };
   }
-  const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES);
+  const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES, live);
   const opened: OpenedInput = {
     head: Buffer.concat(head.chunks),
     complete: head.done,
@@ -118,7 +146,7 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
     close: closer(rawIt),
   };
   // Only a regular file can be read at positions: a named pipe (bash's <(…)) is read as the stream it is.
-  if (input.path !== null && !head.done && statSync(input.path).isFile()) {
+  if (input.path !== null && !head.done && !live) {
     const path = input.path;
     let position = head.bytes;
     let file: FileHandle | undefined;
@@ -140,6 +168,21 @@ async function openBytes(input: ResolvedInput, stdin?: NodeJS.ReadableStream): P
   return opened;
 }
 
+/**
+ * A FIFO nobody writes blocks its reader's open() in the thread pool, where it cannot be cancelled, and a process
+ * does not end, not even by process.exit, while a thread of that pool is blocked. Opening the FIFO for writing
+ * without blocking (there is a reader: the blocked open) and closing it at once lets that open return, and the
+ * stream abandoned meets the end of its input. No byte is written.
+ */
+function releaseFifoOpen(path: string): void {
+  try {
+    if (!statSync(path).isFIFO()) return;
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // ENXIO: no reader is waiting on it, so no open is blocked.
+  }
+}
+
 function closer(...its: AsyncIterator<unknown>[]): () => Promise<void> {
   return async () => {
     for (const it of its) await it.return?.().catch(() => {});
@@ -152,11 +195,18 @@ interface Taken {
   done: boolean;
 }
 
-async function takeAtLeast(it: AsyncIterator<Buffer | string>, min: number): Promise<Taken> {
-  return takeMore({ chunks: [], bytes: 0, done: false }, it, min);
+// The first `min` bytes (or all there are). With `untilIdle`, fewer once the input goes idle after a whole line: a
+// quiet stdin is sniffed from what it sent, not waited on for 64 KiB that may not come.
+async function takeAtLeast(it: AsyncIterator<Buffer | string>, min: number, untilIdle = false): Promise<Taken> {
+  return takeMore({ chunks: [], bytes: 0, done: false }, it, min, untilIdle);
 }
 
-async function takeMore(taken: Taken, it: AsyncIterator<Buffer | string>, min: number): Promise<Taken> {
+async function takeMore(
+  taken: Taken,
+  it: AsyncIterator<Buffer | string>,
+  min: number,
+  untilIdle = false,
+): Promise<Taken> {
   const chunks = [...taken.chunks];
   let bytes = taken.bytes;
   while (bytes < min) {
@@ -169,6 +219,10 @@ async function takeMore(taken: Taken, it: AsyncIterator<Buffer | string>, min: n
     }
     if (r.done) return { chunks, bytes, done: true };
     const b = toBuffer(r.value);
+    if (b.length === 0) {
+      if (untilIdle && chunks.some((c) => c.includes(LF))) return { chunks, bytes, done: false };
+      continue;
+    }
     chunks.push(b);
     bytes += b.length;
   }

@@ -36,7 +36,10 @@ export async function* readInputsWith<B>(
 ): AsyncGenerator<B> {
   const options = validateOptions(opts);
   const resolved = await resolveInputs(inputs);
-  for (const input of resolved) yield* readOne(input, options, read, fromReject);
+  for (const input of resolved) {
+    if (opts.signal?.aborted) return;
+    yield* readOne(input, options, read, fromReject);
+  }
 }
 
 /** Checks and normalizes the options (UsageError on a bad one), so that no input is read with a typo'd flag. */
@@ -79,7 +82,7 @@ async function* readOne<B>(
   let opened: OpenedInput | null = null;
   let info: InputInfo | undefined;
   try {
-    opened = await openInput(input, opts.stdin);
+    opened = await openInput(input, opts.stdin, opts.signal);
     info = decideInputInfo(input, opened, opts);
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
@@ -87,6 +90,8 @@ async function* readOne<B>(
     // Errors that carry their own exit code end the run with it: an unreadable input (3), a bad option (2), and
     // what a reader met outside the input, such as a damaged ledger read in the same loop (5).
     if (err instanceof LeadledgerError) throw err;
+    // Stopped (Ctrl-C / SIGTERM) while this input was read or waited on: the rest of it is abandoned, not unread.
+    if (opts.signal?.aborted) return;
     // What was read before the failure has been yielded: the rest of this input is unread, and the next is read.
     yield fromReject({
       kind: 'unread',

@@ -17,7 +17,11 @@ const CR = 0x0d;
  */
 export const MAX_LINE_BYTES = 8 << 20;
 
-/** Reads newline-delimited JSON objects; yields batches of records and per-line rejects, never throws on bad lines. */
+/**
+ * Reads newline-delimited JSON objects; yields batches of records and per-line rejects, never throws on bad lines.
+ * When the input goes idle (an empty chunk: a quiet stdin) the whole lines read so far are yielded, then an empty
+ * batch that says so, so that a push sends them instead of waiting for a full batch.
+ */
 export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
   const { source, selector, progress } = ctx;
   const batchSize = ctx.batchSize ?? BATCH_SIZE;
@@ -47,6 +51,13 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
 
   try {
     for await (const chunk of chunks) {
+      if (chunk.length === 0) {
+        progress.line = line + base;
+        if (batch.length > 0) yield batch;
+        batch = [];
+        yield [];
+        continue;
+      }
       let start = 0;
       let nl = chunk.indexOf(LF, start);
       if (pending.length > 0 || tooLong) {

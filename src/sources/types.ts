@@ -51,6 +51,8 @@ export interface ReadOptions {
   select?: string;
   /** Stream used for '-' (tests pass their own). */
   stdin?: NodeJS.ReadableStream;
+  /** Aborted when the run is stopped: a wait on stdin or a FIFO is abandoned, and no further input is read. */
+  signal?: AbortSignal;
   /** Called once per input, after its format is known and before its first record, e.g. to log how it is read. */
   onInput?: (info: InputInfo) => void;
   /** Called once per input that was opened, when it has been read: how it was read, and what to know about it. */

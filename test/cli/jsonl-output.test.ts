@@ -134,6 +134,6 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   const left = Object.entries(doc(again).inDoubtReasons ?? {});
   assert.equal(left.length, 1, JSON.stringify(left));
   assert.equal(left[0]![1], 16);
-  assert.match(left[0]![0], /replay --in-doubt --force/);
+  assert.match(left[0]![0], /leadledger replay --in-doubt --resend re-sends it/);
   assert.ok(again.stderr.includes(`in doubt ×16: ${left[0]![0]}`), again.stderr);
 });

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { startEmulator } from '../../src/sandbox/emulator.js';
 import { BIN, ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { generateEvents } from '../helpers/events.js';
+import { generateEvents, jsonlEvents } from '../helpers/events.js';
 
 const TOKEN = 'pat-replay-test-token';
 const env = { HUBSPOT_TOKEN: TOKEN };
@@ -127,7 +127,7 @@ test('a crash leaves events in doubt; replay --in-doubt re-sends them with the s
     '--json',
     '--quiet',
   ]);
-  assert.equal(doc(refused).counts.filtered, doubt, 'without --force they are reported, not sent blind');
+  assert.equal(doc(refused).counts.filtered, doubt, 'without --resend they are reported, not sent blind');
   // The receiver does drop repeated Idempotency-Keys: tell leadledger so, and replay.
   writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: true } } }));
   const r = await runCli([
@@ -314,4 +314,52 @@ test('adopting leadledger on a CRM with data: its contact export imported as ema
   const c = doc(r).counts;
   assert.equal(c.new, 0, JSON.stringify(c));
   assert.ok(c.known_lead > 0);
+});
+
+test('in doubt on a sink that cannot check (jsonl): the command every hint names re-sends exactly the in-doubt events', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const out = join(dir, 'out.jsonl');
+  const lines = jsonlEvents(15).trim().split('\n');
+  const sentInput = join(dir, 'a.jsonl');
+  const doubtInput = join(dir, 'b.jsonl');
+  writeFileSync(sentInput, lines.slice(0, 10).join('\n') + '\n');
+  writeFileSync(doubtInput, lines.slice(10).join('\n') + '\n');
+  const sink = ['--sink', 'jsonl', '--output', out, '--ledger', ledger];
+  assert.equal((await runCli(['push', sentInput, ...sink, '--quiet'])).code, 0);
+  // A folder that does not exist: every write fails, so the five leads may or may not be there: in doubt.
+  const broken = ['--sink', 'jsonl', '--output', join(dir, 'gone', 'out.jsonl'), '--ledger', ledger, '--json'];
+  assert.equal(doc(await runCli(['push', doubtInput, ...broken])).delivery.inDoubt, 5);
+  assert.deepEqual(statusCounts(ledger), { sent: 10, in_doubt: 5 });
+
+  // Where a person meets the hint: the next push, a replay that cannot check them, and a dry-run's report.
+  type Full = Report & { inDoubtReasons?: Record<string, number>; examples: Record<string, Array<{ reason: string }>> };
+  const full = (r: CliResult) => JSON.parse(r.stdout) as Full;
+  const pushed = full(await runCli(['push', doubtInput, ...broken]));
+  const replayed = full(await runCli(['replay', '--in-doubt', ...sink, '--json', '--quiet']));
+  const dry = full(await runCli(['push', doubtInput, '--dry-run', '--ledger', ledger, '--json']));
+  const hints = [
+    Object.keys(pushed.inDoubtReasons ?? {})[0] ?? '',
+    replayed.examples.filtered?.[0]?.reason ?? '',
+    dry.examples.duplicate?.[0]?.reason ?? '',
+  ];
+  assert.equal(replayed.counts.filtered, 5, 'replay --in-doubt alone does not send what it cannot check');
+  const commands = hints.map((h) => /(?:leadledger )?(replay(?: --[a-z-]+)+) re-sends/.exec(h)?.[1]);
+  assert.ok(commands[0], `a command in the hint: ${hints[0]}`);
+
+  // Followed, with this sink's flags (and yes to a question it may ask), it sends the five in doubt and no other.
+  const followed = await runCli([...commands[0]!.split(' '), ...sink, '--yes', '--json', '--quiet']);
+  assert.equal(followed.code, 0, followed.stderr);
+  assert.equal(doc(followed).delivery.sent, 5);
+  const keys = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { key: string }).key);
+  assert.equal(keys.length, 15, 'the ten sent earlier are not sent again');
+  assert.equal(new Set(keys).size, 15);
+  assert.deepEqual(statusCounts(ledger), { sent: 15 });
+  assert.deepEqual(commands, [commands[0], commands[0], commands[0]], `every hint names it: ${JSON.stringify(hints)}`);
+  const alone = await runCli(['replay', '--resend', ...sink]);
+  assert.equal(alone.code, 2, 'without --in-doubt, --resend says what it is for');
+  assert.match(alone.stderr, /--resend .* --in-doubt/);
 });

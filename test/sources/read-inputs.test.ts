@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { PassThrough } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { InputError, LedgerError, UsageError } from '../../src/errors.js';
 import { expandGlob } from '../../src/sources/expand-glob.js';
 import { readInputs, readInputsWith } from '../../src/sources/read-inputs.js';
 import { describeInput, sniffInput } from '../../src/sources/sniff-input.js';
-import type { InputInfo } from '../../src/sources/types.js';
+import type { InputInfo, RawItem } from '../../src/sources/types.js';
 import { chunked, fakeStdin, fixture, readAll, records, rejects, scratch, unread } from './helpers.js';
 
 describe('readInputs: checking inputs first', () => {
@@ -192,5 +193,31 @@ describe('readInputsWith: what a reader throws', () => {
       (e: unknown) => e instanceof LedgerError && e.exitCode === 5,
     );
     assert.deepEqual(got, ['first']);
+  });
+});
+
+describe('readInputs: a stdin that goes quiet', () => {
+  it('yields the whole lines sent before it goes quiet, then an empty batch; a stop ends the read, nothing unread', async () => {
+    const stdin = new PassThrough();
+    stdin.write('{"id":"a","email":"a@example.com"}\n{"id":"b","email":"b@example.com"}\n{"id":"c",');
+    const stop = new AbortController();
+    const batches: RawItem[][] = [];
+    const started = Date.now();
+    for await (const batch of readInputs(['-'], { stdin, signal: stop.signal })) {
+      batches.push(batch);
+      // Seen before stdin ends (it never does here): the two whole lines, then the empty batch that says it is idle.
+      if (batch.length === 0) stop.abort();
+    }
+    assert.ok(Date.now() - started < 5000);
+    assert.deepEqual(
+      records(batches.flat()).map((r) => [r.line, r.fields.id]),
+      [
+        [1, 'a'],
+        [2, 'b'],
+      ],
+    );
+    assert.deepEqual(batches.at(-1), []);
+    assert.equal(unread(batches.flat()).length, 0, 'a stopped read is abandoned, not unread');
+    assert.ok(stdin.destroyed, 'the stream is released');
   });
 });

@@ -2,7 +2,7 @@
 // ledger; `ledger import` reads the file back (export-row.ts). The file holds personal data: it is written 0600.
 import { stringify } from 'csv-stringify/sync';
 import { once } from 'node:events';
-import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { constants, createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { ledgerFailure } from '../../ledger/failure.js';
@@ -31,6 +31,12 @@ export interface LedgerExportResult {
   rows: number;
 }
 
+/**
+ * The temp file is always a new file of this process, created 0600 in the open itself: a file or link planted at its
+ * predictable name (${target}.${pid}.tmp) is refused rather than followed, truncated and filled with personal data.
+ */
+const CREATE_NEW_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
 /** Writes the ledger's events to a file or stdout; a file appears complete or not at all (temp file + rename). */
 export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext): Promise<LedgerExportResult> {
   const format = exportFormat(o.output, o.format);
@@ -44,9 +50,13 @@ export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext):
   let out: NodeJS.WritableStream;
   try {
     // Opened synchronously so that a bad path fails here, with its reason, before anything is read.
-    out = toStdout ? o.stdout! : createWriteStream('', { fd: openSync(tmp, 'w', 0o600) });
+    out = toStdout ? o.stdout! : createWriteStream('', { fd: openSync(tmp, CREATE_NEW_NO_FOLLOW, 0o600) });
   } catch (e) {
     ledger.close();
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new UsageError(
+        `cannot write ${target}: its temporary file ${tmp} already exists (a link, or left by an earlier export); remove it and run again`,
+      );
     throw new UsageError(`cannot write ${target}: ${(e as Error).message}`);
   }
   let failed: Error | undefined;

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
@@ -73,6 +82,28 @@ test('an export to a directory that does not exist is a usage error naming the f
     ledgerExport({ ledger: path, output: join(dir, 'no', 'such', 'e.csv') }, testCtx(dir)),
     (e: Error) => e instanceof UsageError && /cannot write/.test(e.message),
   );
+});
+
+test('a link planted at the temp path is never followed: the export is refused and the link target untouched', async () => {
+  const { dir, path } = seedLedger();
+  const target = join(dir, 'export.csv');
+  for (const victim of [join(dir, 'victim.txt'), join(dir, 'dangling-victim.txt')]) {
+    if (!victim.includes('dangling')) writeFileSync(victim, 'keep me\n', { mode: 0o644 });
+    const tmp = `${target}.${process.pid}.tmp`;
+    rmSync(tmp, { force: true });
+    symlinkSync(victim, tmp);
+    await assert.rejects(
+      ledgerExport({ ledger: path, output: target }, testCtx(dir)),
+      (e: Error) => e instanceof UsageError && e.message.includes(tmp),
+    );
+    if (victim.includes('dangling')) assert.equal(existsSync(victim), false, 'the dangling link target is not created');
+    else {
+      assert.equal(readFileSync(victim, 'utf8'), 'keep me\n');
+      assert.equal(statSync(victim).mode & 0o777, 0o644);
+    }
+    assert.equal(existsSync(target), false);
+    assert.ok(lstatSync(tmp).isSymbolicLink(), 'the planted link is left for a person to look at');
+  }
 });
 
 // `ledger import` (src/commands/ledger-import.ts, not owned here) does not yet recognize export rows: it looks for
