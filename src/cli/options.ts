@@ -97,7 +97,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--report <file>',
     description:
-      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, key, email, decision, reason, result',
+      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, key, email, decision, reason, result, crm id, warnings',
     commands: ['push', 'replay'],
   },
   {

@@ -92,6 +92,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       reason: d.reason,
       result,
       crm_id: crmId,
+      warnings: d.event?.warnings?.join('; ') ?? '',
     });
 
   try {

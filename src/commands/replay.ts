@@ -174,6 +174,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         reason: d.reason,
         result,
         crm_id: crmId,
+        warnings: d.event?.warnings?.join('; ') ?? '',
       });
 
     if (sink) {

@@ -14,6 +14,8 @@ export interface ReportRow {
   /** For sends: sent | updated | exists | failed | in_doubt | claimed_elsewhere. */
   result: string;
   crm_id: string;
+  /** What a person should know about how the record was read (a field left out, a value altered), joined by '; '. */
+  warnings: string;
 }
 
 export const REPORT_COLUMNS: Array<keyof ReportRow> = [
@@ -25,6 +27,7 @@ export const REPORT_COLUMNS: Array<keyof ReportRow> = [
   'reason',
   'result',
   'crm_id',
+  'warnings',
 ];
 
 /** Spreadsheet apps run cells starting with these as formulas (CSV injection): such cells get a leading quote. */

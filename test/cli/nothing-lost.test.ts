@@ -264,3 +264,23 @@ test('bytes that are not UTF-8 in JSONL values: an altered email is not sent, an
   const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
   assert.match(human.stderr, /warnings: 1 record read with something to know/);
 });
+
+test('the per-record report gives each record its warnings', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(
+    input,
+    Buffer.concat([
+      Buffer.from('{"event_id":"e1","email":"a@example.com","name":"Jos'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n{"event_id":"e2","email":"b@example.com"}\n'),
+    ]),
+  );
+  const csv = join(dir, 'plan.csv');
+  const r = await runCli(['push', input, '--dry-run', '--report', csv, '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const rows = readFileSync(csv, 'utf8').trim().split('\n');
+  assert.equal(rows.length, 3);
+  assert.match(rows[1]!, /,name: bytes that are not UTF-8 were replaced by U\+FFFD$/);
+  assert.match(rows[2]!, /,$/);
+});
