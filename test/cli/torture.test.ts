@@ -245,6 +245,77 @@ test('replay of retryable failures: SIGKILL at 8 points of successive replays, t
   assert.equal((JSON.parse(again.stdout) as { counts: { read: number } }).counts.read, 0, 'nothing left to replay');
 });
 
+test('replay --in-doubt: SIGKILL at 8 points of successive replays, through lookups and re-sends; one rerun after the last kill finishes: every person in the CRM once, every row settled', async (t) => {
+  // Batches whose answer is lost, with no retry: in doubt, some committed in the CRM, some reset before it saw them.
+  const emu = await startEmulator({
+    token: TOKEN,
+    rateLimit: NO_LIMIT,
+    faults: { commitThenDropRate: 0.45, resetRate: 0.3 },
+  });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 1500, 42);
+  const want = await expectedPeople(events, dir);
+  const ledger = join(dir, 'l.db');
+  const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--quiet', '--backoff', '5'];
+  const push = await runCli(['push', events, ...hub, '--max-retries', '0', '--concurrency', '1'], { env });
+  assert.equal(push.code, 1, push.stderr);
+  const doubtful = readLedger(
+    ledger,
+    (db) => db.prepare(`SELECT natural_key FROM events WHERE status = 'in_doubt'`).pluck().all() as string[],
+  )!;
+  const inCrm = new Set(emu.contacts().map((c) => String(c.properties.email)));
+  const found = doubtful.filter((e) => inCrm.has(e)).length;
+  assert.ok(
+    found >= 100 && doubtful.length - found >= 100,
+    `in doubt: ${found} in the CRM, ${doubtful.length - found} not`,
+  );
+
+  // The replays lose connections of their own (no retry): a lookup or a re-send that fails stays in doubt.
+  emu.setFaults({ latencyMs: 4, resetRate: 0.05 });
+  const replay = ['replay', '--in-doubt', ...hub, '--concurrency', '4', '--max-retries', '0'];
+  const points: string[] = [];
+  for (const when of replayKillPlan()) {
+    const s0 = statusCounts(ledger);
+    const todo = (s0.in_doubt ?? 0) + (s0.pending ?? 0); // pending: claimed by the replay killed last
+    const k = await killedRun(
+      replay,
+      (pid) => runProgress(ledger, pid),
+      typeof when === 'function' ? (p) => when(p, todo) : when,
+      { env },
+    );
+    if (!('at' in k)) {
+      // It ran to the end before the kill point came, the events the last killed replay had claimed among what it
+      // had to do: it ends 0 only with every event settled, 1 with what is left (lookups and re-sends cut off).
+      const end = statusCounts(ledger);
+      assert.equal(end.pending ?? 0, 0);
+      assert.equal(
+        k.exitCode,
+        end.in_doubt || end.failed ? 1 : 0,
+        `a replay --in-doubt ended ${k.exitCode} with ${JSON.stringify(end)}`,
+      );
+      continue;
+    }
+    const s = k.at;
+    points.push(typeof s === 'string' ? s : `${s.mineSettled}+${s.minePending}/${todo}`);
+    await verifyOk(ledger, `a replay --in-doubt killed at ${points.at(-1)}`);
+  }
+  const left = statusCounts(ledger);
+  emu.setFaults({});
+  const r = await runCli([...replay, '--json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assertCrmMatchesLedger(emu, ledger, want);
+  const d = (JSON.parse(r.stdout) as { delivery: { sent: number; exists: number; recovered: number } }).delivery;
+  assert.equal(
+    d.sent + d.exists + d.recovered,
+    (left.in_doubt ?? 0) + (left.pending ?? 0),
+    `the rerun settled what the kills left: ${JSON.stringify(left)}`,
+  );
+  await verifyOk(ledger, 'the rerun');
+  t.diagnostic(`killed at (settled+pending/to do): ${points.join(' ')}`);
+  assert.ok(points.length >= 6, `replays killed at: ${points.join(' ')}`);
+});
+
 test('ledger import of 200,000 keys and emails (plain list and CSV): SIGKILL at 5 points, then a rerun holds exactly what a clean import holds', async (t) => {
   const dir = tmpDir();
   // A plain list: keys, emails as people type them (case, spaces), repeats; a CRM export with ids and emails.
