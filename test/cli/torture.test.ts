@@ -3,7 +3,18 @@
 // Kill moments are picked by polling the ledger read-only (test/helpers/kill.ts), as crash.test.ts does.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openLedger } from '../../src/ledger/ledger.js';
@@ -754,3 +765,39 @@ test('full disk and an unwritable output: no crash, exit 1, nothing left pending
   assert.deepEqual(statusCounts(ledger), { sent: all.size });
   await verifyOk(ledger, 'the replay');
 });
+
+test('jsonl to stdout on a full disk, or into a pipe closed early: no crash, exit 1, nothing left pending, the reason in the summary', async () => {
+  const dir = tmpDir();
+  const events = generateEvents(dir, 1000, 48);
+  const want = await expectedPeople(events, dir);
+  for (const how of ['full', 'closed'] as const) {
+    const ledger = join(dir, `${how}.db`);
+    // `leadledger push ... --output - > file` on a full disk; `leadledger push ... --output - | head -1`.
+    const full = how === 'full' ? openSync('/dev/full', 'w') : undefined;
+    const child = start(['push', events, '--sink', 'jsonl', '--output', '-', '--ledger', ledger], {}, [
+      'ignore',
+      full ?? 'pipe',
+      'pipe',
+    ]);
+    const closed = once(child, 'close') as Promise<[number | null]>;
+    if (full !== undefined) closeSync(full);
+    else child.stdout!.destroy();
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const [code] = await closed;
+    assert.doesNotMatch(stderr, /Unhandled|node:internal|\n\s+at /, `${how}: no crash: ${stderr}`);
+    assert.equal(code, 1, `${how}: ${stderr}`);
+    const s = statusCounts(ledger);
+    assert.equal(s.pending ?? 0, 0, `${how}: nothing left pending: ${JSON.stringify(s)}`);
+    assert.equal((s.sent ?? 0) + (s.in_doubt ?? 0), want.size);
+    assert.ok((s.in_doubt ?? 0) > 0);
+    assert.match(stderr, /in doubt ×\d+: cannot write JSONL on stdout: /);
+    assert.equal(
+      readLedger(ledger, (db) => count(db, `SELECT count(*) n FROM runs WHERE status <> 'done'`)),
+      0,
+      `${how}: the run is closed`,
+    );
+    await verifyOk(ledger, `a push to a ${how} stdout`);
+  }
+});
+
