@@ -106,6 +106,15 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   let report!: RunReport;
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
+    if (!o.dryRun) {
+      ({ sink, http } = await openSink('replay', o, config, ctx));
+      // The run takes the ledger before anything is selected: the claims of a run that died mid-send are marked in
+      // doubt only once that run is marked crashed (startRun does it), and --in-doubt must find them among the rest.
+      // Selected before, they were left behind, in doubt, by a replay that ended 0.
+      runId = ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
+      heartbeat = ledger.keepAlive(runId);
+      ledger.markOrphansInDoubt();
+    }
     const selected = await select(
       ledger,
       o,
@@ -155,13 +164,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     for (const s of selected) decisions.set(s.row.key, decide(s));
     const resending = selected.filter((s) => s.from === 'sent' && decisions.get(s.row.key)!.kind === 'new');
 
-    if (!o.dryRun) {
-      ({ sink, http } = await openSink('replay', o, config, ctx));
-      if (resending.length) {
-        const q = `Re-send ${resending.length} event(s) that were already delivered to ${sink.describe()}? They keep their first downstream keys.`;
-        if (!ctx.confirm || !(await ctx.confirm(q)))
-          throw new UsageError(`not confirmed: ${q} (pass --yes when not on a terminal)`);
-      }
+    if (sink && resending.length) {
+      const q = `Re-send ${resending.length} event(s) that were already delivered to ${sink.describe()}? They keep their first downstream keys.`;
+      if (!ctx.confirm || !(await ctx.confirm(q)))
+        throw new UsageError(`not confirmed: ${q} (pass --yes when not on a terminal)`);
     }
     reportFile = o.report ? ReportFile.open(o.report) : undefined;
     const writeRow = (d: Decision, result = '', crmId = '') =>
@@ -177,9 +183,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         warnings: d.event?.warnings?.join('; ') ?? '',
       });
 
-    if (sink) {
-      runId = ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
-      heartbeat = ledger.keepAlive(runId);
+    if (sink && runId !== undefined) {
       deliverer = new Deliverer({
         ledger,
         sink,
@@ -194,7 +198,6 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
           if (d) writeRow(d, s.result, s.crmId ?? '');
         },
       });
-      ledger.markOrphansInDoubt();
     }
 
     const inDoubt: Selected[] = [];

@@ -46,6 +46,8 @@ export class JsonlSink implements Sink {
   private opening: Promise<OpenFile> | undefined;
   /** The last write queued: the next one starts only once it has ended (written and synced, or failed). */
   private tail: Promise<void> = Promise.resolve();
+  /** The stream behind '-', once an 'error' listener is on it. */
+  private stream: Writable | undefined;
 
   constructor(private readonly opts: JsonlSinkOptions) {}
 
@@ -90,13 +92,27 @@ export class JsonlSink implements Sink {
 
   /** One batch: every byte written, then synced, while no other batch of this sink writes. */
   private async write(text: string): Promise<void> {
-    if (this.opts.output === '-') return writeStream(this.opts.stdout ?? process.stdout, text);
+    if (this.opts.output === '-') return writeStream(this.stdoutStream(), text);
     const { handle, regular } = await this.handle();
     const bytes = Buffer.from(text, 'utf8');
     // write() may take fewer bytes than asked: loop until the whole batch is in the file.
     for (let done = 0; done < bytes.length;)
       done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
     if (regular) await handle.sync();
+  }
+
+  /**
+   * The stream for '-', with a listener for its 'error' event. A failed write (a full disk: ENOSPC; a closed pipe,
+   * `| head`: EPIPE) reaches write()'s callback and then the 'error' event; with nobody listening, that event is
+   * thrown and ends the process with its batches claimed but never settled (pending). The callback settles the
+   * batch in doubt; the event has nothing left to tell, and the stream, destroyed, fails every later write alike.
+   */
+  private stdoutStream(): Writable {
+    if (!this.stream) {
+      this.stream = this.opts.stdout ?? process.stdout;
+      this.stream.on('error', () => undefined);
+    }
+    return this.stream;
   }
 
   private handle(): Promise<OpenFile> {

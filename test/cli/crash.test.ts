@@ -1,73 +1,15 @@
 // Exactly once under SIGKILL, overlapping runs and Ctrl-C: the CLI is killed at many points of a push and rerun.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startEmulator } from '../../src/sandbox/emulator.js';
-import { BIN, ROOT, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { exited, killWhen, ledgerState, start, type LedgerState } from '../helpers/kill.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
 
 const TOKEN = 'pat-crash-test-token';
-
-interface LedgerState {
-  sent: number;
-  pending: number;
-  inDoubt: number;
-  running: number;
-}
-
-function ledgerState(path: string): LedgerState | undefined {
-  if (!existsSync(path)) return undefined;
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    const c = (sql: string) => (db!.prepare(sql).get() as { n: number }).n;
-    return {
-      sent: c(`SELECT count(*) n FROM events WHERE status = 'sent'`),
-      pending: c(`SELECT count(*) n FROM events WHERE status = 'pending'`),
-      inDoubt: c(`SELECT count(*) n FROM events WHERE status = 'in_doubt'`),
-      running: c(`SELECT count(*) n FROM runs WHERE status = 'running'`),
-    };
-  } catch {
-    return undefined; // not created or not migrated yet
-  } finally {
-    db?.close();
-  }
-}
-
-function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', CI: '1', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-}
-
-const exited = (c: ChildProcess) =>
-  new Promise<number | null>((r) =>
-    c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.on('exit', (code) => r(code)),
-  );
-
-/** SIGKILLs the child as soon as the ledger satisfies `when`; returns the state at the kill, or undefined if it exited first. */
-async function killWhen(
-  child: ChildProcess,
-  ledger: string,
-  when: (s: LedgerState) => boolean,
-): Promise<LedgerState | undefined> {
-  for (;;) {
-    if (child.exitCode !== null) return undefined;
-    const s = ledgerState(ledger);
-    if (s && when(s)) {
-      child.kill('SIGKILL');
-      await exited(child);
-      return s;
-    }
-    await new Promise((r) => setTimeout(r, 3));
-  }
-}
 
 /** Kill points: before the ledger exists, right after the run starts, then mid-send at rising progress. */
 function killPlan(total: number): Array<(s: LedgerState) => boolean> {
@@ -94,7 +36,7 @@ async function crashLoop(
       child.kill('SIGKILL');
       await exited(child);
       state = ledgerState(ledger) ?? { sent: -1, pending: 0, inDoubt: 0, running: 0 };
-    } else state = await killWhen(child, ledger, when);
+    } else state = await killWhen(child, () => ledgerState(ledger), when);
     if (state) points.add(`${state.sent}/${state.pending}/${state.inDoubt}`);
   }
   return points;

@@ -1,0 +1,85 @@
+// Killing the built CLI at chosen moments: spawn it, watch the ledger read-only, SIGKILL it when a condition holds.
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { BIN, ROOT } from './cli.js';
+
+/** Counts of a ledger that tell how far a run got. */
+export interface LedgerState {
+  sent: number;
+  pending: number;
+  inDoubt: number;
+  running: number;
+}
+
+/**
+ * Runs fn on a read-only connection to the ledger, closed right after; undefined while the file is missing or not
+ * a ledger yet (not created, not migrated), or when SQLite is busy.
+ */
+export function readLedger<T>(path: string, fn: (db: Database.Database) => T): T | undefined {
+  if (!existsSync(path)) return undefined;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return fn(db);
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
+  }
+}
+
+/** Events by status, and runs still marked running; undefined until the ledger is there. */
+export function ledgerState(path: string): LedgerState | undefined {
+  return readLedger(path, (db) => {
+    const c = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    return {
+      sent: c(`SELECT count(*) n FROM events WHERE status = 'sent'`),
+      pending: c(`SELECT count(*) n FROM events WHERE status = 'pending'`),
+      inDoubt: c(`SELECT count(*) n FROM events WHERE status = 'in_doubt'`),
+      running: c(`SELECT count(*) n FROM runs WHERE status = 'running'`),
+    };
+  });
+}
+
+/** Starts bin/leadledger.js with args; by default only stderr is piped (the caller drains or ignores it). */
+export function start(
+  args: string[],
+  env: Record<string, string> = {},
+  stdio: StdioOptions = ['ignore', 'ignore', 'pipe'],
+): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1', CI: '1', ...env },
+    stdio,
+  });
+}
+
+/** Resolves with the exit code (null when killed by a signal) once the child has exited. */
+export const exited = (c: ChildProcess) =>
+  new Promise<number | null>((r) =>
+    c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.on('exit', (code) => r(code)),
+  );
+
+/**
+ * SIGKILLs the child as soon as probe() returns a state that satisfies `when`; returns that state, or undefined if
+ * the child exited first. probe() returning undefined (nothing to read yet) never satisfies `when`. It is called
+ * every `everyMs`: a probe that scans a large table should be polled less often, not to slow the child down.
+ */
+export async function killWhen<S>(
+  child: ChildProcess,
+  probe: () => S | undefined,
+  when: (s: S) => boolean,
+  everyMs = 3,
+): Promise<S | undefined> {
+  for (;;) {
+    if (child.exitCode !== null) return undefined;
+    const s = probe();
+    if (s !== undefined && when(s)) {
+      child.kill('SIGKILL');
+      await exited(child);
+      return s;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
