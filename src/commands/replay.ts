@@ -200,6 +200,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       });
     }
 
+    // Like push, a replay first settles what earlier runs left in doubt on this sink (looked up, or re-sent with
+    // the same downstream key where that is safe); --in-doubt selects them itself, with --resend for the rest.
+    // Without this, the claims of a killed replay stayed in doubt behind a rerun that ended 0.
+    if (deliverer && !o.inDoubt) await deliverer.recoverInDoubt();
     const inDoubt: Selected[] = [];
     for (const s of selected) {
       const d = decisions.get(s.row.key)!;
@@ -209,6 +213,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         if (!checkable && !o.resend) {
           d.kind = 'filtered';
           d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;
+          // Still in doubt after this run: it counts there, so the run does not end 0 on it.
+          deliverer.keepInDoubt(d.reason);
         } else {
           inDoubt.push(s);
           collector.add(d);

@@ -134,6 +134,12 @@ export class Deliverer {
     if (this.fatal) throw this.fatal;
   }
 
+  /** Counts an event this run leaves in doubt without trying it (the user must choose how), with why. */
+  keepInDoubt(reason: string): void {
+    this.counts.inDoubt++;
+    this.inDoubtReasons[reason] = (this.inDoubtReasons[reason] ?? 0) + 1;
+  }
+
   /**
    * Resolves in-doubt events of earlier runs for this sink: looked up by natural key where the sink can, re-sent
    * with the same downstream key where the sink honours it (or the lookup found nothing), else left in doubt.

@@ -801,69 +801,61 @@ test('jsonl to stdout on a full disk, or into a pipe closed early: no crash, exi
   }
 });
 
-test(
-  'a replay of failures killed mid-send, then the same replay rerun: it finishes what the killed one had claimed, or does not end 0 while those are in doubt',
-  {
-    todo: 'replay without --in-doubt marks the claims of a killed replay in doubt, leaves them there unreported, and exits 0',
-  },
-  async () => {
-    const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
-    after(() => emu.close());
-    const dir = tmpDir();
-    const events = generateEvents(dir, 600, 43);
-    const ledger = join(dir, 'l.db');
-    const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--quiet', '--backoff', '5'];
-    const push = await runCli(['push', events, ...hub, '--max-retries', '0'], { env });
-    assert.equal(push.code, 1, push.stderr);
-    emu.setFaults({ latencyMs: 15 });
-    const replay = ['replay', ...hub, '--concurrency', '1'];
-    const k = await killedRun(
-      replay,
-      (pid) => runProgress(ledger, pid),
-      (p) => p.mineSettled >= 100 && p.minePending > 0,
-      {
-        env,
-      },
-    );
-    assert.ok('at' in k, 'killed mid-send');
-    const rerun = await runCli([...replay, '--json'], { env });
-    const s = statusCounts(ledger);
-    const unsettled = (s.in_doubt ?? 0) + (s.pending ?? 0);
-    assert.ok(
-      unsettled === 0 || rerun.code !== 0,
-      `the rerun ended ${rerun.code} with ${unsettled} events in doubt: ${JSON.stringify(s)}; its report: ${JSON.stringify(JSON.parse(rerun.stdout).delivery)}`,
-    );
-  },
-);
+test('a replay of failures killed mid-send, then the same replay rerun: it finishes what the killed one had claimed, or does not end 0 while those are in doubt', async () => {
+  const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 600, 43);
+  const ledger = join(dir, 'l.db');
+  const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--quiet', '--backoff', '5'];
+  const push = await runCli(['push', events, ...hub, '--max-retries', '0'], { env });
+  assert.equal(push.code, 1, push.stderr);
+  emu.setFaults({ latencyMs: 15 });
+  const replay = ['replay', ...hub, '--concurrency', '1'];
+  const k = await killedRun(
+    replay,
+    (pid) => runProgress(ledger, pid),
+    (p) => p.mineSettled >= 100 && p.minePending > 0,
+    {
+      env,
+    },
+  );
+  assert.ok('at' in k, 'killed mid-send');
+  const rerun = await runCli([...replay, '--json'], { env });
+  const s = statusCounts(ledger);
+  const unsettled = (s.in_doubt ?? 0) + (s.pending ?? 0);
+  assert.ok(
+    unsettled === 0 || rerun.code !== 0,
+    `the rerun ended ${rerun.code} with ${unsettled} events in doubt: ${JSON.stringify(s)}; its report: ${JSON.stringify(JSON.parse(rerun.stdout).delivery)}`,
+  );
+});
 
-test(
-  'in-doubt JSONL events after a full disk, beside events written before: what the report says to run (replay --in-doubt --force) writes each lead once',
-  {
-    todo: 'replay --force selects the sent events too, so --in-doubt --force --yes writes every lead already written again',
-  },
-  async () => {
-    const dir = tmpDir();
-    const ledger = join(dir, 'l.db');
-    const good = join(dir, 'good.jsonl');
-    const jsonl = (output: string) => ['--sink', 'jsonl', '--output', output, '--ledger', ledger, '--json'];
-    const first = await runCli(['push', FIXTURE, ...jsonl(good)]);
-    assert.equal(first.code, 0, first.stderr);
-    const more = join(dir, 'more.jsonl');
-    writeFileSync(
-      more,
-      Array.from({ length: 100 }, (_, i) => `{"event_id":"m${i}","email":"m${i}@example.org"}`).join('\n'),
-    );
-    const full = await runCli(['push', more, ...jsonl('/dev/full')]);
-    assert.equal(full.code, 1, full.stderr);
-    // replay --in-doubt alone sends nothing blind, and says what will.
-    const asked = await runCli(['replay', '--in-doubt', ...jsonl(good)]);
-    assert.match(asked.stdout, /can neither look it up nor drop a repeat: replay --in-doubt --force re-sends it/);
-    const r = await runCli(['replay', '--in-doubt', '--force', '--yes', ...jsonl(good)]);
-    assert.equal(r.code, 0, r.stderr);
-    const emails = readFileSync(good, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => (JSON.parse(line) as { lead: { email: string } }).lead.email);
-    assert.equal(emails.length, new Set(emails).size, `${emails.length - new Set(emails).size} leads written twice`);
-  },
-);
+test('in-doubt JSONL events after a full disk, beside events written before: what the report says to run (replay --in-doubt --resend) writes each lead once', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const good = join(dir, 'good.jsonl');
+  const jsonl = (output: string) => ['--sink', 'jsonl', '--output', output, '--ledger', ledger, '--json'];
+  const first = await runCli(['push', FIXTURE, ...jsonl(good)]);
+  assert.equal(first.code, 0, first.stderr);
+  const more = join(dir, 'more.jsonl');
+  writeFileSync(
+    more,
+    Array.from({ length: 100 }, (_, i) => `{"event_id":"m${i}","email":"m${i}@example.org"}`).join('\n'),
+  );
+  const full = await runCli(['push', more, ...jsonl('/dev/full')]);
+  assert.equal(full.code, 1, full.stderr);
+  // replay --in-doubt alone sends nothing blind, and says what will.
+  const asked = await runCli(['replay', '--in-doubt', ...jsonl(good)]);
+  assert.match(
+    asked.stdout,
+    /can neither look it up nor drop a repeat: leadledger replay --in-doubt --resend re-sends/,
+  );
+  assert.equal(asked.code, 1, 'events it leaves in doubt do not end the run 0');
+  const r = await runCli(['replay', '--in-doubt', '--resend', ...jsonl(good)]);
+  assert.equal(r.code, 0, r.stderr);
+  const emails = readFileSync(good, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { lead: { email: string } }).lead.email);
+  assert.equal(emails.length, new Set(emails).size, `${emails.length - new Set(emails).size} leads written twice`);
+});
