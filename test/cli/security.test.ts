@@ -1,9 +1,12 @@
 // What a hostile or unlucky input must not do to the person running leadledger or to the CRM: drive their terminal
 // with control sequences from the data, or flood it (and the CRM) with values of megabytes.
-import { test } from 'node:test';
+import { test, after } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -106,4 +109,82 @@ test('a key with control characters read back from a ledger written by an earlie
     assert.doesNotMatch(r.stdout, RAW_CONTROL);
     assert.match(r.stdout, /k\\x00\\x1b\]0;owned\\x07/);
   });
+});
+
+// A receiver that echoes what it was sent into its error answers: the request line (with the URL's query) and the
+// Authorization header. Whatever a sink logs of an answer must still hold no key.
+async function echoingReceiver(status: number): Promise<{ url: string; requests: string[]; close: () => void }> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      requests.push(req.url ?? '');
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: `rejected ${req.method} ${req.url} (auth: ${req.headers.authorization})` }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, requests, close: () => server.close() };
+}
+
+/** Every value of every cell of every table of a ledger, as text. */
+function ledgerText(path: string): string {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>)
+      .map((t) => JSON.stringify(db.prepare(`SELECT * FROM "${t.name}"`).all()))
+      .join('\n');
+  } finally {
+    db.close();
+  }
+}
+
+test('keys in sink URLs (?token=, ?api_key=, ?hapikey=, ?access_token=, a fragment) and tokens echoed back by the CRM reach no output, report or ledger', async () => {
+  const rx = await echoingReceiver(400);
+  after(() => rx.close());
+  const dir = tmpDir();
+  const input = join(dir, 'in.jsonl');
+  writeFileSync(input, '{"event_id":"e1","email":"ana@example.com"}\n{"event_id":"e2","email":"bia@example.com"}\n');
+  const TOKEN = 'pat-na1-ECHOED-0000-token';
+  const cases: Array<{ args: string[]; secrets: string[] }> = [
+    {
+      args: ['--sink', 'webhook', '--url', `${rx.url}/hooks/in?token=W1secret&api_key=W2%2Bsecret#W3secret`],
+      secrets: ['W1secret', 'W2%2Bsecret', 'W2+secret', 'W3secret'],
+    },
+    { args: ['--sink', 'hubspot', '--hubspot-url', `${rx.url}/?hapikey=H1secret`], secrets: ['H1secret', TOKEN] },
+    {
+      args: ['--sink', 'hubspot', '--hubspot-url', `${rx.url}/?access_token=H2secret&x=1`],
+      secrets: ['H2secret', TOKEN],
+    },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const ledger = join(dir, `l${i}.db`);
+    const report = join(dir, `r${i}.csv`);
+    const r = await runCli(['push', input, ...c.args, '--ledger', ledger, '--report', report, '--json', '--verbose'], {
+      env: { HUBSPOT_TOKEN: TOKEN },
+    });
+    assert.equal(r.code, 1, `${c.args.join(' ')}: a 400 fails the leads: ${r.stderr}`);
+    const failures = (JSON.parse(r.stdout) as { failures: Record<string, number> }).failures;
+    assert.ok(Object.keys(failures).length > 0, 'the failure is reported');
+    const seen = {
+      stdout: r.stdout,
+      stderr: r.stderr,
+      report: readFileSync(report, 'utf8'),
+      ledger: ledgerText(ledger),
+    };
+    for (const s of c.secrets)
+      for (const [where, text] of Object.entries(seen)) assert.ok(!text.includes(s), `${s} in ${where}: ${text}`);
+  }
+  assert.ok(
+    rx.requests.some((u) => u.includes('token=W1secret')),
+    'the webhook got its URL as given: only what is shown is masked',
+  );
+
+  // URLs refused before any send: the refusal names the flag, not the key.
+  for (const url of [`http://user:U1secret@127.0.0.1:9/hook`, `htp//host/hook?token=U2secret`]) {
+    const r = await runCli(['push', input, '--sink', 'webhook', '--url', url, '--ledger', join(dir, 'u.db')]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.doesNotMatch(r.stderr + r.stdout, /U[12]secret/);
+  }
 });
