@@ -744,8 +744,7 @@ test('full disk and an unwritable output: no crash, exit 1, nothing left pending
   const replay = await runCli([
     'replay',
     '--in-doubt',
-    '--force',
-    '--yes',
+    '--resend',
     '--sink',
     'jsonl',
     '--output',
