@@ -18,6 +18,8 @@ export interface Decision {
   kind: DecisionKind;
   source: string;
   line: number;
+  /** Which of the events of its line or record this is (1-based), where it held several (a JSON array, leads[]). */
+  item?: number;
   key?: string;
   /** The person (normalized email, else E.164 phone), where the decision was not made from an event (replay). */
   naturalKey?: string;

@@ -8,7 +8,7 @@ import { payloadHashOfJson } from '../mapping/keys.js';
 import { fingerprintView } from './fingerprint.js';
 
 /** Int32 words per record. */
-export const INTS = 12;
+export const INTS = 13;
 /** Strings per record. */
 export const STRS = 7;
 
@@ -20,6 +20,7 @@ export const I_PAY = 5; // 2 words: a 64-bit fingerprint of the lead JSON (the i
 export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
+export const I_ITEM = 12; // which event of its line or record (1-based; 0: the line's only one)
 
 // String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, warnings (one a line). Invalid
 // and filtered records: key, '', reason, '', '', '', ''.
@@ -148,6 +149,7 @@ export class BlockEncoder {
 
   add(m: Mapped): void {
     const r = this.begin(m.line);
+    if (m.item !== undefined) this.ints[r * INTS + I_ITEM] = m.item;
     const s = r * STRS;
     const key = m.key === undefined ? '' : utf8Safe(m.key);
     this.put(s + S_KEY, key);
@@ -185,7 +187,7 @@ export class BlockEncoder {
       this.offs = offs;
     }
     const o = r * INTS;
-    // A record rewound over (see rewind) leaves its words behind. Twelve stores cost less than a call to fill().
+    // A record rewound over (see rewind) leaves its words behind. A store a word costs less than a call to fill().
     const ints = this.ints;
     for (let k = 0; k < INTS; k++) ints[o + k] = 0;
     ints[o + I_LINE] = line;

@@ -15,6 +15,9 @@ import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { InputInfo, RawReject, RawUnread, ReadOptions } from '../sources/types.js';
+import { recognizerFor } from '../presets/read-as.js';
+import type { Recognizer } from '../presets/recognize.js';
+import type { SourceDef } from '../presets/types.js';
 import { MapPool, type DecodedBlock } from './map-pool.js';
 import { readCsvParallel } from './read-csv-parallel.js';
 import { readJsonlParallel } from './read-jsonl-parallel.js';
@@ -46,6 +49,11 @@ export interface DecideInputsOptions {
   tally?: DecisionTally;
   /** A part of an input that could not be read (it gets no decision). */
   onUnread?: (u: RawUnread) => void;
+  /**
+   * The source every input is read as (--preset, the config's "preset"); 'generic' reads every input by field names
+   * alone. Otherwise each input whose first records (or header) a source claims is read as that source.
+   */
+  preset?: SourceDef | 'generic';
 }
 
 const DECISION_SLICE = 512;
@@ -96,6 +104,14 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     pool = new MapPool(want === 'auto' ? availableParallelism() : want, { map: o.map, select: o.read.select });
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
+    // An input of a source leadledger knows is read record by record as that source wrote it, in this thread (its
+    // records may hold several events, or be log lines around them). JSON documents always are: each record is
+    // recognized on its own. Any other input keeps the generic path, where workers map it from its bytes.
+    const recognizer = recognizerFor(opened, info, o.map, o.preset);
+    if (recognizer) {
+      useIndex();
+      return mapInThread(opened, info, ctx, recognizer);
+    }
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
       pool ??= new MapPool(size, { map: o.map, select: o.read.select });
@@ -112,11 +128,18 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     useIndex();
     return mapInThread(opened, info, ctx);
   };
-  async function* mapInThread(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {
+  async function* mapInThread(
+    opened: OpenedInput,
+    info: InputInfo,
+    ctx: ReaderContext,
+    recognizer?: Recognizer,
+  ): AsyncGenerator<DecodedBlock> {
+    if (recognizer) ctx.readAs = recognizer.readAs;
     for await (const batch of readFormat(opened, info, ctx)) {
       const mapped: Mapped[] = [];
       for (const item of batch) {
         if (item.kind === 'unread') o.onUnread?.(item);
+        else if (recognizer) recognizer.push(item, mapped);
         else mapped.push(mapItem(mapper, item));
       }
       // A reader's empty batch: its input went idle.

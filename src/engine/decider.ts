@@ -12,6 +12,7 @@ import {
   INTS,
   I_KIND,
   I_LEDGER,
+  I_ITEM,
   I_LINE,
   I_NAT,
   I_RUN,
@@ -118,8 +119,11 @@ export class Decider implements EventFacts {
     for (let r = from; r < to; r++) {
       const kind = ints[r * INTS + I_KIND]!;
       const line = ints[r * INTS + I_LINE]! + lineBase;
-      out[r - from] =
+      const d =
         kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, line) : notAnEvent(block, r, source, line);
+      const item = ints[r * INTS + I_ITEM]!;
+      if (item !== 0) d.item = item;
+      out[r - from] = d;
     }
     return out;
   }
@@ -149,7 +153,7 @@ export class Decider implements EventFacts {
       if (kind <= Kind.ContentEvent) {
         const out = this.classify(r, line);
         const k = OUTCOME_KIND[out]!;
-        if (wanted[k]) tally.add(this.explain(block, r, source, line, out));
+        if (wanted[k]) tally.add(withItem(this.explain(block, r, source, line, out), ints[r * INTS + I_ITEM]!));
         else {
           counts[k]!++;
           // Only a record with warnings has text there; it is counted with them.
@@ -159,7 +163,7 @@ export class Decider implements EventFacts {
         }
       } else {
         const k = kind === Kind.Invalid ? INVALID : FILTERED;
-        if (wanted[k]) tally.add(notAnEvent(block, r, source, line));
+        if (wanted[k]) tally.add(withItem(notAnEvent(block, r, source, line), ints[r * INTS + I_ITEM]!));
         else counts[k]!++;
       }
     }
@@ -330,6 +334,12 @@ export class Decider implements EventFacts {
 function giveUp(k: { block: MappedBlock; giveBack?: () => void }): void {
   k.block.released = true;
   k.giveBack?.();
+}
+
+// A decision of one of several events of a line says which (the item of its block row; 0: the line's only one).
+function withItem(d: Decision, item: number): Decision {
+  if (item !== 0) d.item = item;
+  return d;
 }
 
 // An invalid or filtered record's decision.

@@ -206,7 +206,7 @@ export class FastCsv {
       const paths = cur.plan[FAST_FIELDS[f]!];
       const path = paths[0];
       if (!path) continue;
-      const c = path.length === 1 ? headers.lastIndexOf(path[0]!) : -1;
+      const c = path.length === 1 && typeof path[0] === 'string' ? headers.lastIndexOf(path[0]) : -1;
       if (c < 0 || fieldOf[c] !== -1) return; // the plan reads something that is not a column, or a column twice
       fieldOf[c] = f;
       if (paths.length > 1) fallback |= 1 << f;

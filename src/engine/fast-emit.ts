@@ -3,7 +3,7 @@
 // The ranges are raw text: no escapes or quotes (the callers make sure), so a value's bytes are the UTF-8 of the
 // string the general path would read, provided they are ASCII or two-byte UTF-8 (checked here).
 import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE, S_WARN, type BlockEncoder } from './block.js';
-import type { FieldName, FieldPlan } from '../mapping/fields.js';
+import { plainPath, type FieldName, type FieldPlan } from '../mapping/fields.js';
 import { timeInRange } from '../mapping/map-record.js';
 import { MAX_EMAIL, MAX_EMAIL_LOCAL } from '../mapping/normalize.js';
 import { e164, E164_VALID, fastE164Bytes } from '../mapping/phone-fast.js';
@@ -28,7 +28,10 @@ const LEAD_CLOSE = Buffer.from('"}');
 
 /** Whether a plan can be served by the fast paths: an event id, and no first or last name (their join is the general path's). */
 export function fastPlan(plan: FieldPlan): boolean {
-  return plan.id.length > 0 && plan.firstName.length === 0 && plan.lastName.length === 0;
+  if (plan.id.length === 0 || plan.firstName.length > 0 || plan.lastName.length > 0) return false;
+  // A search in a list (answers[type=email].email) is the general path's to walk.
+  for (const f of FAST_FIELDS) if (!plan[f].every(plainPath)) return false;
+  return true;
 }
 
 /**

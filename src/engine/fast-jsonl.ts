@@ -121,8 +121,11 @@ export function mapJsonlBlock(
     if (to < 0) continue;
     if (fast?.tryLine(buf, view, from, to, line, enc)) continue;
     const item = lineItem(buf, from, to, line, '', selector);
-    enc.add(mapItem(mapper, item));
-    if (item.kind === 'record') fast?.learn(buf, from, to);
+    if (Array.isArray(item)) for (const x of item) enc.add(mapItem(mapper, x));
+    else {
+      enc.add(mapItem(mapper, item));
+      if (item.kind === 'record') fast?.learn(buf, from, to);
+    }
   }
   return line;
 }

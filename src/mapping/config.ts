@@ -15,11 +15,13 @@ const require = createRequire(import.meta.url);
 
 function makeSchema(z: typeof Zod) {
   const countries = new Set<string>((require('libphonenumber-js') as typeof Libphonenumber).getCountries());
+  // A field is read from one path, or from the first of several that holds a value.
+  const paths = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
   const fieldsSchema = z
     .object(
-      Object.fromEntries(FIELD_NAMES.map((f) => [f, z.string().min(1).optional()])) as Record<
+      Object.fromEntries(FIELD_NAMES.map((f) => [f, paths.optional()])) as Record<
         (typeof FIELD_NAMES)[number],
-        Zod.ZodOptional<Zod.ZodString>
+        Zod.ZodOptional<typeof paths>
       >,
     )
     .extend({ custom: z.record(z.string(), z.string().min(1)).optional() })
@@ -27,12 +29,17 @@ function makeSchema(z: typeof Zod) {
 
   const keySchema = z.union([
     z.object({ path: z.string().min(1) }).strict(),
+    // Sources without an event id (RD Station's webhooks): the values at these paths, together, are the key. The
+    // first must be there; the others may be missing.
+    z.object({ paths: z.array(z.string().min(1)).min(2) }).strict(),
     z.object({ fields: z.array(z.enum([...LEAD_FIELDS, 'type'])).min(1) }).strict(),
   ]);
 
   return z
     .object({
       $schema: z.string().optional(),
+      // The source every input is read as (`leadledger presets`), instead of recognizing each one.
+      preset: z.string().min(1).optional(),
       fields: fieldsSchema.optional(),
       key: keySchema.optional(),
       types: z.array(z.string().min(1)).min(1).optional(),

@@ -16,8 +16,68 @@ export const FIELD_NAMES = [
 ] as const;
 export type FieldName = (typeof FIELD_NAMES)[number];
 
-/** A path into a record, already split on dots. */
-export type FieldPath = readonly string[];
+/**
+ * A search in a list, one step of a path: the first element (an object) whose value at `where` is one of `values`
+ * (compared as text: true matches 'true'), or, without `where`, each element in turn until the rest of the path
+ * holds a value. Lists of answers or columns are read by their declared type or id this way, never by position.
+ */
+export interface ListStep {
+  readonly where?: readonly string[];
+  readonly values?: readonly string[];
+}
+
+/** One step of a path: an object key, or a search in a list. */
+export type PathStep = string | ListStep;
+
+/** A path into a record: keys, and searches in lists (see parsePath). */
+export type FieldPath = readonly PathStep[];
+
+/**
+ * Parses a path as written in a config or a source definition: keys joined by dots, and after a key a search in the
+ * list it holds: `form_response.answers[type=email].email`, `user_column_data[column_id=EMAIL|PHONE].string_value`,
+ * `email[primary=true].value`, `email[*].value` (the first element that has one). A key with dots or brackets in it
+ * (a CSV header) is matched whole where the record has it (see planFields).
+ */
+export function parsePath(text: string): FieldPath {
+  const out: PathStep[] = [];
+  const re = /([^.[\]]+)|\[([^\]]*)\]/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    if (m[1] !== undefined) out.push(m[1]);
+    else {
+      const inner = m[2]!.trim();
+      if (inner === '*' || inner === '') out.push({});
+      else {
+        const eq = inner.indexOf('=');
+        if (eq < 0) out.push({});
+        else
+          out.push({
+            where: inner.slice(0, eq).trim().split('.'),
+            values: inner
+              .slice(eq + 1)
+              .split('|')
+              .map((v) => v.trim()),
+          });
+      }
+    }
+  }
+  return out;
+}
+
+/** A path as written (what messages and `leadledger presets` show). */
+export function pathText(path: FieldPath): string {
+  let out = '';
+  for (const s of path) {
+    if (typeof s === 'string') out += (out ? '.' : '') + s;
+    else out += s.where ? `[${s.where.join('.')}=${s.values!.join('|')}]` : '[*]';
+  }
+  return out;
+}
+
+/** True when a path is keys only (what the fast paths can read). */
+export function plainPath(path: FieldPath): path is readonly string[] {
+  return path.every((s) => typeof s === 'string');
+}
 
 /** Column names recognized without configuration, in priority order, written as normalizeHeader() returns them. */
 const CANDIDATES: Record<FieldName, string[]> = {
@@ -72,7 +132,7 @@ const CANDIDATES: Record<FieldName, string[]> = {
 };
 
 /** Keys under which events usually carry the lead; searched after the top level for lead fields. */
-const WRAPPERS: FieldPath[] = [
+const WRAPPERS: Array<readonly string[]> = [
   ['data'],
   ['data', 'object'],
   ['data', 'attributes'],
@@ -101,12 +161,34 @@ export function normalizeHeader(name: string): string {
     .replace(/[^a-z0-9]/g, '');
 }
 
-/** Reads a dotted path from a record; undefined when any step is missing. */
-export function getPath(obj: unknown, path: FieldPath): unknown {
+/** Reads a path from a record; undefined when any step is missing (a list search: when no element matches). */
+export function getPath(obj: unknown, path: FieldPath, from = 0): unknown {
   let cur: unknown = obj;
-  for (const k of path) {
+  for (let i = from; i < path.length; i++) {
+    const k = path[i]!;
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[k];
+    if (typeof k === 'string') {
+      cur = (cur as Record<string, unknown>)[k];
+      continue;
+    }
+    if (!Array.isArray(cur)) return undefined;
+    if (k.where) {
+      const found: unknown = (cur as unknown[]).find((el) => {
+        const v = getPath(el, k.where!);
+        return (
+          (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') && k.values!.includes(String(v))
+        );
+      });
+      if (found === undefined) return undefined;
+      cur = found;
+      continue;
+    }
+    // [*]: the first element in which the rest of the path holds a value.
+    for (const el of cur) {
+      const v = getPath(el, path, i + 1);
+      if (scalarText(v) !== undefined) return v;
+    }
+    return undefined;
   }
   return cur;
 }
@@ -117,7 +199,7 @@ export function getPath(obj: unknown, path: FieldPath): unknown {
  * hold for every record of a shape, whatever its values (a null, an object or a number where the first had a
  * string), so which candidate holds the value is decided record by record, when it is read.
  */
-function candidatesIn(obj: Record<string, unknown>, field: FieldName, base: FieldPath, out: FieldPath[]): void {
+function candidatesIn(obj: Record<string, unknown>, field: FieldName, base: readonly string[], out: FieldPath[]): void {
   const keys = Object.keys(obj);
   const names = keys.map(normalizeHeader);
   for (const cand of CANDIDATES[field]) {
@@ -137,10 +219,10 @@ export type FieldPlan = Record<FieldName, readonly FieldPath[]>;
  */
 export function planFields(
   record: Record<string, unknown>,
-  explicit: Partial<Record<FieldName, FieldPath>>,
+  explicit: Partial<Record<FieldName, readonly string[]>>,
 ): FieldPlan {
   const plan = {} as FieldPlan;
-  const nested: Array<[FieldPath, Record<string, unknown>]> = [];
+  const nested: Array<[readonly string[], Record<string, unknown>]> = [];
   for (const w of WRAPPERS) {
     const v = wrapperAt(record, w);
     if (v) nested.push([w, v]);
@@ -148,7 +230,7 @@ export function planFields(
   for (const f of FIELD_NAMES) {
     const ex = explicit[f];
     if (ex) {
-      plan[f] = [ex];
+      plan[f] = ex.map((p) => configuredPath(record, p));
       continue;
     }
     const found: FieldPath[] = [];
@@ -161,6 +243,14 @@ export function planFields(
     plan[f] = found;
   }
   return plan;
+}
+
+/**
+ * A path as configured, for records of this one's shape: a key of the record as written (a CSV header such as
+ * "Lead Owner.id" or "E-mail [work]") is that one key, not a path through it; anything else is parsed.
+ */
+export function configuredPath(record: Record<string, unknown>, text: string): FieldPath {
+  return Object.hasOwn(record, text) ? [text] : parsePath(text);
 }
 
 /** The trimmed text of a field for a plan's paths: the first string or number that is not empty; else undefined. */
@@ -181,7 +271,7 @@ export function scalarText(v: unknown): string | undefined {
 /** The path (dotted) of the first of a plan's paths that holds a value in this record, for messages. */
 export function fieldPathOf(record: Record<string, unknown>, paths: readonly FieldPath[]): string {
   const p = paths.find((x) => scalarText(getPath(record, x)) !== undefined) ?? paths[0];
-  return p ? p.join('.') : '';
+  return p ? pathText(p) : '';
 }
 
 /** A cache key for records of the same shape: their top-level keys and those of their wrappers. */
@@ -207,7 +297,7 @@ export interface Shape {
   check: number[];
 }
 
-function wrapperAt(record: Record<string, unknown>, w: FieldPath): Record<string, unknown> | null {
+function wrapperAt(record: Record<string, unknown>, w: readonly string[]): Record<string, unknown> | null {
   const v = w.length === 1 ? record[w[0]!] : getPath(record, w);
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 }

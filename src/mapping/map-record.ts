@@ -3,8 +3,12 @@ import type { RawItem, RawRecord } from '../sources/types.js';
 import type { Config } from './config.js';
 import {
   FIELD_NAMES,
+  configuredPath,
   fieldPathOf,
   getPath,
+  parsePath,
+  pathText,
+  plainPath,
   planFields,
   readField,
   scalarText,
@@ -42,14 +46,16 @@ const LEAD_TEXT_FIELDS = ['company', 'source'] as const;
  */
 export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapper {
   const cfg = opts.config;
-  const explicit: Partial<Record<FieldName, FieldPath>> = {};
+  const explicit: Partial<Record<FieldName, readonly string[]>> = {};
   for (const f of FIELD_NAMES) {
     const p = cfg.fields?.[f];
-    if (p) explicit[f] = p.split('.');
+    if (p) explicit[f] = typeof p === 'string' ? [p] : p;
   }
-  if (cfg.key && 'path' in cfg.key) explicit.id = cfg.key.path.split('.');
+  if (cfg.key && 'path' in cfg.key) explicit.id = [cfg.key.path];
   const keyFields = cfg.key && 'fields' in cfg.key ? cfg.key.fields : undefined;
-  const custom = Object.entries(cfg.fields?.custom ?? {}).map(([name, p]) => [name, p.split('.')] as const);
+  // A key made of several values (a source with no event id): each must be there.
+  const keyPaths = cfg.key && 'paths' in cfg.key ? cfg.key.paths : undefined;
+  const custom = Object.entries(cfg.fields?.custom ?? {}).map(([name, p]) => [name, parsePath(p)] as const);
   const country = (opts.defaultCountry ?? cfg.defaultCountry)?.toUpperCase();
   const types = opts.types ?? cfg.types;
   const typeSet = types ? new Set(types) : undefined;
@@ -84,10 +90,21 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     const { plan, read } = planFor(fields);
 
     let key: string | undefined;
-    if (!keyFields && plan.id.length > 0) {
+    if (keyPaths) {
+      // The first value is who or what the event is about and must be there; the others tell its events apart
+      // and may be missing (an empty part).
+      const parts: string[] = [];
+      for (const text of keyPaths) {
+        const v = scalarText(getPath(fields, configuredPath(fields, text)));
+        if (v === undefined && parts.length === 0)
+          return { kind: 'invalid', source, line, field: text, reason: `no event id: '${text}' is empty` };
+        parts.push(v ?? '');
+      }
+      key = parts.join('|');
+    } else if (!keyFields && plan.id.length > 0) {
       key = at(read.id, fields);
       if (!key) {
-        const where = plan.id.map((p) => p.join('.'));
+        const where = plan.id.map(pathText);
         return { kind: 'invalid', source, line, field: where[0], reason: `no event id in '${where.join("' or '")}'` };
       }
     }
@@ -197,17 +214,20 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   // A record the mapper cannot take (a custom field nested thousands deep) is one invalid record, never the end of
   // its input: the records after it are still mapped.
   const map = (rec: RawRecord): Mapped => {
+    let m: Mapped;
     try {
-      return mapOne(rec);
+      m = mapOne(rec);
     } catch (e) {
       const why = e instanceof RangeError ? 'a value is nested too deeply' : (e as Error).message;
-      return { kind: 'invalid', source: rec.source, line: rec.line, reason: `cannot be mapped: ${why}` };
+      m = { kind: 'invalid', source: rec.source, line: rec.line, reason: `cannot be mapped: ${why}` };
     }
+    if (rec.item !== undefined) m.item = rec.item;
+    return m;
   };
   const current = () => (last ? { id: last.id, plan: last.plan.plan } : undefined);
   // The fast paths (engine/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
   // lead to the plan.
-  const plain = !keyFields && !custom.length && !typeSet && !timeFilter;
+  const plain = !keyFields && !keyPaths && !custom.length && !typeSet && !timeFilter;
   return Object.assign(map, { current, plain });
 }
 
@@ -232,7 +252,9 @@ export function mapItem(map: (rec: RawRecord) => Mapped, item: RawItem): Mapped 
   if (item.kind === 'record') return map(item);
   // An unread part reaches a mapper only where a caller did not take it aside: never lost, it is at least invalid.
   const reason = item.kind === 'unread' ? `not read from here on: ${item.reason}` : item.reason;
-  return { kind: 'invalid', source: item.source, line: item.line, reason };
+  const m: Mapped = { kind: 'invalid', source: item.source, line: item.line, reason };
+  if (item.kind === 'reject' && item.item !== undefined) m.item = item.item;
+  return m;
 }
 
 /** Maps raw records; also tells which plan it used last (see engine/fast-jsonl.ts). */
@@ -265,6 +287,7 @@ function readerOf(paths: readonly FieldPath[]): Reader | null {
   if (paths.length === 0) return null;
   if (paths.length > 1) return (fields) => readField(fields, paths);
   const p = paths[0]!;
+  if (!plainPath(p)) return (fields) => scalarText(getPath(fields, p));
   if (p.length === 1) {
     const a = p[0]!;
     return (fields) => scalarText(fields[a]);

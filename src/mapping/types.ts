@@ -25,6 +25,8 @@ export interface LeadEvent {
   kind: 'event';
   source: string;
   line: number;
+  /** Which of the events of its line or record this is (1-based), where the record held several. */
+  item?: number;
   /** The event key: the event's id, or `c:` + sha256 of chosen normalized fields. */
   key: string;
   keyKind: KeyKind;
@@ -50,17 +52,19 @@ export interface MapReject {
   kind: 'invalid';
   source: string;
   line: number;
+  item?: number;
   key?: string;
   reason: string;
   /** The field at fault, when one is. */
   field?: string;
 }
 
-/** A record set aside by --type / --since / --until. */
+/** A record set aside by --type / --since / --until, or by what its source says (a test lead, a log line). */
 export interface MapFiltered {
   kind: 'filtered';
   source: string;
   line: number;
+  item?: number;
   key?: string;
   naturalKey?: string;
   reason: string;

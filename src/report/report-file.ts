@@ -7,6 +7,8 @@ import { UsageError } from '../errors.js';
 export interface ReportRow {
   source: string;
   line: number;
+  /** Which event of its line, where the line held several (a JSON array, a body with leads[]); else empty. */
+  item: number | '';
   key: string;
   email: string;
   decision: string;
@@ -21,6 +23,7 @@ export interface ReportRow {
 export const REPORT_COLUMNS: Array<keyof ReportRow> = [
   'source',
   'line',
+  'item',
   'key',
   'email',
   'decision',

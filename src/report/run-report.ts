@@ -11,6 +11,8 @@ export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
 export interface Example {
   source: string;
   line: number;
+  /** Which event of its line, where the line held several. */
+  item?: number;
   key?: string;
   reason: string;
 }
@@ -154,7 +156,12 @@ export class ReportCollector implements DecisionTally {
     per[d.kind]++;
     if (d.kind !== 'new') {
       const ex = (this.examples[d.kind] ??= []);
-      if (ex.length < EXAMPLES_PER_KIND) ex.push({ source: d.source, line: d.line, key: d.key, reason: d.reason });
+      if (ex.length < EXAMPLES_PER_KIND)
+        ex.push(
+          d.item === undefined
+            ? { source: d.source, line: d.line, key: d.key, reason: d.reason }
+            : { source: d.source, line: d.line, item: d.item, key: d.key, reason: d.reason },
+        );
       if (ex.length >= EXAMPLES_PER_KIND) this.wanted[DECISION_KINDS.indexOf(d.kind)] = false;
     }
   }

@@ -42,12 +42,15 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(`    ${printable(s)}: ${p.read} read (${parts.join(', ')})`);
     }
   }
-  const noted = r.readAs.filter((x) => x.notes.length > 0);
+  const noted = r.readAs.filter((x) => x.notes.length > 0 || x.readAs?.length);
   if (noted.length) {
     lines.push('');
     lines.push('  how inputs were read:');
-    for (const x of noted)
+    for (const x of noted) {
+      if (x.readAs?.length)
+        lines.push(`    ${printable(x.source)}: read as ${x.readAs.map((a) => `${a.as} (${a.events})`).join(', ')}`);
       for (const n of x.notes) lines.push(c.yellow(`    ${printable(x.source)}: ${printable(n, 400)}`));
+    }
   }
   if (r.delivery) {
     const d = r.delivery;
@@ -109,7 +112,7 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
 
 // One example record, as a line: where it is, its key, why; every value escaped and cut to a width.
 function example(e: Example): string {
-  return `${printable(e.source)}:${e.line}${e.key ? ` [${printable(e.key, 80)}]` : ''} ${printable(e.reason, 240)}`;
+  return `${printable(e.source)}:${e.line}${e.item === undefined ? '' : ` (item ${e.item})`}${e.key ? ` [${printable(e.key, 80)}]` : ''} ${printable(e.reason, 240)}`;
 }
 
 /** The --json document: the report as it is, stable field names. */

@@ -259,7 +259,15 @@ function toItem(cells: string[], headers: string[], safeHeaders: boolean, line: 
   // Trailing empty cells beyond the header (`a;b;c;;`) are what spreadsheets write, not a broken row.
   while (n > headers.length && cells[n - 1] === '') n--;
   if (n !== headers.length) {
-    return { kind: 'reject', source, line, reason: `expected ${headers.length} columns, found ${cells.length}` };
+    // The cells go with it: a source's definition may know such a row (a report's footer line) as not a record.
+    const reject: RawItem = {
+      kind: 'reject',
+      source,
+      line,
+      reason: `expected ${headers.length} columns, found ${cells.length}`,
+    };
+    if (n < headers.length) reject.cells = cells;
+    return reject;
   }
   let fields: Record<string, unknown>;
   if (safeHeaders) {

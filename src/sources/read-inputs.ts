@@ -12,7 +12,7 @@ import type { ReaderContext } from './reader-context.js';
 import { resolveInputs, type ResolvedInput } from './resolve-inputs.js';
 import { compileSelector } from './select-path.js';
 import { decideInputInfo } from './sniff-input.js';
-import type { InputFormat, InputInfo, RawItem, RawReject, RawUnread, ReadOptions } from './types.js';
+import type { InputFormat, InputInfo, InputRead, RawItem, RawReject, RawUnread, ReadOptions } from './types.js';
 
 const FORMATS: readonly InputFormat[] = ['jsonl', 'json', 'csv'];
 
@@ -101,7 +101,11 @@ async function* readOne<B>(
     });
   } finally {
     await opened?.close();
-    if (info) opts.onInputRead?.({ ...info, notes: notesOf(ctx) });
+    if (info) {
+      const read: InputRead = { ...info, notes: notesOf(ctx) };
+      if (ctx.readAs?.size) read.readAs = [...ctx.readAs].map(([as, events]) => ({ as, events }));
+      opts.onInputRead?.(read);
+    }
   }
 }
 

@@ -6,7 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { describeJsonError } from './json-error.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import { kindOf } from './select-path.js';
-import type { RawItem } from './types.js';
+import type { RawItem, RawRecord } from './types.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -46,7 +46,9 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
     start = lineStart(buf, start, end, line === 1 && !ctx.midInput);
     end = lineEnd(buf, start, end);
     if (end < 0) return;
-    batch.push(lineItem(buf, start, end, line + base, source, selector));
+    const item = lineItem(buf, start, end, line + base, source, selector);
+    if (Array.isArray(item)) for (const x of item) batch.push(x);
+    else batch.push(item);
   };
 
   try {
@@ -145,7 +147,10 @@ export function tooLongLine(source: string, line: number): RawItem {
   };
 }
 
-/** The record (or the reason it is not one) of a non-blank line's text. */
+/**
+ * The record (or the reason it is not one) of a non-blank line's text; a line that is a JSON array of events (a
+ * HubSpot webhook delivery) gives one record per element, each with its item number.
+ */
 export function lineItem(
   buf: Buffer,
   start: number,
@@ -153,27 +158,57 @@ export function lineItem(
   line: number,
   source: string,
   selector: ReaderContext['selector'],
-): RawItem {
+): RawItem | RawItem[] {
   const text = buf.toString('utf8', start, end);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     const e = describeJsonError(err, text);
-    return { kind: 'reject', source, line, reason: `invalid JSON: ${e.message} at column ${e.offset + 1}` };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { kind: 'reject', source, line, reason: `not a JSON object (found ${kindOf(value)})` };
+    const reject: RawItem = {
+      kind: 'reject',
+      source,
+      line,
+      reason: `invalid JSON: ${e.message} at column ${e.offset + 1}`,
+    };
+    if (!/^\s*[{[]/.test(text)) reject.notJson = true;
+    return reject;
   }
   // Bytes that are not UTF-8 became U+FFFD in the text: the mapper must know, so that no altered email or phone
   // is sent and altered names are pointed out (a U+FFFD the line itself spells, \ufffd, is not one of them).
   const replaced = text.includes('\ufffd') && !isUtf8(buf.subarray(start, end));
+  if (Array.isArray(value)) {
+    if (value.length === 0) return { kind: 'reject', source, line, reason: 'an empty JSON array: no event in it' };
+    return value.map((v, i) => recordOf(v, line, source, selector, replaced, i + 1));
+  }
+  return recordOf(value, line, source, selector, replaced);
+}
+
+function recordOf(
+  value: unknown,
+  line: number,
+  source: string,
+  selector: ReaderContext['selector'],
+  replaced: boolean,
+  item?: number,
+): RawItem {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const what = item === undefined ? 'found' : `item ${item} is`;
+    const reject: RawItem = { kind: 'reject', source, line, reason: `not a JSON object (${what} ${kindOf(value)})` };
+    if (item !== undefined) reject.item = item;
+    return reject;
+  }
   const fields =
     selector === null
       ? { ok: true as const, value: value as Record<string, unknown> }
       : selector.apply(value as Record<string, unknown>);
-  if (!fields.ok) return { kind: 'reject', source, line, reason: fields.reason };
-  return replaced
-    ? { kind: 'record', source, line, fields: fields.value, replaced }
-    : { kind: 'record', source, line, fields: fields.value };
+  if (!fields.ok) {
+    const reject: RawItem = { kind: 'reject', source, line, reason: fields.reason };
+    if (item !== undefined) reject.item = item;
+    return reject;
+  }
+  const rec: RawRecord = { kind: 'record', source, line, fields: fields.value };
+  if (item !== undefined) rec.item = item;
+  if (replaced) rec.replaced = true;
+  return rec;
 }

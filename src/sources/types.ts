@@ -9,6 +9,8 @@ export interface RawRecord {
   /** The input's name as the user gave it ('-' is shown as 'stdin'). */
   source: string;
   line: number;
+  /** Which of the records of its line this is (1-based), where the line held several (a JSON array). */
+  item?: number;
   /** Parsed JSON object, or CSV row keyed by header. CSV values are always strings. */
   fields: Record<string, unknown>;
   /** Bytes of the record that were not valid UTF-8 were replaced by U+FFFD while decoding it (JSON is UTF-8). */
@@ -20,7 +22,12 @@ export interface RawReject {
   kind: 'reject';
   source: string;
   line: number;
+  item?: number;
   reason: string;
+  /** The line is not JSON at all (it does not open with { or [): in an application log, a plain log line. */
+  notJson?: boolean;
+  /** A CSV row with fewer cells than the header has columns: its cells (a report's footer line is one). */
+  cells?: string[];
 }
 
 /**
@@ -79,4 +86,6 @@ export interface InputInfo {
 /** How an input was read, when it has been: its InputInfo, and notes a person should read (lines re-decoded...). */
 export interface InputRead extends InputInfo {
   notes: string[];
+  /** The sources its records were recognized as, with how many of their events (none: read by field names). */
+  readAs?: Array<{ as: string; events: number }>;
 }

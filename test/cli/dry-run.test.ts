@@ -72,10 +72,10 @@ test('--report writes a row per record read, CSV cells neutralized', async () =>
   const r = await runCli(['push', input, '--dry-run', '--report', report, '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
   const rows = readFileSync(report, 'utf8').trim().split('\n');
-  assert.equal(rows[0], 'source,line,key,email,decision,reason,result,crm_id,warnings');
+  assert.equal(rows[0], 'source,line,item,key,email,decision,reason,result,crm_id,warnings');
   assert.equal(rows.length, 4);
   assert.ok(rows[1]!.includes(`"'=HYPERLINK(""http://evil"")"`), rows[1]);
-  assert.match(rows[3]!, /,3,,,invalid,invalid JSON/);
+  assert.match(rows[3]!, /,3,,,,invalid,invalid JSON/);
   const jsonl = join(dir, 'r.jsonl');
   await runCli(['push', input, '--dry-run', '--report', jsonl, '--ledger', join(dir, 'l.db')]);
   const recs = readFileSync(jsonl, 'utf8')

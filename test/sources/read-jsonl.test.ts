@@ -28,14 +28,22 @@ describe('JSONL', () => {
         ['reject', 3],
         ['record', 4],
         ['reject', 6],
+        ['reject', 6],
         ['record', 7],
         ['reject', 9],
         ['record', 10],
       ],
     );
-    const [truncated, array, nul] = rejects(items);
+    const [truncated, first, second, nul] = rejects(items);
     assert.match(truncated?.reason ?? '', /^invalid JSON: .+ at column \d+$/);
-    assert.equal(array?.reason, 'not a JSON object (found array)');
+    // A JSON array is a line of several events: each of its items is one, and these two are not objects.
+    assert.deepEqual(
+      [first, second].map((r) => [r?.item, r?.reason]),
+      [
+        [1, 'not a JSON object (item 1 is string)'],
+        [2, 'not a JSON object (item 2 is string)'],
+      ],
+    );
     assert.equal(nul?.reason, 'not a JSON object (found null)');
     // the CR of CRLF never reaches a value
     const last = records(items).at(-1);
