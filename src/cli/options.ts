@@ -77,6 +77,12 @@ export const OPTIONS: OptionDef[] = [
     commands: ['push', 'replay', 'ledger'],
   },
   {
+    flags: '--preset <name>',
+    description:
+      'read every input as this source (leadledger presets lists them; generic: by field names only); default: each input is recognized',
+    commands: ['push', 'replay'],
+  },
+  {
     flags: '--default-country <code>',
     description: 'country of national phone numbers, ISO 3166 (e.g. BR, US)',
     env: 'LEADLEDGER_DEFAULT_COUNTRY',
@@ -97,7 +103,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--report <file>',
     description:
-      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, key, email, decision, reason, result, crm id, warnings',
+      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings',
     commands: ['push', 'replay'],
   },
   {

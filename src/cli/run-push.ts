@@ -38,6 +38,7 @@ export function toPushOptions(inputs: string[], f: Record<string, unknown>): Pus
     encoding: str('encoding'),
     delimiter: delimiter === '\\t' || delimiter === 'tab' ? '\t' : delimiter,
     select: str('select'),
+    preset: str('preset'),
     defaultCountry: str('defaultCountry'),
     types: f.type as string[] | undefined,
     since: time('since'),

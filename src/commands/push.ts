@@ -14,6 +14,7 @@ import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs } from '../engine/decide-inputs.js';
+import { resolvePreset } from '../presets/catalog.js';
 import type { InputFormat, InputRead } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 
@@ -27,6 +28,8 @@ export interface PushOptions extends SinkFlags {
   encoding?: string;
   delimiter?: string;
   select?: string;
+  /** --preset: the source every input is read as ('generic': by field names only). */
+  preset?: string;
   defaultCountry?: string;
   types?: string[];
   since?: Date;
@@ -51,6 +54,7 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
 async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
   const started = Date.now();
   const { config } = loadConfig(opts.config, ctx.cwd);
+  const preset = opts.preset ? resolvePreset(opts.preset) : resolvePreset(config.preset, 'the config\'s "preset"');
   const path = ledgerPath(opts.ledger, ctx.env);
   const params = publicParams(opts);
 
@@ -86,6 +90,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     reportFile?.write({
       source: d.source,
       line: d.line,
+      item: d.item ?? '',
       key: d.key ?? '',
       email: d.event?.lead.email ?? '',
       decision: d.kind,
@@ -145,6 +150,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       stop: ctx.stop,
       tally,
       onUnread: (u) => collector.addUnread(unreadPart(u)),
+      preset,
     })) {
       if (tally) progress.read = collector.counts.read;
       // An empty batch: the input went idle. What is queued goes out now instead of waiting for a full batch.
@@ -223,6 +229,7 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     encoding: o.encoding,
     delimiter: o.delimiter,
     select: o.select,
+    preset: o.preset,
     defaultCountry: o.defaultCountry,
     types: o.types,
     since: o.since?.toISOString(),

@@ -10,7 +10,10 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { EventStatus, LedgerEventRow } from '../ledger/types.js';
 import { whereClause } from '../ledger/queries.js';
 import { loadConfig } from '../mapping/config.js';
-import { createMapper } from '../mapping/map-record.js';
+import type { MapOptions } from '../mapping/map-record.js';
+import { resolvePreset } from '../presets/catalog.js';
+import { mapInputs } from '../presets/read-as.js';
+import type { SourceDef } from '../presets/types.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
 import {
@@ -24,7 +27,6 @@ import {
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
-import { readInputs } from '../sources/read-inputs.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 import { openExistingLedger, resolveLedger } from './ledger/access.js';
@@ -58,6 +60,8 @@ export interface ReplayOptions extends SinkFlags {
   /** Input files to match against the ledger instead of the stored leads. */
   from?: string[];
   read?: ReadOptions;
+  /** For --from: --preset, the source every input is read as ('generic': by field names only). */
+  preset?: string;
   defaultCountry?: string;
   report?: string;
   wait?: number;
@@ -119,7 +123,12 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       ledger,
       o,
       statuses,
-      config,
+      { config, defaultCountry: o.defaultCountry },
+      o.from?.length
+        ? o.preset
+          ? resolvePreset(o.preset)
+          : resolvePreset(config.preset, 'the config\'s "preset"')
+        : undefined,
       ctx,
       (u) => collector.addUnread(u),
       (r) => collector.readAs.push(r),
@@ -174,6 +183,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       reportFile?.write({
         source: d.source,
         line: d.line,
+        item: d.item ?? '',
         key: d.key ?? '',
         email: d.event?.lead.email ?? '',
         decision: d.kind,
@@ -297,7 +307,8 @@ async function select(
   ledger: Ledger,
   o: ReplayOptions,
   st: ReturnType<typeof chooseStatuses>,
-  config: Parameters<typeof createMapper>[0]['config'],
+  mapOptions: MapOptions,
+  preset: SourceDef | 'generic' | undefined,
   ctx: CommandContext,
   onUnread: (u: Unread) => void,
   onRead: (r: InputRead) => void,
@@ -327,19 +338,13 @@ async function select(
   const limit = o.limit && o.limit > 0 ? o.limit : Infinity;
   if (o.from?.length) {
     // Match input events to the ledger by key; the input's (re-mapped) lead is what gets sent.
-    const map = createMapper({ config, defaultCountry: o.defaultCountry });
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
-    for await (const batch of readInputs(o.from, {
-      ...o.read,
-      stdin: ctx.stdin,
-      onInputRead: onRead,
-      signal: ctx.stop,
-    })) {
+    // Read as push reads them (the same sources recognized), so that each event has the key push gave it.
+    const read = { ...o.read, stdin: ctx.stdin, onInputRead: onRead, signal: ctx.stop };
+    for await (const batch of mapInputs(o.from, read, mapOptions, preset)) {
       for (const it of batch) if (it.kind === 'unread') onUnread(unreadPart(it));
-      const events = batch
-        .flatMap((it) => (it.kind === 'record' ? [map(it)] : []))
-        .flatMap((m) => (m.kind === 'event' ? [m] : []));
+      const events = batch.flatMap((m) => (m.kind === 'event' ? [m] : []));
       const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
       for (const e of events) {
         const r = rows.get(e.key);

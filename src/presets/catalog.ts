@@ -1,0 +1,31 @@
+// Every source leadledger recognizes, in the order they are tried (the more specific first). Adding a source is a
+// definition in sources/ and a line here.
+import { LOG_DEFS } from './logs.js';
+import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
+import { typeform } from './sources/typeform.js';
+import { UsageError } from '../errors.js';
+import type { LogDef, SourceDef } from './types.js';
+
+export const SOURCES: readonly SourceDef[] = [typeform, rdstationWebhook, rdstationLegacyWebhook, rdstationExport];
+
+export const LOGS: readonly LogDef[] = LOG_DEFS;
+
+/** The source named `name` (what --preset and the config's "preset" take). */
+export function sourceNamed(name: string): SourceDef | undefined {
+  return SOURCES.find((s) => s.name === name);
+}
+
+/**
+ * The source --preset (or the config's "preset") names: 'generic' reads every input by field names alone; none
+ * lets each input be recognized. A name that is no source is a usage error that lists them.
+ */
+export function resolvePreset(name: string | undefined, from = '--preset'): SourceDef | 'generic' | undefined {
+  if (name === undefined) return undefined;
+  if (name === 'generic') return 'generic';
+  const s = sourceNamed(name);
+  if (!s)
+    throw new UsageError(
+      `${from} '${name}' is no source leadledger knows; one of: generic, ${SOURCES.map((x) => x.name).join(', ')} (leadledger presets)`,
+    );
+  return s;
+}

@@ -1,0 +1,69 @@
+// Whether an input is one of the sources leadledger knows, from its first bytes: a JSON lines input by its first
+// records (a log by its logger's fields), a CSV export by its header. An input recognized here is read and mapped
+// record by record as its source wrote it (recognize.ts); any other keeps the generic, parallel path.
+import iconv from 'iconv-lite';
+import { parse } from 'csv-parse/sync';
+import { normalizeHeaders } from '../sources/csv-headers.js';
+import type { InputInfo } from '../sources/types.js';
+import { recognizeCsv, recognizeJson, recognizeLog } from './recognize.js';
+import type { LogDef, SourceDef } from './types.js';
+
+/** What an input's first bytes were recognized as. */
+export interface HeadRecognition {
+  source?: SourceDef;
+  log?: LogDef;
+}
+
+// The first lines looked at: a log may open with lines of start-up before its first webhook body.
+const HEAD_LINES = 200;
+
+/** What the input's head is, or undefined when no source claims it. */
+export function recognizeHead(head: Buffer, complete: boolean, info: InputInfo): HeadRecognition | undefined {
+  if (info.format === 'csv') return recognizeCsvHead(head, info);
+  if (info.format !== 'jsonl') return undefined;
+  const lines = head.toString('utf8').split('\n');
+  if (!complete) lines.pop(); // cut at HEAD_BYTES
+  let n = 0;
+  for (const raw of lines) {
+    const text = raw.trim();
+    if (text === '' || (text[0] !== '{' && text[0] !== '[')) continue;
+    if (++n > HEAD_LINES) break;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    for (const rec of Array.isArray(value) ? value : [value]) {
+      if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) continue;
+      const r = rec as Record<string, unknown>;
+      const log = recognizeLog(r);
+      if (log) return { log };
+      const source = recognizeJson(r);
+      if (source) return { source };
+    }
+  }
+  return undefined;
+}
+
+function recognizeCsvHead(head: Buffer, info: InputInfo): HeadRecognition | undefined {
+  let text = iconv.decode(head, info.encoding ?? 'utf-8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let rows: string[][];
+  try {
+    const parsed: unknown = parse(text, {
+      delimiter: info.delimiter ?? ',',
+      relax_quotes: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      to: 1,
+    });
+    rows = parsed as string[][];
+  } catch {
+    return undefined;
+  }
+  const header = rows[0];
+  if (!header) return undefined;
+  const source = recognizeCsv(normalizeHeaders(header));
+  return source ? { source } : undefined;
+}

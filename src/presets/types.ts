@@ -1,0 +1,91 @@
+// What a source definition is: how leadledger recognizes records of one tool (a Typeform webhook, an RD Station
+// export), where their events are, which path holds each lead field, what their key is, and which records are
+// not leads to send (a test lead, a partial response). One small definition per source, in sources/.
+import type { Config } from '../mapping/config.js';
+import type { FieldName } from '../mapping/fields.js';
+
+/** A value a signature or a condition compares with: compared as text, so true matches "true" and 1 matches "1". */
+export type Scalar = string | number | boolean;
+
+/** How a JSON record of a source is recognized: every path in `has` holds something, and `equals` agree. */
+export interface JsonSignature {
+  /** Paths (mapping/fields.ts syntax) that must hold a value other than null. */
+  has: readonly string[];
+  /** Paths whose value must be one of these. */
+  equals?: Readonly<Record<string, readonly Scalar[]>>;
+  /** Paths that must not be there: tells a source from a look-alike. */
+  lacks?: readonly string[];
+}
+
+/** How a CSV export of a source is recognized: its header names (compared as normalizeHeader makes them). */
+export interface CsvSignature {
+  /** Every one of these columns. */
+  headers: readonly string[];
+  /** At least one of these columns too, when given (exports in several languages). */
+  anyOf?: readonly string[];
+}
+
+/** A test on one event, said in words for `leadledger presets`. */
+export interface Condition {
+  readonly describe: string;
+  test(event: Record<string, unknown>): boolean;
+}
+
+/** Events a source marks as not leads to send: each is `filtered` with the reason, never silently dropped. */
+export interface Skip {
+  when: Condition;
+  reason: string;
+}
+
+/** The part of the config a source sets: its field paths and its key (the user's config wins field by field). */
+export type SourceMapping = Pick<Config, 'fields' | 'key'>;
+
+interface SourceBase {
+  /** What --preset takes and the config's "preset" names. */
+  name: string;
+  /** What the summary says ("read as: Typeform webhook"). */
+  title: string;
+  /** The documentation pages the definition was written from. */
+  docs: readonly string[];
+  mapping: SourceMapping;
+  skip?: readonly Skip[];
+  /**
+   * A value the source writes in its own way, made plain before mapping (Meta's "p:+55..." phones): returns the event
+   * to map, the same object when nothing changed.
+   */
+  prepare?: (event: Record<string, unknown>) => Record<string, unknown>;
+  /** What a person should know about this source, shown by `leadledger presets`. */
+  note?: string;
+}
+
+/** A source whose records are JSON (a webhook body, an event, a line of its log). */
+export interface JsonSource extends SourceBase {
+  reads: 'json';
+  signature: JsonSignature;
+  /** The path of the list of events a record holds (RD Station's `leads`), each decided on its own. */
+  events?: string;
+}
+
+/** A source whose inputs are CSV exports. */
+export interface CsvSource extends SourceBase {
+  reads: 'csv';
+  signature: CsvSignature;
+}
+
+export type SourceDef = JsonSource | CsvSource;
+
+/**
+ * An application log (pino, winston, bunyan): its lines are containers. The webhook body a handler logged is found
+ * under one of `bodies` (an object or a JSON string), then recognized as any other record; a line without one is
+ * not an event.
+ */
+export interface LogDef {
+  name: string;
+  title: string;
+  docs: readonly string[];
+  signature: JsonSignature;
+  bodies: readonly string[];
+}
+
+/** The field names a source maps, for listings. */
+export type MappedFields = Partial<Record<FieldName, string | readonly string[]>>;
