@@ -10,10 +10,13 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { EventStatus, LedgerEventRow } from '../ledger/types.js';
 import { whereClause } from '../ledger/queries.js';
 import { loadConfig } from '../mapping/config.js';
-import { createMapper } from '../mapping/map-record.js';
+import { resolveDefaultCountry } from '../mapping/default-country.js';
+import { createMapper, type MapOptions } from '../mapping/map-record.js';
+import type { DecideStats } from '../engine/decide-inputs.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
 import {
+  phoneCountry,
   reportFileError,
   ReportCollector,
   runExitCode,
@@ -58,7 +61,9 @@ export interface ReplayOptions extends SinkFlags {
   /** Input files to match against the ledger instead of the stored leads. */
   from?: string[];
   read?: ReadOptions;
+  /** For --from: --default-country, and where it came from; else the config's, then the locale's. */
   defaultCountry?: string;
+  defaultCountryFrom?: string;
   report?: string;
   wait?: number;
   noLock?: boolean;
@@ -93,6 +98,13 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       '--resend re-sends in-doubt events only: give it with --in-doubt (--force re-sends sent ones)',
     );
   const statuses = chooseStatuses(o);
+  const country = resolveDefaultCountry({
+    flag: o.defaultCountry,
+    flagFrom: o.defaultCountryFrom,
+    config: config.defaultCountry,
+    env: ctx.env,
+  });
+  const stats = { nationalPhones: 0 };
 
   const ledger = openExistingLedger(path, { readonly: o.dryRun });
   let sink: Sink | undefined;
@@ -119,7 +131,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       ledger,
       o,
       statuses,
-      config,
+      { config, defaultCountry: country.country },
+      stats,
       ctx,
       (u) => collector.addUnread(u),
       (r) => collector.readAs.push(r),
@@ -265,6 +278,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       readAs: collector.readAs,
       unread: collector.unread,
       warnings: collector.warnings,
+      // Phones are read only from the inputs of --from: the ledger's leads are stored read.
+      phones: o.from?.length ? phoneCountry(country, stats.nationalPhones) : undefined,
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
@@ -297,7 +312,8 @@ async function select(
   ledger: Ledger,
   o: ReplayOptions,
   st: ReturnType<typeof chooseStatuses>,
-  config: Parameters<typeof createMapper>[0]['config'],
+  mapOptions: MapOptions,
+  stats: DecideStats,
   ctx: CommandContext,
   onUnread: (u: Unread) => void,
   onRead: (r: InputRead) => void,
@@ -327,7 +343,7 @@ async function select(
   const limit = o.limit && o.limit > 0 ? o.limit : Infinity;
   if (o.from?.length) {
     // Match input events to the ledger by key; the input's (re-mapped) lead is what gets sent.
-    const map = createMapper({ config, defaultCountry: o.defaultCountry });
+    const map = createMapper(mapOptions);
     const keySet = keys ? new Set(keys) : undefined;
     const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
     for await (const batch of readInputs(o.from, {
@@ -337,9 +353,9 @@ async function select(
       signal: ctx.stop,
     })) {
       for (const it of batch) if (it.kind === 'unread') onUnread(unreadPart(it));
-      const events = batch
-        .flatMap((it) => (it.kind === 'record' ? [map(it)] : []))
-        .flatMap((m) => (m.kind === 'event' ? [m] : []));
+      const mapped = batch.flatMap((it) => (it.kind === 'record' ? [map(it)] : []));
+      for (const m of mapped) if (m.kind !== 'filtered' && m.nationalPhone) stats.nationalPhones++;
+      const events = mapped.flatMap((m) => (m.kind === 'event' ? [m] : []));
       const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
       for (const e of events) {
         const r = rows.get(e.key);

@@ -8,7 +8,7 @@ import { payloadHashOfJson } from '../mapping/keys.js';
 import { fingerprintView } from './fingerprint.js';
 
 /** Int32 words per record. */
-export const INTS = 12;
+export const INTS = 13;
 /** Strings per record. */
 export const STRS = 7;
 
@@ -20,6 +20,10 @@ export const I_PAY = 5; // 2 words: a 64-bit fingerprint of the lead JSON (the i
 export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
+export const I_FLAGS = 12; // what the run counts of a record beside its decision: F_NATIONAL_PHONE
+
+/** I_FLAGS: the record's phone was written without a calling code (read in the default country, if any). */
+export const F_NATIONAL_PHONE = 1;
 
 // String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, warnings (one a line). Invalid
 // and filtered records: key, '', reason, '', '', '', ''.
@@ -159,6 +163,7 @@ export class BlockEncoder {
       this.put(s + S_TIME, m.occurredAt ?? '');
       this.put(s + S_WARN, m.warnings ? m.warnings.join('\n') : '');
       this.seal(r, m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent);
+      if (m.nationalPhone) this.ints[r * INTS + I_FLAGS] = F_NATIONAL_PHONE;
     } else {
       this.put(s + S_NAT, '');
       this.put(s + S_REASON, m.reason);
@@ -167,6 +172,7 @@ export class BlockEncoder {
       this.put(s + S_TIME, '');
       this.put(s + S_WARN, '');
       this.seal(r, m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered);
+      if (m.kind === 'invalid' && m.nationalPhone) this.ints[r * INTS + I_FLAGS] = F_NATIONAL_PHONE;
     }
   }
 
@@ -185,7 +191,7 @@ export class BlockEncoder {
       this.offs = offs;
     }
     const o = r * INTS;
-    // A record rewound over (see rewind) leaves its words behind. Twelve stores cost less than a call to fill().
+    // A record rewound over (see rewind) leaves its words behind. Thirteen stores cost less than a call to fill().
     const ints = this.ints;
     for (let k = 0; k < INTS; k++) ints[o + k] = 0;
     ints[o + I_LINE] = line;
