@@ -2,7 +2,7 @@
 // --help and --version load commander and nothing else.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { addOptions, EXIT_CODES } from './options.js';
+import { addOptions, EXIT_CODES, valuesFromEnv } from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -38,9 +38,9 @@ export function buildProgram(): Command {
       .description('read inputs, skip what the ledger already holds, send the rest (or --dry-run: report it)')
       .argument('<inputs...>', 'files (.jsonl .json .csv .tsv, optionally .gz), globs, or - for stdin'),
     'push',
-  ).action(async (inputs: string[], flags: Record<string, unknown>) => {
+  ).action(async (inputs: string[], flags: Record<string, unknown>, cmd: Command) => {
     const { runPush } = await import('./run-push.js');
-    process.exitCode = await runPush(inputs, flags);
+    process.exitCode = await runPush(inputs, flags, valuesFromEnv(cmd));
   });
 
   addOptions(
@@ -50,9 +50,9 @@ export function buildProgram(): Command {
         're-send from the ledger what failed or is in doubt (or, with --force, what was sent), exactly once',
       ),
     'replay',
-  ).action(async (flags: Record<string, unknown>) => {
+  ).action(async (flags: Record<string, unknown>, cmd: Command) => {
     const { runReplay } = await import('./run-replay.js');
-    process.exitCode = await runReplay(flags);
+    process.exitCode = await runReplay(flags, valuesFromEnv(cmd));
   });
 
   const ledger = program.command('ledger').description('inspect and manage the ledger');

@@ -293,3 +293,11 @@ export function addOptions(cmd: Command, name: OptionDef['commands'][number]): C
   }
   return cmd;
 }
+
+/** The flags whose value the command took from their environment variable: attribute name → variable. */
+export function valuesFromEnv(cmd: Command): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const o of cmd.options)
+    if (o.envVar && cmd.getOptionValueSource(o.attributeName()) === 'env') out[o.attributeName()] = o.envVar;
+  return out;
+}

@@ -4,14 +4,22 @@ import { UsageError } from '../errors.js';
 import { parseTimeBound } from '../mapping/map-record.js';
 import { runWithReport } from './run-with-report.js';
 
-/** Runs `push` from parsed flags; returns the exit code. */
-export async function runPush(inputs: string[], flags: Record<string, unknown>): Promise<number> {
-  const opts = toPushOptions(inputs, flags);
+/** Runs `push` from parsed flags (fromEnv: those taken from their environment variable); returns the exit code. */
+export async function runPush(
+  inputs: string[],
+  flags: Record<string, unknown>,
+  fromEnv: Record<string, string> = {},
+): Promise<number> {
+  const opts = toPushOptions(inputs, flags, fromEnv);
   return runWithReport(flags, (ctx) => push(opts, ctx));
 }
 
 /** Converts commander's flags into push options, validating what commander cannot. */
-export function toPushOptions(inputs: string[], f: Record<string, unknown>): PushOptions {
+export function toPushOptions(
+  inputs: string[],
+  f: Record<string, unknown>,
+  fromEnv: Record<string, string> = {},
+): PushOptions {
   const str = (k: string) => (typeof f[k] === 'string' ? f[k] : undefined);
   const time = (k: string) => {
     const v = str(k);
@@ -40,6 +48,7 @@ export function toPushOptions(inputs: string[], f: Record<string, unknown>): Pus
     select: str('select'),
     preset: str('preset'),
     defaultCountry: str('defaultCountry'),
+    defaultCountryFrom: fromEnv.defaultCountry,
     types: f.type as string[] | undefined,
     since: time('since'),
     until: time('until'),

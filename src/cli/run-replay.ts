@@ -5,9 +5,9 @@ import { toPushOptions } from './run-push.js';
 import { runWithReport } from './run-with-report.js';
 
 /** Runs `replay` from parsed flags; returns the exit code. */
-export async function runReplay(flags: Record<string, unknown>): Promise<number> {
+export async function runReplay(flags: Record<string, unknown>, fromEnv: Record<string, string> = {}): Promise<number> {
   // The shared flags (sink, ledger, times, retries) parse exactly as push's do.
-  const p = toPushOptions([], flags);
+  const p = toPushOptions([], flags, fromEnv);
   const o: ReplayOptions = {
     ...p,
     failed: !!flags.failed,

@@ -8,12 +8,20 @@ import { ledgerFailure } from '../ledger/failure.js';
 import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
 import { loadConfig } from '../mapping/config.js';
 import type { ReportFile } from '../report/report-file.js';
-import { reportFileError, ReportCollector, runExitCode, unreadPart, type RunReport } from '../report/run-report.js';
+import { resolveDefaultCountry } from '../mapping/default-country.js';
+import {
+  phoneCountry,
+  reportFileError,
+  ReportCollector,
+  runExitCode,
+  unreadPart,
+  type RunReport,
+} from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
-import { decideInputs } from '../engine/decide-inputs.js';
+import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';
 import type { InputFormat, InputRead } from '../sources/types.js';
 import type { CommandContext } from './context.js';
@@ -30,7 +38,9 @@ export interface PushOptions extends SinkFlags {
   select?: string;
   /** --preset: the source every input is read as ('generic': by field names only). */
   preset?: string;
+  /** --default-country, and where it came from (the flag, or its environment variable); else config, then locale. */
   defaultCountry?: string;
+  defaultCountryFrom?: string;
   types?: string[];
   since?: Date;
   until?: Date;
@@ -55,8 +65,15 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   const started = Date.now();
   const { config } = loadConfig(opts.config, ctx.cwd);
   const preset = opts.preset ? resolvePreset(opts.preset) : resolvePreset(config.preset, 'the config\'s "preset"');
+  const country = resolveDefaultCountry({
+    flag: opts.defaultCountry,
+    flagFrom: opts.defaultCountryFrom,
+    config: config.defaultCountry,
+    env: ctx.env,
+  });
   const path = ledgerPath(opts.ledger, ctx.env);
   const params = publicParams(opts);
+  const stats: DecideStats = { nationalPhones: 0 };
 
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
@@ -135,7 +152,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     };
     const map = {
       config,
-      defaultCountry: opts.defaultCountry,
+      defaultCountry: country.country,
       types: opts.types,
       since: opts.since,
       until: opts.until,
@@ -149,6 +166,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       ledger,
       stop: ctx.stop,
       tally,
+      stats,
       onUnread: (u) => collector.addUnread(unreadPart(u)),
       preset,
     })) {
@@ -203,6 +221,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       readAs: collector.readAs,
       unread: collector.unread,
       warnings: collector.warnings,
+      phones: phoneCountry(country, stats.nationalPhones),
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,

@@ -14,9 +14,12 @@ import type { MapOptions } from '../mapping/map-record.js';
 import { resolvePreset } from '../presets/catalog.js';
 import { mapInputs } from '../presets/read-as.js';
 import type { SourceDef } from '../presets/types.js';
+import { resolveDefaultCountry } from '../mapping/default-country.js';
+import type { DecideStats } from '../engine/decide-inputs.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
 import {
+  phoneCountry,
   reportFileError,
   ReportCollector,
   runExitCode,
@@ -62,7 +65,9 @@ export interface ReplayOptions extends SinkFlags {
   read?: ReadOptions;
   /** For --from: --preset, the source every input is read as ('generic': by field names only). */
   preset?: string;
+  /** For --from: --default-country, and where it came from; else the config's, then the locale's. */
   defaultCountry?: string;
+  defaultCountryFrom?: string;
   report?: string;
   wait?: number;
   noLock?: boolean;
@@ -97,6 +102,13 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       '--resend re-sends in-doubt events only: give it with --in-doubt (--force re-sends sent ones)',
     );
   const statuses = chooseStatuses(o);
+  const country = resolveDefaultCountry({
+    flag: o.defaultCountry,
+    flagFrom: o.defaultCountryFrom,
+    config: config.defaultCountry,
+    env: ctx.env,
+  });
+  const stats = { nationalPhones: 0 };
 
   const ledger = openExistingLedger(path, { readonly: o.dryRun });
   let sink: Sink | undefined;
@@ -123,12 +135,13 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       ledger,
       o,
       statuses,
-      { config, defaultCountry: o.defaultCountry },
+      { config, defaultCountry: country.country },
       o.from?.length
         ? o.preset
           ? resolvePreset(o.preset)
           : resolvePreset(config.preset, 'the config\'s "preset"')
         : undefined,
+      stats,
       ctx,
       (u) => collector.addUnread(u),
       (r) => collector.readAs.push(r),
@@ -275,6 +288,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       readAs: collector.readAs,
       unread: collector.unread,
       warnings: collector.warnings,
+      // Phones are read only from the inputs of --from: the ledger's leads are stored read.
+      phones: o.from?.length ? phoneCountry(country, stats.nationalPhones) : undefined,
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
@@ -309,6 +324,7 @@ async function select(
   st: ReturnType<typeof chooseStatuses>,
   mapOptions: MapOptions,
   preset: SourceDef | 'generic' | undefined,
+  stats: DecideStats,
   ctx: CommandContext,
   onUnread: (u: Unread) => void,
   onRead: (r: InputRead) => void,
@@ -344,6 +360,8 @@ async function select(
     const read = { ...o.read, stdin: ctx.stdin, onInputRead: onRead, signal: ctx.stop };
     for await (const batch of mapInputs(o.from, read, mapOptions, preset)) {
       for (const it of batch) if (it.kind === 'unread') onUnread(unreadPart(it));
+      for (const m of batch)
+        if ((m.kind === 'event' || m.kind === 'invalid') && m.nationalPhone) stats.nationalPhones++;
       const events = batch.flatMap((m) => (m.kind === 'event' ? [m] : []));
       const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
       for (const e of events) {

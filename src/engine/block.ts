@@ -8,7 +8,7 @@ import { payloadHashOfJson } from '../mapping/keys.js';
 import { fingerprintView } from './fingerprint.js';
 
 /** Int32 words per record. */
-export const INTS = 13;
+export const INTS = 14;
 /** Strings per record. */
 export const STRS = 7;
 
@@ -21,6 +21,10 @@ export const I_NAT = 7; // 3 words: natural-key fingerprint (0 0 0: none)
 export const I_LEDGER = 10; // a ledger code, or NOT_LOOKED_UP
 export const I_RUN = 11; // run id of the ledger row (0: none)
 export const I_ITEM = 12; // which event of its line or record (1-based; 0: the line's only one)
+export const I_FLAGS = 13; // what the run counts of a record beside its decision: F_NATIONAL_PHONE
+
+/** I_FLAGS: the record's phone was written without a calling code (read in the default country, if any). */
+export const F_NATIONAL_PHONE = 1;
 
 // String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, warnings (one a line). Invalid
 // and filtered records: key, '', reason, '', '', '', ''.
@@ -161,6 +165,7 @@ export class BlockEncoder {
       this.put(s + S_TIME, m.occurredAt ?? '');
       this.put(s + S_WARN, m.warnings ? m.warnings.join('\n') : '');
       this.seal(r, m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent);
+      if (m.nationalPhone) this.ints[r * INTS + I_FLAGS] = F_NATIONAL_PHONE;
     } else {
       this.put(s + S_NAT, '');
       this.put(s + S_REASON, m.reason);
@@ -169,6 +174,7 @@ export class BlockEncoder {
       this.put(s + S_TIME, '');
       this.put(s + S_WARN, '');
       this.seal(r, m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered);
+      if (m.kind === 'invalid' && m.nationalPhone) this.ints[r * INTS + I_FLAGS] = F_NATIONAL_PHONE;
     }
   }
 

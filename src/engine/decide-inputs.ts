@@ -54,6 +54,14 @@ export interface DecideInputsOptions {
    * alone. Otherwise each input whose first records (or header) a source claims is read as that source.
    */
   preset?: SourceDef | 'generic';
+  /** Filled in as records are decided: what the run report says beside the decisions. */
+  stats?: DecideStats;
+}
+
+/** What a run counts beside its decisions. */
+export interface DecideStats {
+  /** Records decided whose phone was written without a calling code (read in the default country, if any). */
+  nationalPhones: number;
 }
 
 const DECISION_SLICE = 512;
@@ -174,6 +182,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
       decider.release(b.block, b.release);
     }
   } finally {
+    if (o.stats) o.stats.nationalPhones += decider.nationalPhones;
     decider.close();
     // Not awaited: the workers are torn down (~10 ms) while the report is written.
     void pool?.close();

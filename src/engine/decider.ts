@@ -8,8 +8,10 @@ import type { Lead, Mapped } from '../mapping/types.js';
 import {
   BlockEvent,
   encodeMapped,
+  F_NATIONAL_PHONE,
   fillLedger,
   INTS,
+  I_FLAGS,
   I_KIND,
   I_LEDGER,
   I_ITEM,
@@ -85,6 +87,8 @@ export class Decider implements EventFacts {
   private cSrc = 0;
   private cOrd = 0;
   private readonly counts = new Int32Array(DECISION_KINDS.length);
+  /** Records decided whose phone was written without a calling code (the default country read it). */
+  nationalPhones = 0;
   // Decided blocks whose events are still recent (the run memory names them), with the ordinal after their last
   // event and what gives their buffers back.
   private readonly kept: Array<{ block: MappedBlock; end: number; giveBack?: () => void }> = [];
@@ -119,6 +123,7 @@ export class Decider implements EventFacts {
     for (let r = from; r < to; r++) {
       const kind = ints[r * INTS + I_KIND]!;
       const line = ints[r * INTS + I_LINE]! + lineBase;
+      if (ints[r * INTS + I_FLAGS]! & F_NATIONAL_PHONE) this.nationalPhones++;
       const d =
         kind <= Kind.ContentEvent ? this.decideEvent(block, r, source, line) : notAnEvent(block, r, source, line);
       const item = ints[r * INTS + I_ITEM]!;
@@ -147,9 +152,11 @@ export class Decider implements EventFacts {
     this.atBlock(block, src);
     const counts = this.counts.fill(0);
     const wanted = tally.wanted;
+    let national = 0;
     for (let r = 0; r < n; r++) {
       const kind = ints[r * INTS + I_KIND]!;
       const line = ints[r * INTS + I_LINE]! + lineBase;
+      national += ints[r * INTS + I_FLAGS]! & F_NATIONAL_PHONE;
       if (kind <= Kind.ContentEvent) {
         const out = this.classify(r, line);
         const k = OUTCOME_KIND[out]!;
@@ -167,6 +174,7 @@ export class Decider implements EventFacts {
         else counts[k]!++;
       }
     }
+    this.nationalPhones += national;
   }
 
   // The ledger is asked once per block, before its first records are decided (unless the map workers filled it in).

@@ -1,4 +1,4 @@
-// The config file: explicit field mapping, key choice, accepted event types, phone country, sink settings.
+// The config file: explicit field mapping, key choice, accepted event types, phones, sink settings.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Libphonenumber from 'libphonenumber-js';
@@ -48,6 +48,11 @@ function makeSchema(z: typeof Zod) {
         .refine((c) => countries.has(c.toUpperCase()), {
           message: 'not an ISO 3166 country code known for phone numbers (e.g. BR, US, PT)',
         })
+        .optional(),
+      // A phone that cannot be read, on a lead with a valid email: left out (the default) or sent as written.
+      phones: z
+        .object({ invalid: z.enum(['omit', 'as-written']).optional() })
+        .strict()
         .optional(),
       namespace: z.string().min(1).optional(),
       retention: z

@@ -21,13 +21,17 @@ import {
   type Shape,
 } from './fields.js';
 import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
-import { normalizeEmail, normalizeName, normalizePhone } from './normalize.js';
-import type { Lead, Mapped } from './types.js';
+import { normalizeEmail, normalizeName } from './normalize.js';
+import { phoneWarning, readPhone, type InvalidPhonePolicy } from './phones.js';
+import type { Lead, MapReject, Mapped } from './types.js';
 
 /** Options of the mapping stage, from flags and the config file. */
 export interface MapOptions {
   config: Config;
-  /** ISO 3166 code for national phone numbers (flag wins over config). */
+  /**
+   * ISO 3166 code for national phone numbers: the command resolves it (flag, config, locale: default-country.ts);
+   * without it the config's defaultCountry applies.
+   */
   defaultCountry?: string;
   /** Accepted event types (flag wins over config). */
   types?: string[];
@@ -57,6 +61,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   const keyPaths = cfg.key && 'paths' in cfg.key ? cfg.key.paths : undefined;
   const custom = Object.entries(cfg.fields?.custom ?? {}).map(([name, p]) => [name, parsePath(p)] as const);
   const country = (opts.defaultCountry ?? cfg.defaultCountry)?.toUpperCase();
+  const phonePolicy: InvalidPhonePolicy = cfg.phones?.invalid ?? 'omit';
   const types = opts.types ?? cfg.types;
   const typeSet = types ? new Set(types) : undefined;
   const sinceMs = opts.since?.getTime();
@@ -147,20 +152,37 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       lead.email = e.value;
     }
     const phoneRaw = at(read.phone, fields);
+    let phoneWarn: string | undefined;
+    let e164: string | undefined;
+    let national = false;
     if (phoneRaw !== undefined) {
       if (rec.replaced && phoneRaw.includes(REPLACEMENT))
         return { kind: 'invalid', source, line, key, field: fieldPathOf(fields, plan.phone), reason: ALTERED_PHONE };
-      const p = normalizePhone(phoneRaw, country);
-      if (!p.ok)
-        return {
-          kind: 'invalid',
-          source,
-          line,
-          key,
-          field: fieldPathOf(fields, plan.phone),
-          reason: `phone: ${p.reason}`,
-        };
-      lead.phone = p.value;
+      const p = readPhone(phoneRaw, country);
+      if (p.kind === 'e164') {
+        lead.phone = e164 = p.value;
+        national = p.national;
+      } else if (p.kind === 'unreadable') {
+        national = p.national;
+        // Without an email, the phone was all there was to tell who the person is.
+        if (!lead.email) {
+          const m: MapReject = {
+            kind: 'invalid',
+            source,
+            line,
+            key,
+            field: fieldPathOf(fields, plan.phone),
+            reason: `phone: ${p.reason}, and there is no email: nothing identifies the person`,
+          };
+          if (national) m.nationalPhone = true;
+          return m;
+        }
+        // The lead is kept: its phone left out, or sent as written where the config says so (never Excel's
+        // scientific notation, whose digits are gone).
+        const asWritten = phonePolicy === 'as-written' && !p.excel;
+        if (asWritten) lead.phone = p.text;
+        phoneWarn = phoneWarning(p, asWritten);
+      }
     }
     if (!lead.email && !lead.phone) {
       return { kind: 'invalid', source, line, key, reason: 'no email and no phone: nothing identifies the person' };
@@ -200,8 +222,10 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       }
     }
     const event: Mapped = { kind: 'event', source, line, key, keyKind, payloadHash: hash, lead, leadJson };
-    const natural = lead.email ?? lead.phone;
+    // A phone identifies the person only as a valid E.164 number (one sent as written does not).
+    const natural = lead.email ?? e164;
     if (natural) event.naturalKey = natural;
+    if (national) event.nationalPhone = true;
     if (type) event.type = type;
     if (canonicalTime) event.occurredAt = timeRaw;
     else if (timeMs !== undefined) event.occurredAt = isoTime(timeRaw!, timeMs);
@@ -209,6 +233,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       const warnings = alteredFields(key, lead);
       if (warnings.length) event.warnings = warnings;
     }
+    if (phoneWarn !== undefined) (event.warnings ??= []).push(phoneWarn);
     return event;
   };
   // A record the mapper cannot take (a custom field nested thousands deep) is one invalid record, never the end of

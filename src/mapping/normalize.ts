@@ -34,8 +34,8 @@ export function normalizeEmail(raw: string): Normalized {
   return { ok: true, value: v };
 }
 
-// A value quoted in a reason, cut so that a 1M-character value makes a reason a line can hold.
-function quoted(v: string): string {
+/** A value quoted in a reason, cut so that a 1M-character value makes a reason a line can hold. */
+export function quoted(v: string): string {
   return v.length > 80 ? `'${v.slice(0, 60)}…' (${v.length} characters)` : `'${v}'`;
 }
 
@@ -68,9 +68,14 @@ function parsePhone(raw: string, defaultCountry?: string): Normalized {
   return invalidPhone(v, defaultCountry);
 }
 
+/** What an invalid phone's reason says after the quoted phone. */
+export const INVALID_PHONE = 'is not a valid phone number';
+/** What it adds when the phone is national and there is no default country to read it in. */
+export const NATIONAL_HINT = ' (national number: set --default-country, e.g. BR)';
+
 function invalidPhone(v: string, defaultCountry?: string): Normalized {
-  const hint = v.startsWith('+') || defaultCountry ? '' : ' (national number: set --default-country, e.g. BR)';
-  return { ok: false, reason: `${quoted(v)} is not a valid phone number${hint}` };
+  const hint = v.startsWith('+') || defaultCountry ? '' : NATIONAL_HINT;
+  return { ok: false, reason: `${quoted(v)} ${INVALID_PHONE}${hint}` };
 }
 
 // Already normalized: words of non-space characters with one plain space between them (a test costs less than

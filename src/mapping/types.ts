@@ -43,6 +43,8 @@ export interface LeadEvent {
   leadJson?: string;
   /** What a person should know about how the lead was read (a value altered by decoding, a field left out). */
   warnings?: string[];
+  /** Its phone was written without a calling code: the default country decided how it reads (counted per run). */
+  nationalPhone?: true;
   /** Events read back from a block (engine/block.ts): decodes what they still read from it, before it is reused. */
   detach?(): void;
 }
@@ -57,6 +59,8 @@ export interface MapReject {
   reason: string;
   /** The field at fault, when one is. */
   field?: string;
+  /** Its phone, written without a calling code, is what made it invalid (see LeadEvent.nationalPhone). */
+  nationalPhone?: true;
 }
 
 /** A record set aside by --type / --since / --until, or by what its source says (a test lead, a log line). */

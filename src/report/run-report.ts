@@ -2,6 +2,8 @@
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import type { DeliveryCounts } from '../deliver/delivery-counts.js';
 import { ExitCode } from '../errors.js';
+import type { DefaultCountry } from '../mapping/default-country.js';
+import { warningKind } from '../mapping/phones.js';
 import type { InputRead, RawUnread } from '../sources/types.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
@@ -36,9 +38,25 @@ export function unreadPart(u: RawUnread): Unread {
 export interface Warnings {
   /** Records with at least one warning. */
   records: number;
-  /** Warning → how many records have it. */
+  /** Kind of warning → how many records have it (the value a phone warning quotes is '…' here: see warningKind). */
   byReason: Record<string, number>;
   examples: Example[];
+}
+
+/** How national phone numbers (written without a calling code) were read, in a run where it mattered. */
+export interface PhoneCountry {
+  /** The country they were read in (ISO 3166); absent when there was none. */
+  defaultCountry?: string;
+  /** Where it came from: --default-country, LEADLEDGER_DEFAULT_COUNTRY, the config's defaultCountry, LANG=... */
+  from?: string;
+  /** Records read whose phone was national. */
+  nationalNumbers: number;
+}
+
+/** The report's phones: only when it matters, that is when a default country was in effect or a national number read. */
+export function phoneCountry(d: DefaultCountry, nationalNumbers: number): PhoneCountry | undefined {
+  if (d.country === undefined && nationalNumbers === 0) return undefined;
+  return d.country === undefined ? { nationalNumbers } : { defaultCountry: d.country, from: d.from, nationalNumbers };
 }
 
 /** Everything a run did, as data. */
@@ -59,6 +77,8 @@ export interface RunReport {
   /** Parts of the inputs that could not be read (the run then ends with exit code 3). */
   unread: Unread[];
   warnings: Warnings;
+  /** The country national phone numbers were read in, when there was one or one was read. */
+  phones?: PhoneCountry;
   delivery?: DeliveryCounts;
   /** Failed sends grouped by reason: reason → count. */
   failures?: Record<string, number>;
@@ -127,7 +147,10 @@ export class ReportCollector implements DecisionTally {
     if (warnings.length === 0) return;
     const w = this.warnings;
     w.records++;
-    for (const x of warnings) w.byReason[x] = (w.byReason[x] ?? 0) + 1;
+    for (const x of warnings) {
+      const kind = warningKind(x);
+      w.byReason[kind] = (w.byReason[kind] ?? 0) + 1;
+    }
     if (w.examples.length < EXAMPLES_PER_KIND) w.examples.push({ source, line, key, reason: warnings.join('; ') });
   }
 

@@ -52,6 +52,10 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       for (const n of x.notes) lines.push(c.yellow(`    ${printable(x.source)}: ${printable(n, 400)}`));
     }
   }
+  if (r.phones) {
+    lines.push('');
+    lines.push(phonesLine(r.phones, c));
+  }
   if (r.delivery) {
     const d = r.delivery;
     lines.push('');
@@ -108,6 +112,17 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
   lines.push('');
   lines.push(c.dim(`done in ${(r.durationMs / 1000).toFixed(2)} s`));
   return lines.join('\n') + '\n';
+}
+
+// Which country national phone numbers were read in, and where it came from; or that there was none to read them in.
+function phonesLine(p: NonNullable<RunReport['phones']>, c: ChalkInstance): string {
+  const n = p.nationalNumbers;
+  if (p.defaultCountry === undefined)
+    return c.yellow(
+      `  phones: no default country to read national numbers in: ${n} in this run could not be read (set --default-country, e.g. BR; defaultCountry in the config; or a locale with a region, e.g. LANG=pt_BR.UTF-8)`,
+    );
+  const from = p.from ? ` (from ${printable(p.from, 80)})` : '';
+  return `  phones: national numbers read as ${p.defaultCountry}${from}: ${n === 0 ? 'none' : n} in this run`;
 }
 
 // One example record, as a line: where it is, its key, why; every value escaped and cut to a width.

@@ -22,6 +22,15 @@ const PHONES = [
   '+1 202 555 0143',
   '+55 21 99876-5432',
   '+44 20 7946 0958',
+  // As spreadsheets leave them: kept as text by an apostrophe, or turned into a number in scientific notation.
+  "'+55 11 98765-4321",
+  "'(11) 98765-4321",
+  '5,5119E+12',
+  '5.51199E+12',
+  '1E+10',
+  // Unreadable in any country: left out, or sent as written.
+  '12345',
+  '+55 11 9300',
 ];
 const BAD = [
   '',
@@ -342,4 +351,12 @@ export const fuzzCase = (maxInputs: number) =>
       { minLength: 1, maxLength: maxInputs },
     ),
     ledger: ledgerChoices,
+    // The phone rules: national numbers read in no country or one, an unreadable phone left out or sent as written.
+    map: fc.record(
+      {
+        defaultCountry: fc.constantFrom('BR', 'US'),
+        invalidPhones: fc.constantFrom<'omit' | 'as-written'>('omit', 'as-written'),
+      },
+      { requiredKeys: [] },
+    ),
   });

@@ -22,10 +22,25 @@ export interface FuzzInput {
   bytes: Buffer;
 }
 
-/** One generated case: the inputs of one run (read one after another), and what the ledger holds. */
+/** One generated case: the inputs of one run (read one after another), what the ledger holds, the phone options. */
 export interface FuzzCase {
   inputs: FuzzInput[];
   ledger: LedgerChoice[];
+  /** The default country and what becomes of a phone that cannot be read (absent in cases saved before them). */
+  map?: FuzzMap;
+}
+
+/** The mapping options a case varies: those of the phone rules. */
+export interface FuzzMap {
+  defaultCountry?: string;
+  invalidPhones?: 'omit' | 'as-written';
+}
+
+/** The mapping options of a case. */
+export function mapOptionsOf(c: FuzzCase): MapOptions {
+  const map: MapOptions = { config: c.map?.invalidPhones ? { phones: { invalid: c.map.invalidPhones } } : {} };
+  if (c.map?.defaultCountry) map.defaultCountry = c.map.defaultCountry;
+  return map;
 }
 
 // The engine as built (npm test builds first): its map workers then start as plain JavaScript, in a tenth of the
@@ -50,7 +65,7 @@ export async function assertPathsAgree(c: FuzzCase, set: PathSet): Promise<void>
       return file;
     });
     const read: ReadOptions = {};
-    const map: MapOptions = { config: {} };
+    const map = mapOptionsOf(c);
     const ledgerFile = join(dir, 'ledger.db');
     await seedLedger(ledgerFile, c, inputs, read, map);
     const readonly = c.ledger.length ? openLedger(ledgerFile, { readonly: true }) : undefined;
@@ -79,9 +94,11 @@ export async function assertPathsAgree(c: FuzzCase, set: PathSet): Promise<void>
         const got = await engine(inputs, read, map, o);
         assert.deepEqual(got.decisions, reference.decisions, `${name}: decisions`);
         assert.deepEqual(got.unread, reference.unread, `${name}: unread parts`);
+        assert.equal(got.nationalPhones, reference.nationalPhones, `${name}: national phones`);
       }
       // Only counted (a dry-run without report rows): the same counts, examples and warnings.
       const tally = new ReportCollector();
+      const stats = { nationalPhones: 0 };
       for await (const b of decideInputs({
         inputs,
         read,
@@ -90,8 +107,10 @@ export async function assertPathsAgree(c: FuzzCase, set: PathSet): Promise<void>
         workers: set.workers ? 2 : 0,
         blockBytes: 300,
         tally,
+        stats,
       }))
         assert.equal(b.length, 0);
+      assert.equal(stats.nationalPhones, reference.nationalPhones, 'counted: national phones');
       const expected = new ReportCollector();
       for (const d of reference.decisions) expected.add(plainAsDecision(d));
       assert.deepEqual(tally.counts, expected.counts, 'counted: counts');
@@ -112,12 +131,14 @@ async function engine(
   map: MapOptions,
   o: Partial<DecideInputsOptions>,
 ): Promise<PathResult> {
-  const out: PathResult = { decisions: [], unread: [] };
+  const out: PathResult = { decisions: [], unread: [], nationalPhones: 0 };
+  const stats = { nationalPhones: 0 };
   for await (const batch of decideInputs({
     inputs,
     read,
     map,
     ...o,
+    stats,
     onUnread: (u) =>
       out.unread.push(
         u.toLine === undefined
@@ -126,6 +147,7 @@ async function engine(
       ),
   }))
     for (const d of batch) out.decisions.push(plainDecision(d));
+  out.nationalPhones = stats.nationalPhones;
   return out;
 }
 

@@ -45,10 +45,11 @@ export interface PlainDecision {
   };
 }
 
-/** What every path must agree on: the decisions, and the parts of the inputs not read. */
+/** What every path must agree on: the decisions, the parts of the inputs not read, and the national phones read. */
 export interface PathResult {
   decisions: PlainDecision[];
   unread: Array<{ source: string; line: number; toLine?: number; reason: string }>;
+  nationalPhones: number;
 }
 
 /** A decision of any path as plain data (an engine event is read out of its block here). */
@@ -94,6 +95,7 @@ export async function referenceDecisions(
   const seenPeople = new Map<string, string>(); // person → the event key that brought them
   const decisions: PlainDecision[] = [];
   const unread: PathResult['unread'] = [];
+  let nationalPhones = 0;
   for await (const batch of readInputs(inputs, read)) {
     for (const item of batch) {
       if (item.kind === 'unread') {
@@ -101,6 +103,7 @@ export async function referenceDecisions(
         continue;
       }
       const m = mapItem(mapperFor(), item);
+      if (m.kind !== 'filtered' && m.nationalPhone) nationalPhones++;
       if (m.kind !== 'event') {
         decisions.push(
           plainDecision({
@@ -186,7 +189,7 @@ export async function referenceDecisions(
       }
     }
   }
-  return { decisions, unread };
+  return { decisions, unread, nationalPhones };
 }
 
 function unreadOf(u: RawUnread): PathResult['unread'][number] {

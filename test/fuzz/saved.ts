@@ -13,6 +13,7 @@ interface SavedCase {
   failure: string;
   inputs: Array<{ format: FuzzInput['format']; bytesBase64: string }>;
   ledger: FuzzCase['ledger'];
+  map?: FuzzCase['map'];
 }
 
 /** Every saved case. */
@@ -23,7 +24,7 @@ export function savedCases(): Array<{ name: string; fuzzCase: FuzzCase }> {
     .map((f) => {
       const s = JSON.parse(readFileSync(join(DIR, f), 'utf8')) as SavedCase;
       const inputs = s.inputs.map((x) => ({ format: x.format, bytes: Buffer.from(x.bytesBase64, 'base64') }));
-      return { name: f, fuzzCase: { inputs, ledger: s.ledger } };
+      return { name: f, fuzzCase: { inputs, ledger: s.ledger, ...(s.map ? { map: s.map } : {}) } };
     });
 }
 
@@ -33,6 +34,7 @@ export function saveCase(c: FuzzCase, failure: string): string {
   const file = join(DIR, `${found.replace(/[:.]/g, '-')}.json`);
   const inputs = c.inputs.map((x) => ({ format: x.format, bytesBase64: x.bytes.toString('base64') }));
   const s: SavedCase = { found, failure: failure.slice(0, 4000), inputs, ledger: c.ledger };
+  if (c.map) s.map = c.map;
   writeFileSync(file, JSON.stringify(s, null, 2) + '\n');
   return file;
 }

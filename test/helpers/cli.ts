@@ -22,6 +22,18 @@ export function boundByFileModes(argv: string[]): string[] {
   return ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--', ...argv];
 }
 
+/**
+ * The environment a spawned CLI inherits: the test runner's, without what would choose a default phone country
+ * (the locale, LEADLEDGER_DEFAULT_COUNTRY), so that a test reads national numbers alike on every machine; a test
+ * that wants them passes them.
+ */
+export function inheritedEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: '1' };
+  for (const k of ['LC_ALL', 'LC_TELEPHONE', 'LEADLEDGER_DEFAULT_COUNTRY']) delete env[k];
+  env.LANG = 'C.UTF-8';
+  return env;
+}
+
 /** Runs bin/leadledger.js with args (with `fileModes`, bound by file modes even as root); resolves when it exits. */
 export function runCli(
   args: string[],
@@ -34,7 +46,7 @@ export function runCli(
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', CI: '1', ...opts.env };
+    const env: Record<string, string | undefined> = { ...inheritedEnv(), ...opts.env };
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
     const argv = [process.execPath, BIN, ...args];
     const [cmd, ...rest] = opts.fileModes ? boundByFileModes(argv) : argv;

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { BIN, ROOT } from './cli.js';
+import { BIN, inheritedEnv, ROOT } from './cli.js';
 
 /** Counts of a ledger that tell how far a run got. */
 export interface LedgerState {
@@ -50,7 +50,7 @@ export function start(
 ): ChildProcess {
   return spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', CI: '1', ...env },
+    env: { ...inheritedEnv(), ...env },
     stdio,
   });
 }
