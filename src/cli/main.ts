@@ -16,6 +16,8 @@ Examples:
   $ leadledger push events.jsonl --sink webhook --url https://example.com/hooks/leads
   $ leadledger ledger import hubspot-contacts.csv --as emails  adopt leadledger on a CRM that has data
   $ leadledger replay --failed --sink hubspot                 after an outage, send what failed
+  $ leadledger presets                                        the exports and webhooks read without configuration
+  $ leadledger init export.csv                                what it recognizes, written as leadledger.config.json
 
 Exit codes:
 ${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}
@@ -54,6 +56,34 @@ export function buildProgram(): Command {
     const { runReplay } = await import('./run-replay.js');
     process.exitCode = await runReplay(flags, valuesFromEnv(cmd));
   });
+
+  program
+    .command('presets')
+    .description('list the sources leadledger recognizes (exports, webhooks, logs) and what each maps')
+    .argument('[name]', 'one source, e.g. typeform')
+    .option('--json', 'the listing as JSON')
+    .action(async (name: string | undefined, flags: Record<string, unknown>) => {
+      const { runPresets } = await import('./run-presets.js');
+      process.exitCode = runPresets(name, flags);
+    });
+
+  program
+    .command('init')
+    .description('read sample inputs, say what leadledger recognizes in them, write leadledger.config.json')
+    .argument('<samples...>', 'exports or webhook logs, as push takes them')
+    .option('--output <file>', 'where the config goes', 'leadledger.config.json')
+    .option('--format <format>', 'jsonl, json or csv (default: from the name and content)')
+    .option('--encoding <name>', 'CSV text encoding (default: detected)')
+    .option('--delimiter <char>', 'CSV delimiter (default: detected)')
+    .option('--default-country <code>', "country of national phone numbers (default: the locale's)")
+    .option('--dry-run', 'print what was found and the config; write nothing')
+    .option('--yes', 'write without asking (needed off a terminal)')
+    .option('--force', 'replace an existing config')
+    .option('--json', 'what was found, as JSON')
+    .action(async (samples: string[], flags: Record<string, unknown>, cmd: Command) => {
+      const { runInit } = await import('./run-init.js');
+      process.exitCode = await runInit(samples, flags, valuesFromEnv(cmd));
+    });
 
   const ledger = program.command('ledger').description('inspect and manage the ledger');
   registerLedgerCommands(ledger);

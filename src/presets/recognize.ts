@@ -90,6 +90,17 @@ export interface RecognizeOptions {
   forced?: SourceDef;
   /** The input's first lines were those of an application log: its lines that are not JSON are not events. */
   log?: boolean;
+  /** Sees every event before it is mapped, with the source it is read as (none: by field names): `init` uses it. */
+  onEvent?: (e: SeenEvent) => void;
+}
+
+/** An event as the recognizer hands it to its mapper. */
+export interface SeenEvent {
+  /** The source it was read as; undefined when it is read by field names. */
+  def?: SourceDef;
+  /** The log it was found in, when it was. */
+  log?: LogDef;
+  event: Record<string, unknown>;
 }
 
 /**
@@ -127,7 +138,10 @@ export class Recognizer {
     this.headers ??= Object.keys(rec.fields);
     if (this.csv === undefined) this.csv = recognizeCsv(this.headers) ?? null;
     if (this.csv) this.pushSource(this.csv, rec, rec.fields, out, undefined);
-    else out.push(this.generic(rec));
+    else {
+      this.o.onEvent?.({ event: rec.fields });
+      out.push(this.generic(rec));
+    }
   }
 
   private pushJson(rec: RawRecord, fields: Record<string, unknown>, out: Mapped[], log: LogDef | undefined): void {
@@ -140,6 +154,7 @@ export class Recognizer {
     const source = recognizeJson(fields);
     if (source) return this.pushSource(source, rec, fields, out, log);
     if (log) this.count(`events in a ${log.title}, read by field names`);
+    this.o.onEvent?.(log ? { log, event: fields } : { event: fields });
     out.push(this.generic(fields === rec.fields ? rec : { ...rec, fields }));
   }
 
@@ -247,6 +262,7 @@ export class Recognizer {
         return;
       }
       const event = def.prepare ? def.prepare(ev as Record<string, unknown>) : (ev as Record<string, unknown>);
+      this.o.onEvent?.(log ? { def, log, event } : { def, event });
       const one: RawRecord = { kind: 'record', source, line, fields: event };
       if (item !== undefined) one.item = item;
       if (rec.replaced) one.replaced = true;

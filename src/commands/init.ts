@@ -1,0 +1,217 @@
+// `leadledger init <sample...>`: reads the first records of samples the way push would, says what it recognized
+// and, field by field, which column or path it maps (with two example values), and builds the config that makes
+// push decide the same way on every machine: the source as a preset, or the detected paths written out, and the
+// default country of national phones (cron's locale is rarely the user's).
+import { closeSync, constants, existsSync, lstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
+import { resolveDefaultCountry, type DefaultCountry } from '../mapping/default-country.js';
+import {
+  configuredPath,
+  FIELD_NAMES,
+  getPath,
+  pathText,
+  planFields,
+  scalarText,
+  type FieldName,
+  type FieldPath,
+} from '../mapping/fields.js';
+import { type Config, DEFAULT_CONFIG_FILE } from '../mapping/config.js';
+import { recognizeHead } from '../presets/head.js';
+import { Recognizer, type SeenEvent } from '../presets/recognize.js';
+import type { Mapped } from '../mapping/types.js';
+import { readFormat, readInputsWith } from '../sources/read-inputs.js';
+import type { InputRead, ReadOptions } from '../sources/types.js';
+import type { CommandContext } from './context.js';
+
+export interface InitOptions {
+  samples: string[];
+  read?: Pick<ReadOptions, 'format' | 'encoding' | 'delimiter'>;
+  defaultCountry?: string;
+  defaultCountryFrom?: string;
+  /** Where the config goes (default leadledger.config.json in the working directory). */
+  output?: string;
+  /** Records looked at per sample. */
+  limit?: number;
+}
+
+/** What a field is read from, as init found it in the samples. */
+export interface FieldFound {
+  field: string;
+  /** The column or path that gave it a value most often; null when no sample record had it. */
+  from: string | null;
+  /** Up to two distinct values it gave, as written. */
+  examples: string[];
+}
+
+/** What init found, and the config it would write. */
+export interface InitPlan {
+  inputs: Array<{ source: string; format: string; records: number; readAs: Array<{ as: string; events: number }> }>;
+  /** The source every sample was read as, when one was (written as the config's "preset"). */
+  preset?: { name: string; title: string };
+  fields: FieldFound[];
+  /** What the event key is read from. */
+  key: string;
+  phones: DefaultCountry;
+  config: Config;
+  path: string;
+  exists: boolean;
+}
+
+const LIMIT = 1000;
+
+/** Reads the samples and builds the plan; writes nothing. */
+export async function planInit(o: InitOptions, ctx: CommandContext): Promise<InitPlan> {
+  if (!o.samples.length) throw new UsageError('init needs at least one sample file (an export or a webhook log)');
+  const phones = resolveDefaultCountry({ flag: o.defaultCountry, flagFrom: o.defaultCountryFrom, env: ctx.env });
+  const map = { config: {} as Config, defaultCountry: phones.country };
+  const limit = o.limit ?? LIMIT;
+  const seen: SeenEvent[] = [];
+  const inputs: InitPlan['inputs'] = [];
+  const counts = new Map<string, number>();
+  const read: ReadOptions = {
+    ...o.read,
+    stdin: ctx.stdin,
+    signal: ctx.stop,
+    onInputRead: (r: InputRead) =>
+      inputs.push({
+        source: r.source,
+        format: r.format,
+        records: counts.get(r.source) ?? 0,
+        readAs: r.readAs ?? [{ as: 'by field names', events: counts.get(r.source) ?? 0 }],
+      }),
+  };
+  const batches = readInputsWith(
+    o.samples,
+    read,
+    async function* (opened, info, rctx) {
+      const head = info.format === 'json' ? undefined : recognizeHead(opened.head, opened.complete, info);
+      const r = new Recognizer({ map, format: info.format, log: !!head?.log, onEvent: (e) => seen.push(e) });
+      rctx.readAs = r.readAs;
+      let n = 0;
+      for await (const batch of readFormat(opened, info, rctx)) {
+        const out: Mapped[] = [];
+        for (const item of batch) if (item.kind !== 'unread') r.push(item, out);
+        n += batch.length;
+        counts.set(info.source, n);
+        yield out;
+        if (n >= limit) return;
+      }
+    },
+    () => [],
+  );
+  for await (const b of batches) void b;
+
+  const sources = new Set(seen.map((e) => e.def?.name ?? ''));
+  const inLog = seen.some((e) => e.log);
+  const only = sources.size === 1 ? seen[0]?.def : undefined;
+  // A preset forces every record to be read as that source: right for exports and webhook bodies, not for a log,
+  // whose lines must be unwrapped first (recognition does it on its own).
+  const preset = only && !inLog ? only : undefined;
+  const fields = findFields(seen);
+  const config: Config = {};
+  if (preset) config.preset = preset.name;
+  else if (sources.size === 1 && !only && !inLog) {
+    // Read by field names: the columns found are written out, so that the config says where each field is.
+    const explicit: NonNullable<Config['fields']> = {};
+    for (const f of fields.all) if (f.paths.length) explicit[f.field] = f.paths.length === 1 ? f.paths[0]! : f.paths;
+    config.fields = explicit;
+  }
+  if (phones.country) config.defaultCountry = phones.country;
+  const path = resolve(ctx.cwd, o.output ?? DEFAULT_CONFIG_FILE);
+  const key = only
+    ? (keyText(only.mapping.key) ?? "the lead's content (no event id)")
+    : (fields.byName.get('id')?.from ?? "the lead's content (no event id found)");
+  return {
+    inputs,
+    ...(only ? { preset: { name: only.name, title: only.title } } : {}),
+    fields: fields.all.map(({ field, from, examples }) => ({ field, from, examples })),
+    key,
+    phones,
+    config,
+    path,
+    exists: existsSync(path) || isLink(path),
+  };
+}
+
+function keyText(k: Config['key']): string | undefined {
+  if (!k) return undefined;
+  if ('path' in k) return k.path;
+  if ('paths' in k) return k.paths.join(' + ');
+  return `the lead's ${k.fields.join(', ')}`;
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+interface FieldStats extends FieldFound {
+  field: FieldName;
+  /** Every path that gave a value, in the order first seen (written as the config's list). */
+  paths: string[];
+}
+
+// Per field, which path gave each event its value: the source's declared paths, or those detected by name.
+function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Map<string, FieldStats> } {
+  const hits = new Map<FieldName, Map<string, number>>();
+  const examples = new Map<FieldName, string[]>();
+  for (const e of seen) {
+    const plan = e.def ? undefined : planFields(e.event, {});
+    for (const f of FIELD_NAMES) {
+      let paths: readonly FieldPath[];
+      if (e.def) {
+        const declared = e.def.mapping.fields?.[f];
+        if (declared === undefined) continue;
+        const texts = typeof declared === 'string' ? [declared] : declared;
+        paths = texts.map((t) => configuredPath(e.event, t));
+      } else paths = plan![f];
+      for (const p of paths) {
+        const t = scalarText(getPath(e.event, p));
+        if (t === undefined) continue;
+        const text = pathText(p);
+        const h = hits.get(f) ?? new Map<string, number>();
+        h.set(text, (h.get(text) ?? 0) + 1);
+        hits.set(f, h);
+        const ex = examples.get(f) ?? [];
+        if (ex.length < 2 && !ex.includes(t)) ex.push(t.length > 60 ? `${t.slice(0, 57)}...` : t);
+        examples.set(f, ex);
+        break;
+      }
+    }
+  }
+  const all: FieldStats[] = FIELD_NAMES.map((field) => {
+    const h = hits.get(field);
+    const ranked = h ? [...h].sort((a, b) => b[1] - a[1]) : [];
+    return {
+      field,
+      from: ranked[0]?.[0] ?? null,
+      examples: examples.get(field) ?? [],
+      paths: h ? [...h.keys()] : [],
+    };
+  });
+  return { all, byName: new Map(all.map((f) => [f.field, f])) };
+}
+
+/**
+ * Writes the config: never over an existing file (or a link) unless `force`; through a new file renamed into
+ * place, so that a crash leaves the old config or the new one.
+ */
+export function writeInitConfig(plan: InitPlan, force: boolean): void {
+  if (plan.exists && !force) throw new UsageError(`${plan.path} exists: nothing written (--force replaces it)`);
+  const text = JSON.stringify(plan.config, null, 2) + '\n';
+  const tmp = join(dirname(plan.path), `.${basename(plan.path)}.${process.pid}.tmp`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  try {
+    writeSync(fd, text);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, plan.path);
+}
