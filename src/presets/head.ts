@@ -16,6 +16,7 @@ export interface HeadRecognition {
 
 // The first lines looked at: a log may open with lines of start-up before its first webhook body.
 const HEAD_LINES = 200;
+const HEADER_BYTES = 64 * 1024;
 
 /** What the input's head is, or undefined when no source claims it. */
 export function recognizeHead(head: Buffer, complete: boolean, info: InputInfo): HeadRecognition | undefined {
@@ -47,7 +48,9 @@ export function recognizeHead(head: Buffer, complete: boolean, info: InputInfo):
 }
 
 function recognizeCsvHead(head: Buffer, info: InputInfo): HeadRecognition | undefined {
-  let text = iconv.decode(head, info.encoding ?? 'utf-8');
+  // The header is the first row: 64 KiB holds it (a header with quoted line breaks too), and parsing no more keeps
+  // recognition off the time of a generic export.
+  let text = iconv.decode(head.subarray(0, HEADER_BYTES), info.encoding ?? 'utf-8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let rows: string[][];
   try {
