@@ -84,6 +84,19 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   const prefetched = o.ledger && !sqlite ? new PrefetchedLedger(o.ledger) : undefined;
   const readonlyLedger = sqlite?.readonly ? sqlite : undefined;
   const decider = new Decider({ ledger: sqlite ?? prefetched, memoryCapacity: o.memoryCapacity });
+  if (prefetched && o.ledger!.readonly) {
+    // Erased keys are only hashes, which no fingerprint can be checked against: then every block is looked up.
+    const tombstones = await o.ledger!.sql.get('SELECT 1 AS one FROM tombstones LIMIT 1');
+    if (!tombstones) {
+      const { indexPages } = await import('../ledger/postgres/index-rows.js');
+      try {
+        decider.index = await LedgerIndex.fromRows(indexPages(o.ledger!), o.indexMaxRows);
+      } catch (e) {
+        throw ledgerFailure(e, o.ledger!.path);
+      }
+    }
+  }
+
   const want = o.workers ?? 'auto';
   let pool: MapPool | undefined;
   // Built when the first input is read. With map workers, once they have their first blocks: they map those while

@@ -1,7 +1,6 @@
 // Opens the ledger --ledger names: a SQLite file (the default), or a PostgreSQL database (postgres://...), whose
 // driver is loaded only then.
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
 import { openLedger } from './ledger.js';
 import { isPostgresUrl, type LedgerStore } from './store.js';
 
@@ -20,7 +19,8 @@ export interface OpenOptions {
  */
 export async function openLedgerStore(ledger: string, opts: OpenOptions = {}): Promise<LedgerStore | undefined> {
   if (isPostgresUrl(ledger)) {
-    throw new UsageError('a PostgreSQL ledger is not supported yet');
+    const { openPostgresLedger } = await import('./postgres/store.js');
+    return openPostgresLedger(ledger, { readonly: !!opts.readonly, env: opts.env ?? process.env });
   }
   return openLedger(resolve(opts.cwd ?? process.cwd(), ledger), { readonly: opts.readonly });
 }
