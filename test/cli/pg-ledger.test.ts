@@ -1,0 +1,143 @@
+// The PostgreSQL ledger through the built CLI, as several hosts would use it: four pushes of one input at once on
+// one ledger, SIGKILLed at many points, then reruns; every person must reach the CRM emulator exactly once, with the
+// run lock (--wait: a killed holder is found dead when its lease runs out) and without it (--no-lock: claims alone).
+// Also push, dry-run and replay end to end, and `ledger migrate` from SQLite. PostgreSQL is a real server
+// (test/helpers/postgres.ts): a missing one fails this file, never skips it.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEmulator } from '../../src/sandbox/emulator.js';
+import { runCli } from '../helpers/cli.js';
+import { expectedPeople, generateEvents } from '../helpers/events.js';
+import { exited, start } from '../helpers/kill.js';
+import { pgDatabase } from '../helpers/postgres.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const TOKEN = 'pat-pg-ledger-test-token';
+const NO_LIMIT = { max: 1_000_000, intervalMs: 1000 };
+const db = await pgDatabase('leadledger_pgl');
+// A short lease: a killed run is found dead in about two seconds instead of thirty.
+const env = { HUBSPOT_TOKEN: TOKEN, PGPASSWORD: db.cluster.password, LEADLEDGER_LEASE_MS: '2000' };
+const ledgerUrl = () => `${db.url}?schema=l_${randomBytes(4).toString('hex')}`;
+
+async function q<T>(ledger: string, sql: string): Promise<T[]> {
+  const schema = new URL(ledger).searchParams.get('schema')!;
+  return (await db.query(sql.replaceAll('{s}', schema))).rows as T[];
+}
+
+/** Every person in the CRM once, no create ever repeated (a repeat is a 409), every ledger row sent. */
+async function assertExactlyOnce(
+  emu: Awaited<ReturnType<typeof startEmulator>>,
+  ledger: string,
+  want: Set<string>,
+  what: string,
+): Promise<void> {
+  const emails = emu.contacts().map((c) => String(c.properties.email));
+  assert.equal(emails.length, new Set(emails).size, `${what}: no person twice in the CRM`);
+  assert.deepEqual(new Set(emails), want, `${what}: every person in the CRM`);
+  assert.equal(emu.stats().byStatus['409'] ?? 0, 0, `${what}: no create of a person the CRM already had`);
+  const notSent = await q<{ status: string; n: number }>(
+    ledger,
+    `SELECT status, count(*)::int AS n FROM {s}.events WHERE status <> 'sent' GROUP BY status`,
+  );
+  assert.deepEqual(notSent, [], `${what}: every ledger row settled as sent`);
+  const running = await q<{ n: number }>(ledger, `SELECT count(*)::int AS n FROM {s}.runs WHERE status = 'running'`);
+  assert.equal(running[0]!.n, 0, `${what}: no run left holding the ledger`);
+}
+
+for (const mode of ['locked', 'no-lock'] as const) {
+  test(`four pushes at once on one PostgreSQL ledger (${mode}), SIGKILLed at many points, then reruns: every person in the CRM exactly once`, async () => {
+    const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { latencyMs: 120 } });
+    after(() => emu.close());
+    const dir = tmpDir();
+    // One input in four parts, a part per round (new people each time), so that every round has sends to kill.
+    const all = generateEvents(dir, 4800, mode === 'locked' ? 51 : 52);
+    const want = await expectedPeople(all, dir);
+    const lines = readFileSync(all, 'utf8').trimEnd().split('\n');
+    const inputs = [0, 1, 2, 3].map((i) => {
+      const part = join(dir, `part-${i}.jsonl`);
+      writeFileSync(part, lines.slice(i * 1200, (i + 1) * 1200).join('\n') + '\n');
+      return part;
+    });
+    const ledger = ledgerUrl();
+    const argsFor = (files: string[]) => [
+      'push',
+      ...files,
+      '--sink',
+      'hubspot',
+      '--hubspot-url',
+      emu.url,
+      '--ledger',
+      ledger,
+      '--quiet',
+      // Slow sends (the emulator answers in 120 ms, two batches at a time): a run spends seconds mid-send.
+      '--concurrency',
+      '2',
+      ...(mode === 'locked' ? ['--wait', '120'] : ['--no-lock']),
+    ];
+    // Kill points of the four processes of each round, read on the ledger for the process's own run: how many of
+    // its claims it has settled, with claims still pending (mid-send) where asked; undefined: let it finish. Sends
+    // go in batches of 100, and four processes share one round's thousand people.
+    type Point = { settled: number; pending?: boolean } | undefined;
+    const rounds: Point[][] = [
+      [{ settled: 0 }, { settled: 0, pending: true }, { settled: 100, pending: true }, { settled: 200 }],
+      [{ settled: 0, pending: true }, { settled: 100 }, undefined, { settled: 100, pending: true }],
+      [{ settled: 200, pending: true }, { settled: 0, pending: true }, { settled: 0 }, undefined],
+      [{ settled: 0, pending: true }, undefined, { settled: 100, pending: true }, { settled: 300, pending: true }],
+    ];
+    let killed = 0;
+    const progress = async (pid: number) =>
+      (
+        await q<{ settled: number; pending: number }>(
+          ledger,
+          `SELECT count(*) FILTER (WHERE e.status <> 'pending')::int AS settled, count(*) FILTER (WHERE e.status = 'pending')::int AS pending
+           FROM {s}.runs r LEFT JOIN {s}.events e ON e.run_id = r.id WHERE r.pid = ${pid} AND r.status = 'running' GROUP BY r.id`,
+        ).catch(() => [])
+      )[0];
+    for (const [round, points] of rounds.entries()) {
+      await Promise.all(
+        points.map(async (p) => {
+          const child = start(argsFor([inputs[round]!]), env, ['ignore', 'ignore', 'ignore']);
+          while (p && child.exitCode === null && child.signalCode === null) {
+            const s = await progress(child.pid!);
+            if (s && s.settled >= p.settled && (!p.pending || s.pending > 0)) {
+              child.kill('SIGKILL');
+              killed++;
+              break;
+            }
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          await exited(child);
+        }),
+      );
+    }
+    assert.ok(killed >= rounds.length + 2, `processes killed mid-run: ${killed}`);
+    // Reruns, four at once again, until nothing is left: the lease of the last killed runs runs out first.
+    for (let i = 0; i < 3; i++) {
+      const done = await Promise.all([0, 1, 2, 3].map(() => runCli(argsFor(inputs), { env })));
+      for (const r of done) assert.ok(r.code === 0 || r.code === 1 || r.code === 5, `rerun: ${r.code} ${r.stderr}`);
+      const left = await q<{ n: number }>(ledger, `SELECT count(*)::int AS n FROM {s}.events WHERE status <> 'sent'`);
+      if (left[0]!.n === 0 && done.every((r) => r.code === 0)) break;
+      await new Promise((r) => setTimeout(r, 2500));
+    }
+    await assertExactlyOnce(emu, ledger, want, mode);
+    // The kills hit runs mid-send: some claims were left unsettled (in doubt), then recovered by a later run.
+    const outcomes = await q<{ outcome: string; n: number }>(
+      ledger,
+      `SELECT outcome, count(*)::int AS n FROM {s}.attempts GROUP BY outcome ORDER BY outcome`,
+    );
+    const runs = await q<{ status: string; n: number }>(
+      ledger,
+      `SELECT status, count(*)::int AS n FROM {s}.runs GROUP BY status ORDER BY status`,
+    );
+    console.log(`${mode}: ${killed} killed; attempts ${JSON.stringify(outcomes)}; runs ${JSON.stringify(runs)}`);
+    assert.ok(
+      outcomes.some((o) => o.outcome === 'recovered'),
+      'some claims of killed runs were found in the CRM',
+    );
+    const v = await runCli(['ledger', 'verify', '--ledger', ledger, '--json'], { env });
+    assert.equal(v.code, 0, `ledger verify: ${v.stdout}${v.stderr}`);
+  });
+}
