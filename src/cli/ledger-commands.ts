@@ -228,6 +228,24 @@ export function registerLedgerCommands(ledger: Command): void {
     if (!r.ok) process.exitCode = ExitCode.ledger;
   });
 
+  common(
+    ledger
+      .command('migrate')
+      .description(
+        'copy this ledger (events, runs, attempts, tombstones) into a new one, e.g. PostgreSQL for several hosts; the counts are checked and the source is left as it is',
+      )
+      .requiredOption('--to <ledger>', 'the new ledger: postgres://user@host/db[?schema=name], or a file'),
+  ).action(async (flags: Flags) => {
+    const { out, ctx } = await setup(flags);
+    const { ledgerMigrate } = await import('../commands/ledger/migrate.js');
+    const r = await ledgerMigrate({ ledger: str(flags.ledger), to: str(flags.to)! }, ctx);
+    if (flags.json) print(json(r));
+    const t = r.tables;
+    out.info(
+      `copied ${r.ledger} to ${r.to}: ${t.events.copied} events, ${t.runs.copied} runs, ${t.attempts.copied} attempts, ${t.tombstones.copied} tombstones (counts checked)`,
+    );
+  });
+
   addOptions(
     ledger
       .command('import')

@@ -5,7 +5,7 @@
 // (test/helpers/postgres.ts): a missing one fails this file, never skips it.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmulator } from '../../src/sandbox/emulator.js';
@@ -140,4 +140,61 @@ for (const mode of ['locked', 'no-lock'] as const) {
     const v = await runCli(['ledger', 'verify', '--ledger', ledger, '--json'], { env });
     assert.equal(v.code, 0, `ledger verify: ${v.stdout}${v.stderr}`);
   });
+}
+
+test('ledger migrate: SQLite → PostgreSQL → SQLite copies every table, checks the counts, leaves each source untouched; the copy pushes on', async () => {
+  const dir = tmpDir();
+  const events = generateEvents(dir, 400, 71);
+  const sqlite = join(dir, 'ledger.db');
+  const out = join(dir, 'out.jsonl');
+  const first = await runCli(['push', events, '--sink', 'jsonl', '--output', out, '--ledger', sqlite, '--json'], {
+    env,
+  });
+  assert.equal(first.code, 0, first.stderr);
+  const erase = await runCli(['ledger', 'forget', '--ledger', sqlite, '--email', 'ana.almeida.1@example.com', '--yes']);
+  assert.equal(erase.code, 0, erase.stderr);
+  const before = sha256File(sqlite);
+
+  const pgl = ledgerUrl();
+  const m = await runCli(['ledger', 'migrate', '--ledger', sqlite, '--to', pgl, '--json'], { env });
+  assert.equal(m.code, 0, m.stderr);
+  const r = JSON.parse(m.stdout) as { tables: Record<string, { source: number; copied: number }> };
+  for (const [t, c] of Object.entries(r.tables)) assert.equal(c.copied, c.source, t);
+  assert.ok(r.tables.events!.source > 300 && r.tables.runs!.source === 2 && r.tables.attempts!.source > 300);
+  assert.equal(sha256File(sqlite), before, 'the source file is left as it was');
+
+  // The same answers from both ledgers.
+  for (const cmd of [['stats'], ['list', '--limit', '0'], ['runs']]) {
+    const a = await runCli(['ledger', ...cmd, '--ledger', sqlite, '--json'], { env });
+    const b = await runCli(['ledger', ...cmd, '--ledger', pgl, '--json'], { env });
+    assert.deepEqual(comparable(b.stdout), comparable(a.stdout), `ledger ${cmd[0]}`);
+  }
+  // A second copy into the same ledger is refused: it is not empty.
+  const again = await runCli(['ledger', 'migrate', '--ledger', sqlite, '--to', pgl], { env });
+  assert.equal(again.code, 5, again.stderr);
+  assert.match(again.stderr, /must be a new, empty ledger/);
+
+  // Back to a file: the export of the round trip is the export of the original.
+  const back = join(dir, 'back.db');
+  const m2 = await runCli(['ledger', 'migrate', '--ledger', pgl, '--to', back], { env });
+  assert.equal(m2.code, 0, m2.stderr);
+  const ea = await runCli(['ledger', 'export', '--ledger', sqlite, '--output', '-'], { env });
+  const eb = await runCli(['ledger', 'export', '--ledger', back, '--output', '-'], { env });
+  assert.equal(eb.stdout, ea.stdout);
+
+  // The copy goes on where the file stopped: nothing of the input is new, and the next run id follows the copied ones.
+  const rerun = await runCli(['push', events, '--sink', 'jsonl', '--output', out, '--ledger', pgl, '--json'], { env });
+  assert.equal(rerun.code, 0, rerun.stderr);
+  const rep = JSON.parse(rerun.stdout) as { counts: { new: number }; runId: number };
+  assert.equal(rep.counts.new, 0);
+  assert.equal(rep.runId, 3);
+});
+
+function sha256File(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+// A command's JSON without what names the ledger or measures its storage.
+function comparable(stdout: string): unknown {
+  return JSON.parse(stdout, (k, v: unknown) => (k === 'ledger' || k === 'size' || k === 'schemaVersion' ? '*' : v));
 }

@@ -342,7 +342,7 @@ export class PostgresLedger implements LedgerStore {
             `leadledger:runs:${this.target.schema}`,
           ]);
           await tx.run(
-            `UPDATE runs SET status = 'crashed', ended_at = ?, lease_expires_at = NULL WHERE status = 'running' AND lease_expires_at < now()`,
+            `UPDATE runs SET status = 'crashed', ended_at = ?, lease_expires_at = NULL WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())`,
             [now()],
           );
           if (opts.exclusive) {
@@ -388,7 +388,7 @@ export class PostgresLedger implements LedgerStore {
     const t = now();
     return this.sql.transaction(async (tx) => {
       await tx.run(
-        `UPDATE runs SET status = 'crashed', ended_at = ?, lease_expires_at = NULL WHERE status = 'running' AND lease_expires_at < now()`,
+        `UPDATE runs SET status = 'crashed', ended_at = ?, lease_expires_at = NULL WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())`,
         [t],
       );
       const r = await tx.get<{ n: number }>(
