@@ -198,3 +198,38 @@ function sha256File(path: string): string {
 function comparable(stdout: string): unknown {
   return JSON.parse(stdout, (k, v: unknown) => (k === 'ledger' || k === 'size' || k === 'schemaVersion' ? '*' : v));
 }
+
+test('push, dry-run and replay on a PostgreSQL ledger: failures replayed, a dry-run reads in a read-only transaction and writes nothing', async () => {
+  const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const events = generateEvents(dir, 300, 81);
+  const want = await expectedPeople(events, dir);
+  const ledger = ledgerUrl();
+  const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--backoff', '5'];
+  const down = await runCli(['push', events, ...hub, '--max-retries', '0'], { env });
+  assert.equal(down.code, 1, down.stderr);
+  assert.equal((JSON.parse(down.stdout) as { delivery: { failed: number } }).delivery.failed, want.size);
+
+  // A dry-run sees the failures as retries, in one read-only transaction: not a row or run is written.
+  const rows = async () =>
+    (
+      await q<{ n: number }>(
+        ledger,
+        `SELECT (SELECT count(*) FROM {s}.runs) + (SELECT count(*) FROM {s}.attempts) AS n`,
+      )
+    )[0]!.n;
+  const was = await rows();
+  const dry = await runCli(['push', events, '--dry-run', '--ledger', ledger, '--json'], { env });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal((JSON.parse(dry.stdout) as { counts: { new: number } }).counts.new, want.size, 'retries count as new');
+  assert.equal(await rows(), was, 'the dry-run wrote nothing');
+
+  emu.setFaults({});
+  const rep = await runCli(['replay', ...hub], { env });
+  assert.equal(rep.code, 0, rep.stderr);
+  assert.equal((JSON.parse(rep.stdout) as { delivery: { sent: number } }).delivery.sent, want.size);
+  await assertExactlyOnce(emu, ledger, want, 'replay');
+  const dry2 = await runCli(['push', events, '--dry-run', '--ledger', ledger, '--json'], { env });
+  assert.equal((JSON.parse(dry2.stdout) as { counts: { new: number } }).counts.new, 0);
+});

@@ -18,6 +18,10 @@ import { ledgerForget } from '../../src/commands/ledger/forget.js';
 import { ledgerPrune } from '../../src/commands/ledger/prune.js';
 import { ledgerVerify } from '../../src/commands/ledger/verify.js';
 import { LedgerError } from '../../src/errors.js';
+import { LeaseKeeper } from '../../src/ledger/rules.js';
+import { Deliverer } from '../../src/deliver/deliver.js';
+import type { Decision } from '../../src/decide/types.js';
+import type { Sink } from '../../src/sinks/types.js';
 import { claim, testCtx } from '../commands/ledger/seed.js';
 import { pgDatabase, type PgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -204,6 +208,94 @@ for (const st of storages) {
     assert.equal((r.verifyAfter as { ok: boolean }).ok, true, JSON.stringify(r.verifyAfter));
   });
 }
+
+test('postgres: a run is a lease on the server clock; once it runs out another run takes the ledger, and the first can neither renew nor claim', async () => {
+  const l = storages[1]!.fresh();
+  const short = { ledger: l.ledger, env: { ...l.env, LEADLEDGER_LEASE_MS: '600' } };
+  const a = await open(short);
+  const b = await open(short);
+  const ra = await a.startRun('push', {}, { exclusive: true });
+  const keeper = a.keepAlive(ra) as LeaseKeeper;
+  assert.equal(keeper.live(), true);
+  keeper.stop(); // A stops renewing, as a host that froze or lost the network would.
+  await assert.rejects(async () => b.startRun('push', {}, { exclusive: true }), /is in use by run/);
+  // --wait: B waits for A's lease to run out, finds A dead, and takes the ledger.
+  const rb = await b.startRun('push', {}, { exclusive: true, waitMs: 5000 });
+  assert.ok(rb > ra);
+  assert.deepEqual([...(await a.claimNew([claim('late', 'late@x.io')], ra, 's'))], [], 'a dead run claims nothing');
+  assert.deepEqual([...(await b.claimNew([claim('late', 'late@x.io')], rb, 's'))], ['late']);
+  // A's own fence: its lease is gone, so it stops sending (live() false) as soon as it next renews or is overdue.
+  const renewer = a.keepAlive(ra) as LeaseKeeper;
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(renewer.live(), false, 'a run whose lease was taken over may not send');
+  renewer.stop();
+  await b.finishRun(rb, 'done', {});
+  await a.close();
+  await b.close();
+});
+
+test('a run that cannot renew its lease in time stops sending: nothing is claimed or sent after the fence', async () => {
+  let renewals = 0;
+  const keeper = new LeaseKeeper({ ttlMs: 300, renewMs: 50, fenceMs: 150 }, () => {
+    renewals++;
+    throw new Error('connection lost');
+  });
+  const sent: string[] = [];
+  const sink: Sink = {
+    name: 'spy',
+    capabilities: { maxBatch: 1, lookupByNaturalKey: false, honoursIdempotencyKey: false, upsertByNaturalKey: false },
+    send: (items) => {
+      sent.push(...items.map((i) => i.key));
+      return Promise.resolve(items.map(() => ({ kind: 'created' as const })));
+    },
+    describe: () => 'spy',
+  };
+  const l = storages[0]!.fresh();
+  const store = await open(l);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  const never = new AbortController().signal;
+  const d = new Deliverer({
+    ledger: store,
+    sink,
+    runId: run,
+    namespace: 'n',
+    concurrency: 1,
+    existing: 'skip',
+    stop: never,
+    hardStop: never,
+    mayStillSend: () => keeper.live(),
+  });
+  const decision = (key: string): Decision => ({
+    kind: 'new',
+    reason: 'x',
+    source: 's',
+    line: 1,
+    key,
+    event: {
+      kind: 'event',
+      source: 's',
+      line: 1,
+      key,
+      keyKind: 'id',
+      payloadHash: 'h',
+      lead: { email: `${key}@x.io` },
+    },
+  });
+  await d.enqueue(decision('before'));
+  await d.drain();
+  assert.deepEqual(sent, ['before']);
+  await new Promise((r) => setTimeout(r, 250));
+  assert.ok(renewals > 0);
+  await assert.rejects(async () => {
+    await d.enqueue(decision('after'));
+    await d.finish();
+  }, /lost its lease/);
+  assert.deepEqual(sent, ['before'], 'nothing was sent after the fence');
+  assert.equal((await store.lookupKeys(['after'])).size, 0, 'nor claimed');
+  keeper.stop();
+  await store.finishRun(run, 'failed', {});
+  await store.close();
+});
 
 test('both storages answer every subcommand alike', () => {
   for (const k of Object.keys(results.sqlite!)) {
