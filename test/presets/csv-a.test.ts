@@ -1,0 +1,132 @@
+// The exports users download from HubSpot, Meta Lead Ads, Pipedrive and Mailchimp, pushed with no flags: the built
+// CLI must say what it read them as, decide each row as the source means it (a test lead, an unsubscribed member
+// filtered with the reason), send each new lead once, and send nothing when the same export is pushed again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, ROOT } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const fx = (f: string) => join(ROOT, 'fixtures', 'sources', f);
+
+interface Doc {
+  counts: Record<string, number>;
+  delivery?: Record<string, number>;
+  readAs: Array<{ readAs?: Array<{ as: string; events: number }> }>;
+}
+interface Row {
+  line: number;
+  key: string;
+  email: string;
+  decision: string;
+  reason: string;
+  warnings: string;
+}
+interface Sent {
+  lead: { email?: string; phone?: string; name?: string; first_name?: string; last_name?: string; company?: string };
+}
+
+// A JSONL file's records; none where it was never written (a sink that had nothing to send).
+const lines = <T>(file: string): T[] =>
+  (existsSync(file) ? readFileSync(file, 'utf8') : '')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+
+const ZERO = { duplicate: 0, duplicate_in_input: 0, conflict: 0, known_lead: 0, invalid: 0, filtered: 0 };
+
+/** `push <input> --dry-run --json` as a user runs it (extra flags after), with its per-record report. */
+async function dryRun(input: string, ...flags: string[]): Promise<{ doc: Doc; rows: Row[] }> {
+  const dir = tmpDir();
+  const report = join(dir, 'report.jsonl');
+  const r = await runCli([
+    'push',
+    input,
+    '--dry-run',
+    '--json',
+    '--ledger',
+    join(dir, 'l.db'),
+    '--report',
+    report,
+    ...flags,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  return { doc: JSON.parse(r.stdout) as Doc, rows: lines<Row>(report) };
+}
+
+/** A real push to the JSONL sink, then the same input pushed again: what each sent, and the second run's counts. */
+async function pushTwice(input: string): Promise<{ sent: Sent[]; again: Doc; sentAgain: Sent[] }> {
+  const dir = tmpDir();
+  const out = join(dir, 'out.jsonl');
+  const args = ['push', input, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--json', '--quiet'];
+  const first = await runCli(args);
+  assert.equal(first.code, 0, first.stderr);
+  const sent = lines<Sent>(out);
+  const second = await runCli(args);
+  assert.equal(second.code, 0, second.stderr);
+  return { sent, again: JSON.parse(second.stdout) as Doc, sentAgain: lines<Sent>(out).slice(sent.length) };
+}
+
+const readAs = (doc: Doc) => doc.readAs.map((i) => i.readAs);
+const byDecision = (rows: Row[], decision: string) =>
+  rows.filter((r) => r.decision === decision).map(({ line, key, email, reason }) => ({ line, key, email, reason }));
+const newEmails = (rows: Row[]) => rows.filter((r) => r.decision === 'new').map((r) => [r.line, r.key, r.email]);
+
+test('HubSpot contacts export: read by Record ID, the same contact exported twice is one event', async () => {
+  const input = fx('hubspot/contacts-export.csv');
+  const { doc, rows } = await dryRun(input);
+  assert.deepEqual(readAs(doc), [[{ as: 'HubSpot contacts export', events: 5 }]]);
+  assert.deepEqual(doc.counts, { ...ZERO, read: 5, new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
+  assert.deepEqual(newEmails(rows), [
+    [2, '95001', 'jane.miller@example.com'],
+    [3, '95003', 'omar.haddad@example.com'],
+  ]);
+  assert.match(
+    rows[1]!.warnings,
+    /phone: '\(202\) 555-0188' is not a valid phone number \(national number: set --default-country/,
+  );
+  assert.deepEqual(byDecision(rows, 'known_lead'), [
+    { line: 4, key: '95002', email: 'jane.miller@example.com', reason: 'same person as event 95001' },
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'duplicate_in_input').map((r) => [r.line, r.key]),
+    [[5, '95001']],
+  );
+  assert.deepEqual(byDecision(rows, 'invalid'), [
+    { line: 6, key: '95004', email: '', reason: 'no email and no phone: nothing identifies the person' },
+  ]);
+
+  const { sent, again, sentAgain } = await pushTwice(input);
+  assert.deepEqual(
+    sent.map((s) => s.lead),
+    [
+      {
+        email: 'jane.miller@example.com',
+        phone: '+12025550143',
+        name: 'Jane Miller',
+        first_name: 'Jane',
+        last_name: 'Miller',
+        company: 'Miller & Sons, LLC',
+      },
+      { email: 'omar.haddad@example.com', name: 'Omar Haddad', first_name: 'Omar', last_name: 'Haddad' },
+    ],
+  );
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, 2);
+  assert.deepEqual(sentAgain, []);
+});
+
+test('a Zoho CRM export, whose "Record Id" reads as HubSpot\'s "Record ID", is not read as HubSpot', async () => {
+  const input = join(tmpDir(), 'Leads_2025_03_20.csv');
+  writeFileSync(
+    input,
+    [
+      '"Record Id","Lead Owner","Company","First Name","Last Name","Email","Phone","Lead Status","Created Time"',
+      '"zcrm_5725767000000524101","Sam Owner","Miller & Sons","Jane","Miller","jane.miller@example.com","(202) 555-0143","Not Contacted","2025-03-10 10:12:44"',
+      '',
+    ].join('\n'),
+  );
+  const { doc } = await dryRun(input);
+  assert.ok(!JSON.stringify(readAs(doc)).includes('HubSpot'), JSON.stringify(readAs(doc)));
+});
