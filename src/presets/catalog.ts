@@ -2,6 +2,7 @@
 // definition in sources/ and a line here.
 import { LOG_DEFS } from './logs.js';
 import { hubspotExport } from './sources/hubspot-export.js';
+import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
@@ -13,6 +14,7 @@ export const SOURCES: readonly SourceDef[] = [
   rdstationLegacyWebhook,
   rdstationExport,
   hubspotExport,
+  metaLeadAdsExport,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

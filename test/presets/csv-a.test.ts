@@ -130,3 +130,144 @@ test('a Zoho CRM export, whose "Record Id" reads as HubSpot\'s "Record ID", is n
   const { doc } = await dryRun(input);
   assert.ok(!JSON.stringify(readAs(doc)).includes('HubSpot'), JSON.stringify(readAs(doc)));
 });
+
+test('Meta Lead Ads download (UTF-16, tabs): prefixes taken off, the test lead filtered, keyed by lead id', async () => {
+  const input = fx('meta-lead-ads/leads-download.csv');
+  const { doc, rows } = await dryRun(input);
+  assert.deepEqual(readAs(doc), [[{ as: 'Meta Lead Ads leads download', events: 6 }]]);
+  assert.deepEqual(doc.counts, {
+    ...ZERO,
+    read: 6,
+    new: 2,
+    duplicate_in_input: 1,
+    known_lead: 1,
+    invalid: 1,
+    filtered: 1,
+  });
+  assert.deepEqual(newEmails(rows), [
+    [2, '1110000000000001', 'ana.souza@exemplo.com.br'],
+    [3, '1110000000000002', 'bruno.lima@exemplo.com.br'],
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'known_lead').map((r) => [r.line, r.key, r.reason]),
+    [[4, '1110000000000003', 'same person as event 1110000000000001']],
+  );
+  assert.deepEqual(byDecision(rows, 'filtered'), [
+    {
+      line: 5,
+      key: '1110000000000004',
+      email: '',
+      reason:
+        'a test lead: Meta\'s Lead Ads Testing Tool wrote it (email test@meta.com, answers "<test lead: dummy data for …>"), no person filled the form',
+    },
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'duplicate_in_input').map((r) => [r.line, r.key]),
+    [[6, '1110000000000001']],
+  );
+  assert.deepEqual(byDecision(rows, 'invalid'), [
+    {
+      line: 7,
+      key: '1110000000000005',
+      email: '',
+      reason: "email: 'carla.dias@exemplo' is not a valid email address",
+    },
+  ]);
+
+  const { sent, again, sentAgain } = await pushTwice(input);
+  assert.deepEqual(
+    sent.map((s) => s.lead),
+    [
+      { email: 'ana.souza@exemplo.com.br', phone: '+5511987654321', name: 'Ana Souza' },
+      { email: 'bruno.lima@exemplo.com.br', phone: '+5511912345678', name: 'Bruno Lima' },
+    ],
+  );
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, 2);
+  assert.deepEqual(sentAgain, []);
+});
+
+test('Meta Lead Ads download: the ids and phone a config maps as custom fields come without their prefixes', async () => {
+  const dir = tmpDir();
+  const config = join(dir, 'leadledger.config.json');
+  const custom = {
+    lead: 'id',
+    ad: 'ad_id',
+    adset: 'adset_id',
+    campaign: 'campaign_id',
+    form: 'form_id',
+    tel: 'phone_number',
+  };
+  writeFileSync(config, JSON.stringify({ fields: { custom } }));
+  const out = join(dir, 'out.jsonl');
+  const input = fx('meta-lead-ads/leads-download.csv');
+  const r = await runCli([
+    'push',
+    input,
+    '--config',
+    config,
+    '--sink',
+    'jsonl',
+    '--output',
+    out,
+    '--ledger',
+    join(dir, 'l.db'),
+    '--quiet',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const ids = lines<Sent & { lead: Record<string, string> }>(out).map(({ lead }) =>
+    Object.fromEntries(
+      Object.keys(custom)
+        .filter((k) => k in lead)
+        .map((k) => [k, lead[k]]),
+    ),
+  );
+  assert.deepEqual(ids, [
+    {
+      lead: '1110000000000001',
+      ad: '120200000000000101',
+      adset: '120200000000000201',
+      campaign: '120200000000000301',
+      form: '900000000000001',
+      tel: '+5511987654321',
+    },
+    // An organic lead: no ad, no ad set.
+    { lead: '1110000000000002', campaign: '120200000000000301', form: '900000000000001', tel: '+5511912345678' },
+  ]);
+});
+
+test('Meta Lead Ads download trimmed to its contact columns: --preset reads it as Meta all the same', async () => {
+  // A spreadsheet that kept only some columns no longer has the download's signature (ad_id, form_id, ...).
+  const dir = tmpDir();
+  const input = join(dir, 'leads-trimmed.csv');
+  writeFileSync(
+    input,
+    [
+      'id,created_time,full_name,phone_number,email',
+      'l:1110000000000001,2025-03-10T09:12:44-03:00,Ana Souza,p:+5511987654321,ana.souza@exemplo.com.br',
+      'l:1110000000000004,2025-03-19T08:00:00-03:00,<test lead: dummy data for full_name>,<test lead: dummy data for phone_number>,test@meta.com',
+      // Test leads of older forms (Meta's placeholder was test@fb.com), and of a form that asks no email.
+      'l:1110000000000006,2025-03-19T08:05:00-03:00,,,test@fb.com',
+      'l:1110000000000007,2025-03-19T08:10:00-03:00,<test lead: dummy data for full_name>,<test lead: dummy data for phone_number>,',
+      '',
+    ].join('\n'),
+  );
+  const generic = await dryRun(input);
+  assert.deepEqual(readAs(generic.doc), [undefined], 'not recognized: read by field names');
+  assert.equal(generic.rows[0]!.key, 'l:1110000000000001');
+  assert.equal(generic.doc.counts.filtered, 0);
+
+  const { doc, rows } = await dryRun(input, '--preset', 'meta-lead-ads-export');
+  assert.deepEqual(readAs(doc), [[{ as: 'Meta Lead Ads leads download', events: 4 }]]);
+  assert.deepEqual(doc.counts, { ...ZERO, read: 4, new: 1, filtered: 3 });
+  assert.deepEqual(
+    rows.map((r) => [r.key, r.decision]),
+    [
+      ['1110000000000001', 'new'],
+      ['1110000000000004', 'filtered'],
+      ['1110000000000006', 'filtered'],
+      ['1110000000000007', 'filtered'],
+    ],
+  );
+  for (const r of rows.slice(1)) assert.match(r.reason, /^a test lead: /);
+});
