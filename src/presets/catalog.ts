@@ -3,6 +3,7 @@
 import { LOG_DEFS } from './logs.js';
 import { hubspotExport } from './sources/hubspot-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
+import { pipedriveExport } from './sources/pipedrive-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
@@ -15,6 +16,7 @@ export const SOURCES: readonly SourceDef[] = [
   rdstationExport,
   hubspotExport,
   metaLeadAdsExport,
+  pipedriveExport,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

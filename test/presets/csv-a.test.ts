@@ -271,3 +271,91 @@ test('Meta Lead Ads download trimmed to its contact columns: --preset reads it a
   );
   for (const r of rows.slice(1)) assert.match(r.reason, /^a test lead: /);
 });
+
+test('Pipedrive people export in Portuguese: emails and phones by label, the first of a shared cell, the apostrophe off', async () => {
+  const input = fx('pipedrive/people-export-pt-br.csv');
+  const { doc, rows } = await dryRun(input);
+  assert.deepEqual(readAs(doc), [[{ as: 'Pipedrive people export', events: 6 }]]);
+  assert.deepEqual(doc.counts, { ...ZERO, read: 6, new: 3, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
+  assert.deepEqual(newEmails(rows), [
+    [2, '701', 'ana.souza@exemplo.com.br'],
+    [3, '702', 'ana@paoquente.exemplo.com.br'],
+    [4, '703', 'carlos@oficina.exemplo.com.br'],
+  ]);
+  assert.deepEqual(byDecision(rows, 'invalid'), [
+    { line: 5, key: '704', email: '', reason: 'no email and no phone: nothing identifies the person' },
+  ]);
+  assert.deepEqual(byDecision(rows, 'known_lead'), [
+    { line: 6, key: '705', email: 'ana.souza@exemplo.com.br', reason: 'same person as event 701' },
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'duplicate_in_input').map((r) => [r.line, r.key]),
+    [[7, '701']],
+  );
+
+  const { sent, again, sentAgain } = await pushTwice(input);
+  assert.deepEqual(
+    sent.map((s) => s.lead),
+    [
+      { email: 'ana.souza@exemplo.com.br', phone: '+5511987654321', name: 'Ana Souza', company: 'Padaria Pão Quente' },
+      { email: 'ana@paoquente.exemplo.com.br', name: 'Ana Souza' },
+      // The mobile before the work phone, which is national and could not be read without a default country.
+      {
+        email: 'carlos@oficina.exemplo.com.br',
+        phone: '+5511998765432',
+        name: 'Carlos Pereira',
+        company: 'Oficina Dois Irmãos',
+      },
+    ],
+  );
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, 3);
+  assert.deepEqual(sentAgain, []);
+});
+
+test('Pipedrive people export in English: the home email where there is no work one', async () => {
+  const input = fx('pipedrive/people-export-en.csv');
+  const { doc, rows } = await dryRun(input);
+  assert.deepEqual(readAs(doc), [[{ as: 'Pipedrive people export', events: 5 }]]);
+  assert.deepEqual(doc.counts, { ...ZERO, read: 5, new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
+  assert.deepEqual(newEmails(rows), [
+    [2, '901', 'jane.miller@example.com'],
+    [3, '902', 'omar.haddad@example.com'],
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'known_lead').map((r) => [r.line, r.key, r.reason]),
+    [[4, '903', 'same person as event 901']],
+  );
+  assert.deepEqual(byDecision(rows, 'invalid'), [
+    { line: 5, key: '904', email: '', reason: "email: 'lee at example.com' is not a valid email address" },
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'duplicate_in_input').map((r) => [r.line, r.key]),
+    [[6, '901']],
+  );
+
+  const { sent, again, sentAgain } = await pushTwice(input);
+  assert.deepEqual(
+    sent.map((s) => s.lead),
+    [
+      {
+        email: 'jane.miller@example.com',
+        phone: '+12025550143',
+        name: 'Jane Miller',
+        first_name: 'Jane',
+        last_name: 'Miller',
+        company: 'Miller & Sons',
+      },
+      {
+        email: 'omar.haddad@example.com',
+        phone: '+12025550188',
+        name: 'Omar Haddad',
+        first_name: 'Omar',
+        last_name: 'Haddad',
+      },
+    ],
+  );
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, 2);
+  assert.deepEqual(sentAgain, []);
+});
