@@ -2,6 +2,7 @@
 // definition in sources/ and a line here.
 import { LOG_DEFS } from './logs.js';
 import { hubspotExport } from './sources/hubspot-export.js';
+import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
@@ -17,6 +18,7 @@ export const SOURCES: readonly SourceDef[] = [
   hubspotExport,
   metaLeadAdsExport,
   pipedriveExport,
+  mailchimpExport,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

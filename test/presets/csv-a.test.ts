@@ -359,3 +359,75 @@ test('Pipedrive people export in English: the home email where there is no work 
   assert.equal(again.counts.duplicate, 2);
   assert.deepEqual(sentAgain, []);
 });
+
+test('Mailchimp subscribed members: keyed by LEID, the same member in a second export is one event', async () => {
+  const input = fx('mailchimp/subscribed_members_export_0a1b2c3d4e.csv');
+  const { doc, rows } = await dryRun(input);
+  assert.deepEqual(readAs(doc), [[{ as: 'Mailchimp audience export', events: 5 }]]);
+  assert.deepEqual(doc.counts, { ...ZERO, read: 5, new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
+  assert.deepEqual(newEmails(rows), [
+    [2, '210000001', 'jane.miller@example.com'],
+    [3, '210000002', 'omar.haddad@example.com'],
+  ]);
+  assert.deepEqual(
+    byDecision(rows, 'known_lead').map((r) => [r.line, r.key, r.reason]),
+    [[4, '210000003', 'same person as event 210000001']],
+  );
+  assert.deepEqual(
+    byDecision(rows, 'duplicate_in_input').map((r) => [r.line, r.key]),
+    [[5, '210000001']],
+  );
+  assert.deepEqual(byDecision(rows, 'invalid'), [
+    { line: 6, key: '210000004', email: '', reason: "email: 'not-an-email' is not a valid email address" },
+  ]);
+
+  const { sent, again, sentAgain } = await pushTwice(input);
+  assert.deepEqual(
+    sent.map((s) => s.lead),
+    [
+      {
+        email: 'jane.miller@example.com',
+        phone: '+12025550143',
+        name: 'Jane Miller',
+        first_name: 'Jane',
+        last_name: 'Miller',
+        company: 'Miller & Sons',
+      },
+      { email: 'omar.haddad@example.com', name: 'Omar Haddad', first_name: 'Omar', last_name: 'Haddad' },
+    ],
+  );
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, 2);
+  assert.deepEqual(sentAgain, []);
+});
+
+test('Mailchimp unsubscribed and cleaned members: filtered with the reason, none sent', async () => {
+  const unsub = fx('mailchimp/unsubscribed_members_export_0a1b2c3d4e.csv');
+  const cleaned = fx('mailchimp/cleaned_members_export_0a1b2c3d4e.csv');
+  const instead = 'push subscribed_members_export_….csv, from the same ZIP, for the audience’s leads';
+
+  const u = await dryRun(unsub);
+  assert.deepEqual(readAs(u.doc), [[{ as: 'Mailchimp audience export', events: 2 }]]);
+  assert.deepEqual(u.doc.counts, { ...ZERO, read: 2, new: 0, filtered: 2 });
+  assert.deepEqual(
+    byDecision(u.rows, 'filtered').map((r) => [r.line, r.key, r.reason]),
+    [
+      [2, '210000002', `unsubscribed in Mailchimp: not a lead to push (${instead})`],
+      [3, '210000001', `unsubscribed in Mailchimp: not a lead to push (${instead})`],
+    ],
+  );
+
+  const c = await dryRun(cleaned);
+  assert.deepEqual(readAs(c.doc), [[{ as: 'Mailchimp audience export', events: 1 }]]);
+  assert.deepEqual(c.doc.counts, { ...ZERO, read: 1, new: 0, filtered: 1 });
+  assert.deepEqual(
+    byDecision(c.rows, 'filtered').map((r) => [r.line, r.key, r.reason]),
+    [[2, '210000003', `cleaned in Mailchimp (it stopped sending to the address): not a lead to push (${instead})`]],
+  );
+
+  for (const input of [unsub, cleaned]) {
+    const { sent, again } = await pushTwice(input);
+    assert.deepEqual(sent, [], input);
+    assert.equal(again.counts.new, 0);
+  }
+});
