@@ -1,12 +1,25 @@
 // Every source leadledger recognizes, in the order they are tried (the more specific first). Adding a source is a
 // definition in sources/ and a line here.
 import { LOG_DEFS } from './logs.js';
+import { hubspotExport } from './sources/hubspot-export.js';
+import { mailchimpExport } from './sources/mailchimp-export.js';
+import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
+import { pipedriveExport } from './sources/pipedrive-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
 import type { LogDef, SourceDef } from './types.js';
 
-export const SOURCES: readonly SourceDef[] = [typeform, rdstationWebhook, rdstationLegacyWebhook, rdstationExport];
+export const SOURCES: readonly SourceDef[] = [
+  typeform,
+  rdstationWebhook,
+  rdstationLegacyWebhook,
+  rdstationExport,
+  hubspotExport,
+  metaLeadAdsExport,
+  pipedriveExport,
+  mailchimpExport,
+];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;
 
