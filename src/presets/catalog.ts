@@ -2,6 +2,7 @@
 // definition in sources/ and a line here.
 import { LOG_DEFS } from './logs.js';
 import { hubspotExport } from './sources/hubspot-export.js';
+import { hubspotWebhook } from './sources/hubspot-webhook.js';
 import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
@@ -19,6 +20,7 @@ export const SOURCES: readonly SourceDef[] = [
   metaLeadAdsExport,
   pipedriveExport,
   mailchimpExport,
+  hubspotWebhook,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

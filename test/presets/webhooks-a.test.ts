@@ -3,8 +3,91 @@
 // files every record that holds no lead (ids-only notifications, test leads, other events) as filtered with why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
 import { parsePath } from '../../src/mapping/fields.js';
 import { eventList } from '../../src/presets/recognize.js';
+
+const FIX = 'fixtures/sources';
+
+interface Row {
+  line: number;
+  item: number | '';
+  key: string;
+  email: string;
+  decision: string;
+  reason: string;
+}
+
+interface Report {
+  counts: Record<string, number>;
+  readAs: Array<{ source: string; readAs?: Array<{ as: string; events: number }> }>;
+}
+
+let runs = 0;
+
+/** Runs push with --json and a per-record report into a fresh ledger (or the one given). */
+async function push(fixture: string, args: string[], ledger?: string) {
+  const dir = tmpDir('leadledger-webhooks-a-');
+  const db = ledger ?? join(dir, `l${++runs}.db`);
+  const report = join(dir, 'r.jsonl');
+  const r = await runCli(['push', fixture, '--json', '--ledger', db, '--report', report, ...args]);
+  assert.equal(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stdout) as Report;
+  const rows = readFileSync(report, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
+  return { json, rows, db, dir, stdout: r.stdout, stderr: r.stderr, reportText: readFileSync(report, 'utf8') };
+}
+
+const audit = (fixture: string, ...args: string[]) => push(fixture, ['--dry-run', ...args]);
+
+function counts(json: Report) {
+  const { new: n, duplicate, duplicate_in_input, known_lead, invalid, filtered } = json.counts;
+  return { new: n, duplicate, duplicate_in_input, known_lead, invalid, filtered };
+}
+
+const readAs = (json: Report) => json.readAs.flatMap((x) => x.readAs ?? []);
+
+/** Where each decision was made, as line or line.item, with the rows' emails and reasons. */
+const at = (r: Row) => (r.item === '' ? `${r.line}` : `${r.line}.${r.item}`);
+const where = (rows: Row[], decision: string) => rows.filter((r) => r.decision === decision).map(at);
+const reasons = (rows: Row[], decision: string) => rows.filter((r) => r.decision === decision).map((r) => r.reason);
+const emails = (rows: Row[]) => rows.filter((r) => r.decision === 'new').map((r) => r.email);
+
+/**
+ * A real push to the JSONL sink, then the same again: the leads sent (email, phone), the times the ledger holds
+ * for them, and that the second push sends nothing.
+ */
+async function pushTwice(fixture: string, sent: number) {
+  const dir = tmpDir('leadledger-webhooks-a-sink-');
+  const db = join(dir, 'l.db');
+  const out = join(dir, 'out.jsonl');
+  const first = await push(fixture, ['--sink', 'jsonl', '--output', out], db);
+  assert.equal(first.json.counts.new, sent);
+  const leads = readFileSync(out, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { lead: { email?: string; phone?: string } }).lead);
+  assert.equal(leads.length, sent);
+  const second = await push(fixture, ['--sink', 'jsonl', '--output', out], db);
+  assert.equal(second.json.counts.new, 0);
+  assert.equal(second.json.counts.duplicate, sent);
+  assert.equal(readFileSync(out, 'utf8').split('\n').filter(Boolean).length, sent, 'the second push sent nothing');
+  const exported = await runCli(['ledger', 'export', '--ledger', db, '--format', 'jsonl', '--output', '-']);
+  assert.equal(exported.code, 0, exported.stderr);
+  const times = Object.fromEntries(
+    exported.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { key: string; event_time: string })
+      .map((e) => [e.key, e.event_time]),
+  );
+  return { leads: leads.map((l) => [l.email, l.phone]), times, dir, db, out, first, second };
+}
 
 test('events paths: [*] takes the lists under every element, a path without it the one list', () => {
   const body = {
@@ -18,4 +101,71 @@ test('events paths: [*] takes the lists under every element, a path without it t
   assert.equal(eventList(body, parsePath('odd[*].changes')), undefined);
   assert.equal(eventList(body, parsePath('missing[*].changes')), undefined);
   assert.equal(eventList(body, parsePath('leads[*].a')), undefined);
+});
+
+// --- HubSpot -------------------------------------------------------------------------------------------------------
+
+const HUBSPOT = `${FIX}/hubspot-webhook/deliveries.jsonl`;
+const CREATION =
+  "a contact creation holds the contact's id only (objectId), no email: subscribe to contact.propertyChange for email, fetch the contact (GET /crm/v3/objects/contacts/{objectId}), or push a HubSpot contacts export";
+const NOT_HUBSPOT_LEAD =
+  'not a lead event: a HubSpot event other than a contact created or changed (a deletion, merge, restore, association or privacy deletion)';
+
+test('HubSpot webhook: each event of a delivery is decided on its own; only email changes are leads', async () => {
+  const { json, rows } = await audit(HUBSPOT);
+  assert.deepEqual(readAs(json), [{ as: 'HubSpot webhook', events: 14 }]);
+  assert.deepEqual(counts(json), {
+    new: 3,
+    duplicate: 0,
+    duplicate_in_input: 1,
+    known_lead: 1,
+    invalid: 1,
+    filtered: 8,
+  });
+  assert.deepEqual(emails(rows), ['jane.miller@example.com', 'omar.haddad@example.com', 'ana.souza@exemplo.com.br']);
+  assert.deepEqual(where(rows, 'new'), ['1.2', '5.2', '6.1']);
+  // The retry (attemptNumber 1) of Jane's email change; the same email on a second contact of hers.
+  assert.deepEqual(where(rows, 'duplicate_in_input'), ['2.1']);
+  assert.deepEqual(where(rows, 'known_lead'), ['3.2']);
+  // Ana's change has Jane's eventId and subscriptionId, in another HubSpot account: its own event.
+  const ana = rows.find((r) => r.email === 'ana.souza@exemplo.com.br')!;
+  assert.equal(ana.key, '1900000102|2244002|40067890|3101|1741782000000');
+  assert.equal(rows.find((r) => at(r) === '1.2')!.key, '1900000102|2244002|40012345|95001|1741608764402');
+  // An email cleared.
+  assert.deepEqual(where(rows, 'invalid'), ['7.1']);
+  assert.deepEqual(reasons(rows, 'invalid'), ['no email and no phone: nothing identifies the person']);
+  assert.deepEqual(where(rows, 'filtered'), ['1.1', '2.2', '3.1', '4.1', '5.1', '5.3', '8.1', '8.2']);
+  const byAt = Object.fromEntries(rows.map((r) => [at(r), r.reason]));
+  for (const c of ['1.1', '2.2', '3.1', '5.1']) assert.equal(byAt[c], CREATION);
+  assert.equal(byAt['4.1'], NOT_HUBSPOT_LEAD); // a merge
+  assert.equal(byAt['8.1'], NOT_HUBSPOT_LEAD); // a deletion
+  assert.equal(
+    byAt['5.3'],
+    'a change of a contact property other than email: HubSpot names the contact by its id only, so there is no one to send (the email change is the lead)',
+  );
+  assert.equal(byAt['8.2'], 'not a lead event: a HubSpot object that is not a contact (objectTypeId is not 0-1)');
+});
+
+test('HubSpot webhook: sent once, occurredAt read as milliseconds; one delivery as a JSON document too', async () => {
+  const { leads, times } = await pushTwice(HUBSPOT, 3);
+  assert.deepEqual(leads, [
+    ['jane.miller@example.com', undefined],
+    ['omar.haddad@example.com', undefined],
+    ['ana.souza@exemplo.com.br', undefined],
+  ]);
+  assert.equal(times['1900000102|2244002|40012345|95001|1741608764402'], '2025-03-10T12:12:44.402Z');
+
+  const dir = tmpDir('leadledger-webhooks-a-doc-');
+  const doc = join(dir, 'delivery.json');
+  const first = readFileSync(HUBSPOT, 'utf8').split('\n')[0]!;
+  writeFileSync(doc, JSON.stringify(JSON.parse(first), null, 2));
+  const { json, rows } = await audit(doc);
+  assert.deepEqual(readAs(json), [{ as: 'HubSpot webhook', events: 2 }]);
+  assert.deepEqual(
+    rows.map((r) => [r.decision, r.email]),
+    [
+      ['filtered', ''],
+      ['new', 'jane.miller@example.com'],
+    ],
+  );
 });
