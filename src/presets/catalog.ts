@@ -5,6 +5,7 @@ import { hubspotExport } from './sources/hubspot-export.js';
 import { hubspotWebhook } from './sources/hubspot-webhook.js';
 import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
+import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
 import { typeform } from './sources/typeform.js';
@@ -21,6 +22,9 @@ export const SOURCES: readonly SourceDef[] = [
   pipedriveExport,
   mailchimpExport,
   hubspotWebhook,
+  metaLeadgenWebhook,
+  metaGraphLead,
+  metaGraphLeadList,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -169,3 +169,110 @@ test('HubSpot webhook: sent once, occurredAt read as milliseconds; one delivery 
     ],
   );
 });
+
+// --- Meta ----------------------------------------------------------------------------------------------------------
+
+const META_WEBHOOK = `${FIX}/meta-leadgen/webhook.jsonl`;
+const META_GRAPH = `${FIX}/meta-leadgen/graph-leads.jsonl`;
+const META_PAGE = `${FIX}/meta-leadgen/form-leads-page.json`;
+const IDS_ONLY =
+  'a leadgen notification holds ids only (leadgen_id, form_id), no lead data: download the leads (Meta Business Suite → Instant Forms → Download) and push that file, or fetch each lead from the Graph API (GET /{leadgen_id}?fields=created_time,field_data)';
+const META_TEST = "a test lead (Meta's Lead Ads Testing Tool: dummy answers, email test@meta.com): not a person";
+
+test('Meta leadgen webhook: every change of every entry is an event, filtered as ids only', async () => {
+  const { json, rows } = await audit(META_WEBHOOK);
+  assert.deepEqual(readAs(json), [{ as: 'Meta leadgen webhook', events: 7 }]);
+  assert.deepEqual(counts(json), {
+    new: 0,
+    duplicate: 0,
+    duplicate_in_input: 0,
+    known_lead: 0,
+    invalid: 1,
+    filtered: 6,
+  });
+  // Line 3: two leads in one change list; line 4: two entries, a feed change then a lead.
+  assert.deepEqual(
+    rows.map((r) => [at(r), r.decision, r.key]),
+    [
+      ['1.1', 'filtered', '1110000000000001'],
+      ['2.1', 'filtered', '1110000000000001'],
+      ['3.1', 'filtered', '1110000000000003'],
+      ['3.2', 'filtered', '1110000000000002'],
+      ['4.1', 'filtered', ''],
+      ['4.2', 'filtered', '1110000000000004'],
+      ['5.1', 'invalid', ''],
+    ],
+  );
+  for (const c of ['1.1', '2.1', '3.1', '3.2', '4.2']) assert.equal(rows.find((r) => at(r) === c)!.reason, IDS_ONLY);
+  assert.equal(
+    rows.find((r) => at(r) === '4.1')!.reason,
+    'not a lead event: a change of another field of the Page than leadgen (its feed, ...)',
+  );
+  assert.deepEqual(reasons(rows, 'invalid'), ["no event id in 'value.leadgen_id'"]);
+});
+
+test('Meta leadgen webhook: a change a relay filled with the lead (field_data in value) is the lead', async () => {
+  const dir = tmpDir('leadledger-webhooks-a-meta-');
+  const file = join(dir, 'enriched.jsonl');
+  const change = {
+    field: 'leadgen',
+    value: {
+      leadgen_id: '1110000000000001',
+      form_id: '900000000000001',
+      created_time: 1741608764,
+      field_data: [
+        { name: 'full_name', values: ['Ana Souza'] },
+        { name: 'email', values: ['ana.souza@exemplo.com.br'] },
+      ],
+    },
+  };
+  writeFileSync(file, JSON.stringify({ object: 'page', entry: [{ id: '100000000000777', changes: [change] }] }) + '\n');
+  const { json, rows } = await audit(file);
+  assert.deepEqual(readAs(json), [{ as: 'Meta leadgen webhook', events: 1 }]);
+  assert.deepEqual(
+    rows.map((r) => [at(r), r.decision, r.email]),
+    [['1.1', 'new', 'ana.souza@exemplo.com.br']],
+  );
+});
+
+test('Meta Graph API leads: answers read by name, the test lead filtered, sent once', async () => {
+  const { json, rows } = await audit(META_GRAPH);
+  assert.deepEqual(readAs(json), [{ as: 'Meta lead (Graph API)', events: 6 }]);
+  assert.deepEqual(counts(json), {
+    new: 2,
+    duplicate: 0,
+    duplicate_in_input: 1,
+    known_lead: 1,
+    invalid: 1,
+    filtered: 1,
+  });
+  assert.deepEqual(emails(rows), ['ana.souza@exemplo.com.br', 'bruno.lima@exemplo.com.br']);
+  assert.deepEqual(where(rows, 'duplicate_in_input'), ['4']);
+  assert.deepEqual(where(rows, 'known_lead'), ['3']);
+  assert.deepEqual(where(rows, 'filtered'), ['5']);
+  assert.deepEqual(reasons(rows, 'filtered'), [META_TEST]);
+  assert.deepEqual(where(rows, 'invalid'), ['6']);
+  assert.deepEqual(reasons(rows, 'invalid'), ['no email and no phone: nothing identifies the person']);
+
+  const { leads, times } = await pushTwice(META_GRAPH, 2);
+  assert.deepEqual(leads, [
+    ['ana.souza@exemplo.com.br', '+5511987654321'],
+    ['bruno.lima@exemplo.com.br', '+5511912345678'],
+  ]);
+  // created_time is written "+0000".
+  assert.equal(times['1110000000000001'], '2025-03-10T12:12:44.000Z');
+});
+
+test("Meta Graph API: a page of a form's leads is read lead by lead", async () => {
+  const { json, rows } = await audit(META_PAGE);
+  assert.deepEqual(readAs(json), [{ as: "Meta form's leads (Graph API)", events: 3 }]);
+  assert.deepEqual(
+    rows.map((r) => [at(r), r.decision, r.key, r.email]),
+    [
+      ['1.1', 'new', '1110000000000001', 'ana.souza@exemplo.com.br'],
+      ['1.2', 'new', '1110000000000002', 'bruno.lima@exemplo.com.br'],
+      ['1.3', 'filtered', '1110000000000004', ''],
+    ],
+  );
+  assert.equal(rows[2]!.reason, META_TEST);
+});
