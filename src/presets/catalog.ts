@@ -1,6 +1,7 @@
 // Every source leadledger recognizes, in the order they are tried (the more specific first). Adding a source is a
 // definition in sources/ and a line here.
 import { LOG_DEFS } from './logs.js';
+import { googleAdsLeadForm } from './sources/google-ads.js';
 import { hubspotExport } from './sources/hubspot-export.js';
 import { hubspotWebhook } from './sources/hubspot-webhook.js';
 import { mailchimpExport } from './sources/mailchimp-export.js';
@@ -25,6 +26,7 @@ export const SOURCES: readonly SourceDef[] = [
   metaLeadgenWebhook,
   metaGraphLead,
   metaGraphLeadList,
+  googleAdsLeadForm,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -3,7 +3,7 @@
 // files every record that holds no lead (ids-only notifications, test leads, other events) as filtered with why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -275,4 +275,71 @@ test("Meta Graph API: a page of a form's leads is read lead by lead", async () =
     ],
   );
   assert.equal(rows[2]!.reason, META_TEST);
+});
+
+// --- Google Ads ----------------------------------------------------------------------------------------------------
+
+const GOOGLE = `${FIX}/google-ads/webhook.jsonl`;
+const GOOGLE_KEY = 'gk-7Qm2x9LwVb4Rt8Zp';
+
+test('Google Ads lead form webhook: columns read by column_id, keyed by lead_id, the test lead filtered', async () => {
+  assert.ok(readFileSync(GOOGLE, 'utf8').includes(GOOGLE_KEY), 'the fixture carries the key the test looks for');
+  const { json, rows, stdout, stderr, reportText } = await audit(GOOGLE);
+  assert.deepEqual(readAs(json), [{ as: 'Google Ads lead form webhook', events: 6 }]);
+  assert.deepEqual(counts(json), {
+    new: 2,
+    duplicate: 0,
+    duplicate_in_input: 1,
+    known_lead: 1,
+    invalid: 1,
+    filtered: 1,
+  });
+  assert.deepEqual(emails(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(
+    rows.map((r) => [at(r), r.decision, r.key]),
+    [
+      ['1', 'new', 'Lk9sPq2mT0aXcV8bN1'],
+      ['2', 'duplicate_in_input', 'Lk9sPq2mT0aXcV8bN1'],
+      // WORK_EMAIL, FIRST_NAME/LAST_NAME, another form: the same person.
+      ['3', 'known_lead', 'Mx3vBb7yQ4kLd2Hs9'],
+      ['4', 'filtered', 'TeSter-123-ABCDEFGHIJ'],
+      ['5', 'new', 'Pq8wEr5tYu1IoP3aS7'],
+      ['6', 'invalid', 'Zt6yUi2oPa9sDf4gH1'],
+    ],
+  );
+  assert.deepEqual(reasons(rows, 'filtered'), [
+    'a test lead (is_test: true, sent by "Send test data" in Google Ads): not a person',
+  ]);
+  assert.deepEqual(reasons(rows, 'invalid'), ['no email and no phone: nothing identifies the person']);
+  for (const [what, text] of [
+    ['--json', stdout],
+    ['stderr', stderr],
+    ['the report', reportText],
+  ])
+    assert.ok(!text!.includes(GOOGLE_KEY), `google_key in ${what}`);
+});
+
+test('Google Ads lead form webhook: sent once; google_key reaches no output, report or ledger', async () => {
+  const { leads, times, dir, db, out, first, second } = await pushTwice(GOOGLE, 2);
+  assert.deepEqual(leads, [
+    ['jane.miller@example.com', '+12025550143'],
+    ['omar.haddad@example.com', '+12025550188'],
+  ]);
+  assert.equal(times['Lk9sPq2mT0aXcV8bN1'], '2025-03-10T15:12:44.000Z');
+  const texts: Array<[string, string | Buffer]> = [
+    ['--json', first.stdout + second.stdout],
+    ['stderr', first.stderr + second.stderr],
+    ['the report', first.reportText + second.reportText],
+    ['the sink output', readFileSync(out)],
+  ];
+  for (const f of [db, `${db}-wal`, `${db}-shm`]) if (existsSync(f)) texts.push([f, readFileSync(f)]);
+  const show = await runCli(['ledger', 'show', 'Lk9sPq2mT0aXcV8bN1', '--ledger', db, '--json']);
+  assert.equal(show.code, 0, show.stderr);
+  texts.push(['ledger show', show.stdout]);
+  for (const [what, text] of texts)
+    assert.ok(
+      !(typeof text === 'string' ? text.includes(GOOGLE_KEY) : text.includes(GOOGLE_KEY)),
+      `google_key in ${what}`,
+    );
+  assert.ok(dir);
 });
