@@ -9,6 +9,7 @@ import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
+import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
 import type { LogDef, SourceDef } from './types.js';
@@ -27,6 +28,8 @@ export const SOURCES: readonly SourceDef[] = [
   metaGraphLead,
   metaGraphLeadList,
   googleAdsLeadForm,
+  stripeEvent,
+  stripeEventList,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -343,3 +343,91 @@ test('Google Ads lead form webhook: sent once; google_key reaches no output, rep
     );
   assert.ok(dir);
 });
+
+// --- Stripe --------------------------------------------------------------------------------------------------------
+
+const STRIPE = `${FIX}/stripe/events.jsonl`;
+const STRIPE_LIST = `${FIX}/stripe/events-list.json`;
+const NOT_STRIPE_LEAD =
+  'not a lead event: a Stripe event that carries no person (the leads are customer.created, customer.updated, checkout.session.completed)';
+
+test('Stripe events: customers and completed checkouts are leads, other types and test mode filtered', async () => {
+  const { json, rows } = await audit(STRIPE);
+  assert.deepEqual(readAs(json), [{ as: 'Stripe event', events: 8 }]);
+  assert.deepEqual(counts(json), {
+    new: 2,
+    duplicate: 0,
+    duplicate_in_input: 1,
+    known_lead: 1,
+    invalid: 1,
+    filtered: 3,
+  });
+  assert.deepEqual(emails(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(
+    rows.map((r) => [at(r), r.decision, r.key]),
+    [
+      ['1', 'new', 'evt_1QExampleAAAAAAAAAAAAAA1'],
+      ['2', 'duplicate_in_input', 'evt_1QExampleAAAAAAAAAAAAAA1'],
+      ['3', 'known_lead', 'evt_1QExampleBBBBBBBBBBBBBB2'],
+      ['4', 'filtered', 'evt_1QExampleDDDDDDDDDDDDDD4'],
+      ['5', 'filtered', 'evt_1QExampleCCCCCCCCCCCCCC3'],
+      ['6', 'new', 'evt_1QExampleEEEEEEEEEEEEEE5'],
+      ['7', 'invalid', 'evt_1QExampleFFFFFFFFFFFFFF6'],
+      ['8', 'filtered', 'evt_1QExampleGGGGGGGGGGGGGG7'],
+    ],
+  );
+  assert.deepEqual(reasons(rows, 'filtered'), [
+    NOT_STRIPE_LEAD, // payment_intent.succeeded
+    "a test-mode event (livemode: false, made with Stripe's test keys): not a real customer",
+    NOT_STRIPE_LEAD, // customer.deleted
+  ]);
+  assert.deepEqual(reasons(rows, 'invalid'), ['no email and no phone: nothing identifies the person']);
+
+  const { leads, times } = await pushTwice(STRIPE, 2);
+  assert.deepEqual(leads, [
+    ['jane.miller@example.com', '+12025550143'],
+    ['omar.haddad@example.com', '+12025550188'],
+  ]);
+  // created is epoch seconds.
+  assert.equal(times['evt_1QExampleAAAAAAAAAAAAAA1'], '2025-03-10T15:12:45.000Z');
+  assert.equal(times['evt_1QExampleEEEEEEEEEEEEEE5'], '2025-03-12T14:33:20.000Z');
+});
+
+test('Stripe list of events: each event of the list is decided on its own', async () => {
+  const { json, rows } = await audit(STRIPE_LIST);
+  assert.deepEqual(readAs(json), [{ as: 'Stripe list of events', events: 3 }]);
+  assert.deepEqual(
+    rows.map((r) => [at(r), r.decision, r.email]),
+    [
+      ['1.1', 'new', 'omar.haddad@example.com'],
+      ['1.2', 'new', 'jane.miller@example.com'],
+      ['1.3', 'known_lead', 'jane.miller@example.com'],
+    ],
+  );
+});
+
+// --- --preset ------------------------------------------------------------------------------------------------------
+
+test('--preset forces each of these sources, and reads its fixture as recognizing it does', async () => {
+  const cases: Array<[string, string, string]> = [
+    ['hubspot-webhook', HUBSPOT, 'HubSpot webhook'],
+    ['meta-leadgen-webhook', META_WEBHOOK, 'Meta leadgen webhook'],
+    ['meta-graph-lead', META_GRAPH, 'Meta lead (Graph API)'],
+    ['meta-graph-leads', META_PAGE, "Meta form's leads (Graph API)"],
+    ['google-ads-lead-form', GOOGLE, 'Google Ads lead form webhook'],
+    ['stripe-event', STRIPE, 'Stripe event'],
+    ['stripe-event-list', STRIPE_LIST, 'Stripe list of events'],
+  ];
+  for (const [name, fixture, title] of cases) {
+    const recognized = await audit(fixture);
+    const forced = await audit(fixture, '--preset', name);
+    assert.deepEqual(readAs(forced.json), readAs(recognized.json), name);
+    assert.equal(readAs(forced.json)[0]!.as, title);
+    assert.deepEqual(forced.rows, recognized.rows, name);
+  }
+  // Forced onto another source's records, a definition finds no leads there: the Stripe events read as Google
+  // Ads lead forms have no lead_id.
+  const wrong = await audit(STRIPE, '--preset', 'google-ads-lead-form');
+  assert.deepEqual(readAs(wrong.json), [{ as: 'Google Ads lead form webhook', events: 8 }]);
+  assert.equal(wrong.json.counts.invalid, 8);
+});
