@@ -177,7 +177,8 @@ const META_GRAPH = `${FIX}/meta-leadgen/graph-leads.jsonl`;
 const META_PAGE = `${FIX}/meta-leadgen/form-leads-page.json`;
 const IDS_ONLY =
   'a leadgen notification holds ids only (leadgen_id, form_id), no lead data: download the leads (Meta Business Suite → Instant Forms → Download) and push that file, or fetch each lead from the Graph API (GET /{leadgen_id}?fields=created_time,field_data)';
-const META_TEST = "a test lead (Meta's Lead Ads Testing Tool: dummy answers, email test@meta.com): not a person";
+const META_TEST =
+  'a test lead: Meta\'s Lead Ads Testing Tool wrote it (email test@meta.com, answers "<test lead: dummy data for …>"), no person filled the form';
 
 test('Meta leadgen webhook: every change of every entry is an event, filtered as ids only', async () => {
   const { json, rows } = await audit(META_WEBHOOK);

@@ -56,7 +56,9 @@ export const metaLeadgenWebhook: JsonSource = {
 // Meta's Lead Ads Testing Tool fills every answer with this, and the email with test@meta.com (test@fb.com before).
 const TEST_VALUE = /^<test lead: dummy data for /;
 const TEST_EMAIL = /^test@(meta|fb)\.com$/i;
-const TEST_REASON = "a test lead (Meta's Lead Ads Testing Tool: dummy answers, email test@meta.com): not a person";
+// Said as the leads download (meta-lead-ads-export.ts) says it: the same lead may come from either.
+const TEST_REASON =
+  'a test lead: Meta\'s Lead Ads Testing Tool wrote it (email test@meta.com, answers "<test lead: dummy data for …>"), no person filled the form';
 
 const graphLead: Pick<JsonSource, 'mapping' | 'skip'> = {
   mapping: {
