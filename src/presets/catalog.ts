@@ -1,11 +1,15 @@
 // Every source leadledger recognizes, in the order they are tried (the more specific first). Adding a source is a
 // definition in sources/ and a line here.
 import { LOG_DEFS } from './logs.js';
+import { googleAdsLeadForm } from './sources/google-ads.js';
 import { hubspotExport } from './sources/hubspot-export.js';
+import { hubspotWebhook } from './sources/hubspot-webhook.js';
 import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
+import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
+import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
 import type { LogDef, SourceDef } from './types.js';
@@ -19,6 +23,13 @@ export const SOURCES: readonly SourceDef[] = [
   metaLeadAdsExport,
   pipedriveExport,
   mailchimpExport,
+  hubspotWebhook,
+  metaLeadgenWebhook,
+  metaGraphLead,
+  metaGraphLeadList,
+  googleAdsLeadForm,
+  stripeEvent,
+  stripeEventList,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -78,6 +78,34 @@ export function mergeMapping(source: SourceDef, config: Config): Config {
   };
 }
 
+/**
+ * The events a record holds at `path`: the list there, or, where a step is `[*]`, the lists under every element of
+ * the list before it, one after another (Meta's `entry[*].changes`: the changes of every entry, in order). A
+ * trailing `[*]` changes nothing. Undefined when a step finds no list where the path needs one.
+ */
+export function eventList(record: Record<string, unknown>, path: FieldPath): unknown[] | undefined {
+  let level: unknown[] = [record];
+  let from = 0;
+  const listsAt = (to: number): unknown[] | undefined => {
+    const out: unknown[] = [];
+    for (const v of level) {
+      const list = getPath(v, path.slice(from, to));
+      if (!Array.isArray(list)) return undefined;
+      for (const el of list) out.push(el);
+    }
+    return out;
+  };
+  for (let i = 0; i < path.length; i++) {
+    const step = path[i]!;
+    if (typeof step === 'string' || step.where) continue;
+    const next = listsAt(i);
+    if (!next) return undefined;
+    level = next;
+    from = i + 1;
+  }
+  return from === path.length ? level : listsAt(path.length);
+}
+
 /** What one input was read as: per source (its title), how many of its events. */
 export type ReadAs = Map<string, number>;
 
@@ -222,8 +250,8 @@ export class Recognizer {
     const { source, line } = rec;
     let events: unknown[] = [fields];
     if (def.reads === 'json' && def.events) {
-      const list = getPath(fields, parsePath(def.events));
-      if (!Array.isArray(list)) {
+      const list = eventList(fields, parsePath(def.events));
+      if (!list) {
         this.count(title);
         out.push(
           this.at(rec, {

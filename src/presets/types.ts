@@ -62,7 +62,10 @@ interface SourceBase {
 export interface JsonSource extends SourceBase {
   reads: 'json';
   signature: JsonSignature;
-  /** The path of the list of events a record holds (RD Station's `leads`), each decided on its own. */
+  /**
+   * The path of the list of events a record holds (RD Station's `leads`), each decided on its own; a `[*]` in it
+   * takes the lists under every element of a list (Meta's `entry[*].changes`: every change of every entry).
+   */
   events?: string;
 }
 
