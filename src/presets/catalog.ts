@@ -8,6 +8,7 @@ import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
+import { pipedriveWebhook, pipedriveWebhookV2 } from './sources/pipedrive-webhook.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
 import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
@@ -30,6 +31,8 @@ export const SOURCES: readonly SourceDef[] = [
   googleAdsLeadForm,
   stripeEvent,
   stripeEventList,
+  pipedriveWebhook,
+  pipedriveWebhookV2,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;
