@@ -9,6 +9,7 @@ import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { pipedriveWebhook, pipedriveWebhookV2 } from './sources/pipedrive-webhook.js';
+import { rudderstackEvent, segmentBatch, segmentEvent } from './sources/segment.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
 import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
@@ -33,6 +34,9 @@ export const SOURCES: readonly SourceDef[] = [
   stripeEventList,
   pipedriveWebhook,
   pipedriveWebhookV2,
+  rudderstackEvent,
+  segmentEvent,
+  segmentBatch,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

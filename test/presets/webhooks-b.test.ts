@@ -187,3 +187,101 @@ test('--preset forces a source; --preset generic reads the same body by field na
   assert.deepEqual(readAs(generic.report), []);
   assert.equal(generic.report.counts.new, 0);
 });
+
+const NO_CONTACT =
+  'not about a person: a track, page, screen, group or alias event with no email or phone in traits, context.traits or properties.email (what someone did, not who to reach)';
+
+test('Segment events: messageId is the key, the person from traits then context.traits, analytics filtered', async () => {
+  const { report, rows } = await dryRun('segment/events.jsonl');
+  assert.deepEqual(readAs(report), [['Segment/RudderStack event', 7]]);
+  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
+  assert.deepEqual(emailsOf(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(rowsOf(rows, 'duplicate_in_input'), [
+    [2, '', 'same event as fixtures/sources/segment/events.jsonl line 1'],
+  ]);
+  // A track whose person is in context.traits: Jane again, under a new messageId.
+  assert.deepEqual(
+    rows.filter((r) => r.decision === 'known_lead').map((r) => [r.line, r.email]),
+    [[3, 'jane.miller@example.com']],
+  );
+  assert.deepEqual(rowsOf(rows, 'filtered'), [
+    [5, '', NO_CONTACT],
+    [
+      6,
+      '',
+      'an identify call with no email or phone in its traits: it names a user but not how to reach them; the identify that carries traits.email or traits.phone is the lead',
+    ],
+  ]);
+  assert.deepEqual(rowsOf(rows, 'invalid'), [[7, '', "no event id in 'messageId'"]]);
+
+  const sent = await pushTwice('segment/events.jsonl');
+  assert.deepEqual(
+    sent.map((l) => [l.email, l.phone, l.name, l.company, l.source]),
+    [
+      ['jane.miller@example.com', '+12025550143', 'Jane Miller', 'Miller & Sons', 'google'],
+      ['omar.haddad@example.com', '+12025550188', 'Omar Haddad', 'Haddad Hardware LLC', undefined],
+    ],
+  );
+});
+
+test('RudderStack events are told from Segment by rudderId; a page with context.traits is a known lead', async () => {
+  const { report, rows } = await dryRun('rudderstack/events.jsonl');
+  assert.deepEqual(readAs(report), [['RudderStack event', 6]]);
+  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 1 });
+  assert.deepEqual(emailsOf(rows), ['jane.miller@example.com', 'ana.souza@exemplo.com.br']);
+  assert.deepEqual(rowsOf(rows, 'duplicate_in_input'), [
+    [2, '', 'same event as fixtures/sources/rudderstack/events.jsonl line 1'],
+  ]);
+  assert.deepEqual(
+    rows.filter((r) => r.decision === 'known_lead').map((r) => [r.line, r.email]),
+    [[4, 'ana.souza@exemplo.com.br']],
+  );
+  assert.deepEqual(rowsOf(rows, 'filtered'), [[5, '', NO_CONTACT]]);
+  assert.deepEqual(rowsOf(rows, 'invalid'), [
+    [6, '', "email: 'bruno.lima(at)exemplo.com.br' is not a valid email address"],
+  ]);
+
+  const sent = await pushTwice('rudderstack/events.jsonl');
+  assert.deepEqual(
+    sent.map((l) => [l.email, l.phone, l.name, l.company, l.source]),
+    [
+      ['jane.miller@example.com', undefined, 'Jane Miller', 'Miller & Sons', 'newsletter'],
+      ['ana.souza@exemplo.com.br', '+5511987654321', 'Ana Souza', 'Padaria Pão Quente', 'instagram'],
+    ],
+  );
+});
+
+test('a Segment batch body: each event decided on its own, by item; a retried batch sends nothing again', async () => {
+  const { report, rows } = await dryRun('segment/batch.jsonl');
+  assert.deepEqual(readAs(report), [['Segment/RudderStack batch', 8]]);
+  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 2, known_lead: 1, invalid: 1, filtered: 2 });
+  assert.deepEqual(
+    rows.map((r) => [r.line, r.item, r.decision]),
+    [
+      [1, 1, 'new'],
+      [1, 2, 'new'],
+      [1, 3, 'filtered'],
+      [2, 1, 'duplicate_in_input'],
+      [2, 2, 'duplicate_in_input'],
+      [2, 3, 'filtered'],
+      [3, 1, 'known_lead'],
+      [3, 2, 'invalid'],
+    ],
+  );
+  assert.deepEqual(emailsOf(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(rowsOf(rows, 'filtered'), [
+    [1, 3, NO_CONTACT],
+    [2, 3, NO_CONTACT],
+  ]);
+  assert.deepEqual(rowsOf(rows, 'invalid'), [[3, 2, "email: 'omar.haddad@@example.com' is not a valid email address"]]);
+
+  // Omar's track: email from properties.email, phone from context.traits.
+  const sent = await pushTwice('segment/batch.jsonl');
+  assert.deepEqual(
+    sent.map((l) => [l.email, l.phone, l.name]),
+    [
+      ['jane.miller@example.com', '+12025550143', 'Jane Miller'],
+      ['omar.haddad@example.com', '+12025550188', 'Omar Haddad'],
+    ],
+  );
+});
