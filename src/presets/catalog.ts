@@ -4,13 +4,14 @@ import { LOG_DEFS } from './logs.js';
 import { googleAdsLeadForm } from './sources/google-ads.js';
 import { hubspotExport } from './sources/hubspot-export.js';
 import { hubspotWebhook } from './sources/hubspot-webhook.js';
+import { linkedinLeadSync } from './sources/linkedin.js';
 import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { pipedriveWebhook, pipedriveWebhookV2 } from './sources/pipedrive-webhook.js';
-import { rudderstackEvent, segmentBatch, segmentEvent } from './sources/segment.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
+import { rudderstackEvent, segmentBatch, segmentEvent } from './sources/segment.js';
 import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
@@ -37,6 +38,7 @@ export const SOURCES: readonly SourceDef[] = [
   rudderstackEvent,
   segmentEvent,
   segmentBatch,
+  linkedinLeadSync,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -3,7 +3,7 @@
 // the leads a push sends, and that pushing the same file again sends nothing (keys are stable).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -284,4 +284,52 @@ test('a Segment batch body: each event decided on its own, by item; a retried ba
       ['omar.haddad@example.com', '+12025550188', 'Omar Haddad'],
     ],
   );
+});
+
+test("LinkedIn Lead Sync: answers read by their form's predefined fields, a test lead filtered, a repeat by id", async () => {
+  const { report, rows } = await dryRun('linkedin/lead-form-responses.jsonl');
+  assert.deepEqual(readAs(report), [['LinkedIn Lead Sync responses', 6]]);
+  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 1 });
+  assert.deepEqual(
+    rows.map((r) => [r.line, r.item, r.decision, r.email]),
+    [
+      [1, 1, 'new', 'jane.miller@example.com'],
+      [1, 2, 'filtered', ''],
+      // The same lead from an overlapping pull, its answers in another order.
+      [2, 1, 'duplicate_in_input', 'jane.miller@example.com'],
+      [2, 2, 'known_lead', 'jane.miller@example.com'],
+      // Omar's answers come in reverse order: read by question, not by position.
+      [2, 3, 'new', 'omar.haddad@example.com'],
+      [3, 1, 'invalid', ''],
+    ],
+  );
+  assert.deepEqual(rowsOf(rows, 'filtered'), [
+    [1, 2, 'a test lead (testLead is true): not a person who filled in the form'],
+  ]);
+  assert.deepEqual(rowsOf(rows, 'invalid'), [
+    [
+      3,
+      1,
+      "LinkedIn's answers name their question by id only, and this response holds no form questions to read them by: add form:(hiddenFields,creationLocale,name,id,content) to the fields of the leadFormResponses pull, or map the question ids in the config (no email and no phone: nothing identifies the person)",
+    ],
+  ]);
+
+  const sent = await pushTwice('linkedin/lead-form-responses.jsonl');
+  assert.deepEqual(
+    sent.map((l) => [l.email, l.phone, l.name, l.company, l.source]),
+    [
+      ['jane.miller@example.com', undefined, 'Jane Miller', 'Miller & Sons', 'linkedin'],
+      ['omar.haddad@example.com', '+12025550188', 'Omar Haddad', undefined, 'urn:li:sponsoredCampaign:3300002'],
+    ],
+  );
+});
+
+test('LinkedIn: a user who maps the question ids in the config gets the leads of a pull without the form', async () => {
+  const dir = tmpDir();
+  const config = join(dir, 'leadledger.config.json');
+  const answer = (ids: string) => `formResponse.answers[questionId=${ids}].answerDetails.textQuestionAnswer.answer`;
+  writeFileSync(config, JSON.stringify({ fields: { email: answer('37001|37002'), firstName: answer('17001|17002') } }));
+  const { report, rows } = await dryRun('linkedin/lead-form-responses.jsonl', '--config', config);
+  assert.deepEqual(decisions(report), { new: 3, duplicate_in_input: 1, known_lead: 1, filtered: 1 });
+  assert.deepEqual(rows.at(-1)?.email, 'ana.souza@exemplo.com.br');
 });
