@@ -21,6 +21,8 @@ export interface PresetInfo {
   key: string[];
   /** Events this source marks as not leads: when, and the reason they are filtered with. */
   filtered: Array<{ when: string; reason: string }>;
+  /** Invalid events this source explains: when, and the reason said before the mapper's. */
+  explained?: Array<{ when: string; reason: string }>;
   docs: string[];
   note?: string;
 }
@@ -78,6 +80,7 @@ function presetInfo(s: SourceDef): PresetInfo {
     filtered: (s.skip ?? []).map((x) => ({ when: x.when.describe, reason: x.reason })),
     docs: [...s.docs],
   };
+  if (s.explain?.length) info.explained = s.explain.map((x) => ({ when: x.when.describe, reason: x.reason }));
   if (s.reads === 'json' && s.events) info.events = s.events;
   if (s.note) info.note = s.note;
   return info;

@@ -4,11 +4,14 @@ import { LOG_DEFS } from './logs.js';
 import { googleAdsLeadForm } from './sources/google-ads.js';
 import { hubspotExport } from './sources/hubspot-export.js';
 import { hubspotWebhook } from './sources/hubspot-webhook.js';
+import { linkedinLeadSync } from './sources/linkedin.js';
 import { mailchimpExport } from './sources/mailchimp-export.js';
 import { metaLeadAdsExport } from './sources/meta-lead-ads-export.js';
 import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/meta-leadgen.js';
 import { pipedriveExport } from './sources/pipedrive-export.js';
+import { pipedriveWebhook, pipedriveWebhookV2 } from './sources/pipedrive-webhook.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
+import { rudderstackEvent, segmentBatch, segmentEvent } from './sources/segment.js';
 import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
 import { UsageError } from '../errors.js';
@@ -30,6 +33,12 @@ export const SOURCES: readonly SourceDef[] = [
   googleAdsLeadForm,
   stripeEvent,
   stripeEventList,
+  pipedriveWebhook,
+  pipedriveWebhookV2,
+  rudderstackEvent,
+  segmentEvent,
+  segmentBatch,
+  linkedinLeadSync,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -1,7 +1,8 @@
 // Reading records as the tools that made them wrote them: each record (or a CSV export's header) is recognized by
 // its source's signature, its events are taken out one by one (a body with several leads, a log line that holds a
 // webhook body), mapped with that source's paths and key, and those the source marks as not leads are filtered
-// with the reason. A record no source claims is mapped by field names, as always.
+// with the reason (where the source wrote a lead in a way that cannot be read, its invalid reason says what to do).
+// A record no source claims is mapped by field names, as always.
 import type { Config } from '../mapping/config.js';
 import { getPath, normalizeHeader, parsePath, type FieldPath } from '../mapping/fields.js';
 import { createMapper, mapItem, type MapOptions, type Mapper } from '../mapping/map-record.js';
@@ -296,7 +297,13 @@ export class Recognizer {
       if (rec.replaced) one.replaced = true;
       const m = mapper(one);
       const skip = def.skip?.find((s) => s.when.test(event));
-      if (!skip) return out.push(m);
+      if (!skip) {
+        if (m.kind === 'invalid') {
+          const why = def.explain?.find((s) => s.when.test(event));
+          if (why) m.reason = `${why.reason} (${m.reason})`;
+        }
+        return out.push(m);
+      }
       const f: Mapped = { kind: 'filtered', source, line, reason: skip.reason };
       if (item !== undefined) f.item = item;
       if (m.key !== undefined) f.key = m.key;
