@@ -63,7 +63,19 @@ function presetInfo(s: SourceDef): PresetInfo {
   }
   for (const [name, path] of Object.entries(mapped.custom ?? {})) fields[`custom.${name}`] = [path];
   const k = s.mapping.key;
-  const key = !k ? [] : 'paths' in k ? [...k.paths] : 'path' in k ? [k.path] : 'fields' in k ? [...k.fields] : [];
+  // Without a key of its own, the event id field is the key (the first of its columns that holds a value).
+  const id = mapped.id;
+  const key = !k
+    ? id === undefined
+      ? []
+      : typeof id === 'string'
+        ? [id]
+        : [id.join(' or ')]
+    : 'paths' in k
+      ? [...k.paths]
+      : 'path' in k
+        ? [k.path]
+        : [...k.fields];
   const info: PresetInfo = {
     name: s.name,
     title: s.title,
