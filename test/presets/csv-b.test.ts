@@ -241,3 +241,33 @@ test('a CFDB7 export of 2,500 submissions: the header it writes after rows 1,000
     [1002, 2003],
   );
 });
+
+test('RD Station export as RD writes it (UTF-16LE, tabs) and as Excel pt-BR re-saves it (cp1252, ";", dd/mm/yyyy): decided alike', async () => {
+  const dir = tmpDir();
+  const utf16 = fx('rdstation-export/contatos.csv');
+  const excel = fx('rdstation-export/contatos-excel-ptbr.csv');
+  const a = await dryRun(dir, utf16, '--default-country', 'BR');
+  const b = await dryRun(dir, excel, '--default-country', 'BR');
+  for (const { doc } of [a, b]) {
+    assert.deepEqual(readAs(doc), [{ as: 'RD Station contacts export', events: 4 }]);
+    assert.deepEqual(nonZero(doc), { read: 4, new: 2, duplicate_in_input: 1, invalid: 1 });
+  }
+  const keyed = (rows: typeof a.rows) => rows.map((r) => [r.line, r.key, r.decision, r.email]);
+  assert.deepEqual(keyed(b.rows), keyed(a.rows), 'the same keys and decisions');
+  assert.equal(
+    a.rows[0]!.key,
+    'https://app.rdstation.com.br/leads/public/0b6f3a52-1d0e-4c1e-9a51-6a1f0c0e0a01|2',
+    'the contact and its count of conversions',
+  );
+  assert.deepEqual(decided(a.rows, 'invalid'), [
+    [5, '', "phone: '11 9' is not a valid phone number, and there is no email: nothing identifies the person"],
+  ]);
+  const sent = await pushTwice(dir, utf16, 2, '--default-country', 'BR');
+  assert.deepEqual(phones(sent), {
+    'ana.souza@exemplo.com.br': '+5511987654321',
+    'bruno.lima@exemplo.com.br': '+5511912345678',
+  });
+  // After the export was pushed, the Excel re-save of it is the same leads: nothing to send, nothing in conflict.
+  const { doc } = await dryRun(dir, excel, '--default-country', 'BR', '--ledger', join(dir, 'push.db'));
+  assert.deepEqual(nonZero(doc), { read: 4, duplicate: 2, duplicate_in_input: 1, invalid: 1 });
+});
