@@ -210,7 +210,8 @@ export class Recognizer {
           return;
         }
       }
-      if (body === null || typeof body !== 'object') continue;
+      // An empty body is none: Express's body-parser gives a GET `{}`, and a list with no events yields nothing.
+      if (body === null || typeof body !== 'object' || Object.keys(body).length === 0) continue;
       if (Array.isArray(body)) {
         body.forEach((b, i) => {
           const one = { ...rec, item: i + 1 };

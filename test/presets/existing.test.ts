@@ -199,3 +199,30 @@ test('replay --from a log picks the events push left failed, by the keys push ga
   assert.equal(again.doc.counts.new, 0);
   assert.equal(again.doc.delivery?.sent, 0);
 });
+
+test('a log line with an empty body (Express gives a GET {}, a handler may log []) is not an event, never lost', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'app.log');
+  const first = readFileSync(fx('app-logs/webhooks.log'), 'utf8').split('\n').slice(0, 2).join('\n');
+  const line = (extra: string) =>
+    `{"level":30,"time":1741619564500,"pid":4100,"hostname":"web-1",${extra},"msg":"incoming"}`;
+  writeFileSync(
+    input,
+    [first, line('"req":{"method":"GET","url":"/health","body":{}}'), line('"body":[]'), line('"payload":"[]"')].join(
+      '\n',
+    ) + '\n',
+  );
+  const { doc, rows } = await dryRun(dir, input);
+  assert.deepEqual(nonZero(doc), { read: 5, new: 1, filtered: 4 });
+  assert.deepEqual(
+    rows.map((r) => [r.line, r.decision]),
+    [
+      [1, 'filtered'],
+      [2, 'new'],
+      [3, 'filtered'],
+      [4, 'filtered'],
+      [5, 'filtered'],
+    ],
+  );
+  assert.ok(rows.slice(2).every((r) => r.reason.startsWith('not an event: a pino log line with no webhook body')));
+});
