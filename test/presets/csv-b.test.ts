@@ -271,3 +271,23 @@ test('RD Station export as RD writes it (UTF-16LE, tabs) and as Excel pt-BR re-s
   const { doc } = await dryRun(dir, excel, '--default-country', 'BR', '--ledger', join(dir, 'push.db'));
   assert.deepEqual(nonZero(doc), { read: 4, duplicate: 2, duplicate_in_input: 1, invalid: 1 });
 });
+
+test('a Salesforce report with no rows (a scheduled export on a quiet week): its footer is filtered, not broken rows', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'report1742389202900.csv');
+  const report = readFileSync(fx('salesforce-report/leads-report.csv'), 'utf8').split('\n');
+  writeFileSync(input, [report[0], '', '"Grand Totals (0 records)"', ...report.slice(8)].join('\n'));
+  for (const preset of [[], ['--preset', 'salesforce-report']]) {
+    const { doc, rows } = await dryRun(dir, input, ...preset);
+    assert.deepEqual(readAs(doc), [{ as: 'Salesforce lead report', events: 3 }]);
+    assert.deepEqual(nonZero(doc), { read: 3, filtered: 3 });
+    assert.deepEqual(
+      decided(rows, 'filtered').map(([line, , reason]) => [line, reason]),
+      [
+        [3, FOOTER],
+        [5, FOOTER],
+        [6, FOOTER],
+      ],
+    );
+  }
+});
