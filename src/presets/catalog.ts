@@ -11,9 +11,12 @@ import { metaGraphLead, metaGraphLeadList, metaLeadgenWebhook } from './sources/
 import { pipedriveExport } from './sources/pipedrive-export.js';
 import { pipedriveWebhook, pipedriveWebhookV2 } from './sources/pipedrive-webhook.js';
 import { rdstationExport, rdstationLegacyWebhook, rdstationWebhook } from './sources/rdstation.js';
+import { salesforceReport } from './sources/salesforce.js';
 import { rudderstackEvent, segmentBatch, segmentEvent } from './sources/segment.js';
 import { stripeEvent, stripeEventList } from './sources/stripe.js';
 import { typeform } from './sources/typeform.js';
+import { cfdb7Export, elementorSubmissions } from './sources/wordpress-forms.js';
+import { zohoLeads } from './sources/zoho.js';
 import { UsageError } from '../errors.js';
 import type { LogDef, SourceDef } from './types.js';
 
@@ -39,6 +42,10 @@ export const SOURCES: readonly SourceDef[] = [
   segmentEvent,
   segmentBatch,
   linkedinLeadSync,
+  salesforceReport,
+  zohoLeads,
+  elementorSubmissions,
+  cfdb7Export,
 ];
 
 export const LOGS: readonly LogDef[] = LOG_DEFS;

@@ -119,6 +119,11 @@ export interface RecognizeOptions {
   forced?: SourceDef;
   /** The input's first lines were those of an application log: its lines that are not JSON are not events. */
   log?: boolean;
+  /**
+   * A CSV input's column names, read from its head: a row that is not a record (a report's footer) can be known as
+   * such before any record came, in an export with none.
+   */
+  headers?: readonly string[];
   /** Sees every event before it is mapped, with the source it is read as (none: by field names): `init` uses it. */
   onEvent?: (e: SeenEvent) => void;
 }
@@ -146,6 +151,7 @@ export class Recognizer {
   constructor(private readonly o: RecognizeOptions) {
     this.generic = createMapper(o.map, { hashLater: true });
     if (o.forced?.reads === 'csv') this.csv = o.forced;
+    if (o.headers) this.headers = [...o.headers];
   }
 
   /** The mapped events of one item, pushed onto out. */
@@ -210,7 +216,8 @@ export class Recognizer {
           return;
         }
       }
-      if (body === null || typeof body !== 'object') continue;
+      // An empty body is none: Express's body-parser gives a GET `{}`, and a list with no events yields nothing.
+      if (body === null || typeof body !== 'object' || Object.keys(body).length === 0) continue;
       if (Array.isArray(body)) {
         body.forEach((b, i) => {
           const one = { ...rec, item: i + 1 };
@@ -318,11 +325,12 @@ export class Recognizer {
       this.count('log lines that are not JSON');
       return { kind: 'filtered', source: r.source, line: r.line, reason: 'not an event: a log line that is not JSON' };
     }
-    const def = this.csv;
-    if (!def || !r.cells || !def.skip) return undefined;
     // The short row as the record it would be, its missing cells empty.
     const headers = this.headers;
-    if (!headers) return undefined;
+    if (!r.cells || !headers) return undefined;
+    if (this.csv === undefined) this.csv = recognizeCsv(headers) ?? null;
+    const def = this.csv;
+    if (!def?.skip) return undefined;
     const row: Record<string, unknown> = {};
     headers.forEach((h, i) => (row[h] = r.cells![i] ?? ''));
     const skip = def.skip.find((s) => s.when.test(row));
