@@ -64,3 +64,9 @@ export function parseQualifiedName(text: string, what = '--table'): QualifiedNam
   if (parts.some((p) => p.includes('\0'))) throw bad('a name cannot contain NUL');
   return parts.length === 2 ? { schema: parts[0]!, name: parts[1]! } : { name: parts[0]! };
 }
+
+/** A table name as messages show it: quoted only where it has to be. */
+export function displayName(q: QualifiedName): string {
+  const part = (s: string) => (/^[a-z_][a-z0-9_$]*$/.test(s) ? s : quoteIdent(s));
+  return q.schema === undefined ? part(q.name) : `${part(q.schema)}.${part(q.name)}`;
+}

@@ -4,7 +4,7 @@
 // there. Nothing here alters a table: --create-table only creates one that does not exist.
 import type pg from 'pg';
 import { UsageError } from '../errors.js';
-import { quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
+import { displayName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
 
 /** One column of the table. */
 export interface TableColumn {
@@ -33,6 +33,8 @@ export interface TableShape {
   primaryKey?: string;
   uniqueIndexes: Array<{ name: string; columns: number[]; expr?: string; partial: boolean; deferrable: boolean }>;
   attnums: Map<number, string>;
+  /** Sequences the columns' defaults draw from, and whether the user may. */
+  sequences: Array<{ column: string; sequence: string; usable: boolean }>;
   canInsert: boolean;
   canUpdate: boolean;
   canSelect: boolean;
@@ -50,7 +52,7 @@ export async function readTable(db: pg.ClientBase, q: QualifiedName): Promise<Ta
   if (!r) return undefined;
   if (r.relkind !== 'r' && r.relkind !== 'p')
     throw new UsageError(
-      `${quoteQualified({ schema: r.nspname, name: r.relname })} is not a table (${relkindName(r.relkind)}): the postgres sink writes into a table with a unique index on email`,
+      `${displayName({ schema: r.nspname, name: r.relname })} is not a table (${relkindName(r.relkind)}): the postgres sink writes into a table with a unique index on email`,
     );
   const cols = await db.query<{
     attnum: number;
@@ -84,6 +86,17 @@ export async function readTable(db: pg.ClientBase, q: QualifiedName): Promise<Ta
        FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
       WHERE i.indrelid = $1 AND i.indisunique
       ORDER BY i.indisprimary DESC, ic.relname`,
+    [r.oid],
+  );
+  // A serial column's default calls nextval(), which needs USAGE on its sequence (an identity column does not).
+  const seqs = await db.query<{ column: string; sequence: string; usable: boolean }>(
+    `SELECT DISTINCT a.attname AS column, d.refobjid::regclass::text AS sequence,
+            has_sequence_privilege(d.refobjid, 'USAGE') AS usable
+       FROM pg_attrdef ad
+       JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+       JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid AND d.refclassid = 'pg_class'::regclass
+       JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
+      WHERE ad.adrelid = $1 AND a.attidentity = '' AND a.attgenerated = ''`,
     [r.oid],
   );
   const priv = await db.query<{ ins: boolean; upd: boolean; sel: boolean }>(
@@ -121,6 +134,7 @@ export async function readTable(db: pg.ClientBase, q: QualifiedName): Promise<Ta
     ...(pk && pk.nkeys === 1 && pk.keys[0]! > 0 ? { primaryKey: attnums.get(pk.keys[0]!)! } : {}),
     uniqueIndexes,
     attnums,
+    sequences: seqs.rows,
     canInsert: priv.rows[0]!.ins,
     canUpdate: priv.rows[0]!.upd,
     canSelect: priv.rows[0]!.sel,
@@ -185,7 +199,8 @@ export function planColumns(
   t: TableShape,
   opts: { columns?: Record<string, string>; customFields: string[]; update: boolean },
 ): ColumnPlan {
-  const table = quoteQualified(t.name);
+  const table = displayName(t.name);
+  const sqlName = quoteQualified(t.name);
   const mapped = opts.columns ?? {};
   const custom = new Set(opts.customFields);
   const problems: string[] = [];
@@ -251,8 +266,8 @@ export function planColumns(
     if (!emailKey)
       problems.push(
         `${table} has no unique index on ${quoteIdent(email.name)}, so it cannot keep one row per person: ` +
-          `ALTER TABLE ${table} ADD UNIQUE (${quoteIdent(email.name)}); ` +
-          `(or CREATE UNIQUE INDEX ON ${table} (lower(${quoteIdent(email.name)}))). A partial or deferrable one does not count`,
+          `ALTER TABLE ${sqlName} ADD UNIQUE (${quoteIdent(email.name)}); ` +
+          `(or CREATE UNIQUE INDEX ON ${sqlName} (lower(${quoteIdent(email.name)}))). A partial or deferrable one does not count`,
       );
   }
   const filled = new Set(planned.map((p) => p.column.name));
@@ -262,6 +277,11 @@ export function planColumns(
         `column ${quoteIdent(c.name)} of ${table} is NOT NULL without a default, and no lead field fills it: give it a default, or map a field to it in sinks.postgres.columns`,
       );
   if (!t.canInsert) problems.push(`the database user may not INSERT into ${table}`);
+  for (const q of t.sequences)
+    if (!q.usable)
+      problems.push(
+        `the database user may not use sequence ${q.sequence}, which fills column ${quoteIdent(q.column)}: GRANT USAGE ON SEQUENCE ${q.sequence} TO that user`,
+      );
   if (!t.canSelect) problems.push(`the database user may not SELECT from ${table} (the sink reads ids back)`);
   if (opts.update && !t.canUpdate) problems.push(`the database user may not UPDATE ${table} (--existing update)`);
   if (problems.length || !email || !emailKey)

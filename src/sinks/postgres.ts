@@ -16,7 +16,7 @@ import pg from 'pg';
 import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
 import { chooseUrl, resolvePgConnection, type PgConnection } from './pg-connection.js';
-import { parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
+import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
 import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './pg-table.js';
 import { redact } from './redact.js';
 import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
@@ -54,6 +54,29 @@ export const PG_MAX_BATCH = 1000;
 
 /** Thrown from the driver's password callback: the server asked for a password and none was found. */
 class NoPasswordError extends Error {}
+
+/**
+ * pg.Client whose failed connect closes its socket. An error raised on the client's side of the handshake (no
+ * password to give) leaves the socket open otherwise, and pg.Pool does not close it: the process would wait for the
+ * server's authentication_timeout (a minute) before it could exit.
+ */
+class ClosingClient extends pg.Client {
+  override connect(): Promise<pg.Client>;
+  override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
+  override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | void {
+    const close = () =>
+      (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    if (!callback)
+      return super.connect().catch((e: unknown) => {
+        close();
+        throw e;
+      });
+    super.connect((err: Error | null, c?: pg.Client) => {
+      if (err) close();
+      (callback as (err: Error | null, c?: pg.Client) => void)(err, c);
+    });
+  }
+}
 
 /** SQLSTATEs worth a retry: connection exceptions, serialization failure, deadlock, shutdown, too many connections. */
 const TRANSIENT_STATE = /^(08...|40001|40P01|57P0[123]|53300|57014|55P03)$/;
@@ -125,6 +148,7 @@ export class PostgresSink implements Sink {
     const timeoutMs = o.timeoutMs ?? 30_000;
     const pool = new pg.Pool({
       ...conn.config,
+      Client: ClosingClient,
       password:
         conn.config.password ??
         (() => {
@@ -353,8 +377,8 @@ export class PostgresSink implements Sink {
     if (e instanceof NoPasswordError) return { kind: 'credentials', reason: this.noPassword() };
     if (committing && (isLostConnection(e) || !state))
       return { kind: 'unknown', reason: `COMMIT unanswered: ${reason}` };
-    if (state === '28P01' || state === '28000') return { kind: 'credentials', reason };
-    if (state === '42501') return { kind: 'credentials', reason };
+    if (state === '28P01' || state === '28000' || state === '42501')
+      return { kind: 'credentials', reason: `PostgreSQL at ${this.conn.display} refused: ${reason}` };
     if (isLostConnection(e) || (state && TRANSIENT_STATE.test(state))) return { kind: 'transient', reason };
     if (state && /^(22|23)/.test(state)) return { kind: 'refused', reason: `PostgreSQL refused the lead: ${reason}` };
     // The table changed under the run (a column dropped), or anything else: the lead is not at fault; retried later.
@@ -512,12 +536,6 @@ function noPasswordMessage(conn: PgConnection): string {
     `to ${conn.pgpassFile} (mode 0600), or put the URL with its password in LEADLEDGER_PG_URL or DATABASE_URL` +
     (conn.pgpassIgnored ? ` (${conn.pgpassIgnored})` : '')
   );
-}
-
-/** A table name as messages show it: quoted only where it has to be. */
-export function displayName(q: QualifiedName): string {
-  const part = (s: string) => (/^[a-z_][a-z0-9_$]*$/.test(s) ? s : quoteIdent(s));
-  return q.schema === undefined ? part(q.name) : `${part(q.schema)}.${part(q.name)}`;
 }
 
 /** The value a planned field takes from an item; '' counts as absent. */
