@@ -121,6 +121,8 @@ test('postgres sink: SIGKILL at many points of a push, among them committed-but-
 
   const final = await runCli([...args.slice(0, -1), '--json'], { env });
   assert.equal(final.code, 0, final.stderr);
+  const verify = await runCli(['ledger', 'verify', '--ledger', ledger, '--json']);
+  assert.equal(verify.code, 0, `ledger verify after the kills: ${verify.stdout}${verify.stderr}`);
   const table = (await db.query<{ id: string; email: string }>(`SELECT id::text, email FROM crash_leads`)).rows;
   assert.equal(table.length, want.size, 'one row per person, none missing, none doubled');
   assert.deepEqual(new Set(table.map((r) => r.email)), want);
