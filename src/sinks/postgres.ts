@@ -163,22 +163,19 @@ export class PostgresSink implements Sink {
     });
     // An idle connection the server closed (a restart): the pool drops it and the next checkout opens another.
     pool.on('error', () => undefined);
-    const sink = await (async () => {
-      try {
-        const shape = await retrying(o, () => prepareTable(pool, q, o));
-        const plan = planColumns(shape, {
-          columns: o.config?.columns,
-          customFields: o.customFields ?? [],
-          update: o.existing === 'update',
-        });
-        for (const w of plan.warnings) o.warn?.(w);
-        return new PostgresSink(pool, conn, shape.name, plan, o);
-      } catch (e) {
-        await pool.end().catch(() => undefined);
-        throw startError(e, conn);
-      }
-    })();
-    return sink;
+    try {
+      const shape = await retrying(o, () => prepareTable(pool, q, o));
+      const plan = planColumns(shape, {
+        columns: o.config?.columns,
+        customFields: o.customFields ?? [],
+        update: o.existing === 'update',
+      });
+      for (const w of plan.warnings) o.warn?.(w);
+      return new PostgresSink(pool, conn, shape.name, plan, o);
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw startError(e, conn);
+    }
   }
 
   /** "PostgreSQL postgres://user@host:5432/db table public.leads": never the password. */
