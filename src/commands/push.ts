@@ -21,7 +21,7 @@ import {
 } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import type { HttpClient } from '../sinks/http.js';
-import { redactUrl } from '../sinks/secure-url.js';
+import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';
@@ -249,6 +249,9 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     url: o.url ? redactUrl(o.url) : undefined,
     output: o.output,
     hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
+    pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
+    table: o.sink === 'postgres' ? o.table : undefined,
+    createTable: o.createTable || undefined,
     format: o.format,
     encoding: o.encoding,
     delimiter: o.delimiter,

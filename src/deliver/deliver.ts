@@ -9,7 +9,7 @@ import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../led
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
 import { emptyDelivery, type DeliveryCounts } from './delivery-counts.js';
-import type { SendItem, Sink, SinkOutcome } from '../sinks/types.js';
+import type { LookupResult, SendItem, Sink, SinkOutcome } from '../sinks/types.js';
 
 /** Options of the deliver stage. */
 export interface DeliverOptions {
@@ -82,7 +82,14 @@ export class Deliverer {
     const e = d.event!;
     const dk = downstreamKey(this.o.namespace, e.key);
     const mode = d.kind === 'known_lead' ? 'update' : 'create';
-    const item: SendItem = { key: e.key, downstreamKey: dk, lead: e.lead, naturalKey: e.naturalKey, mode };
+    const item: SendItem = {
+      key: e.key,
+      downstreamKey: dk,
+      lead: e.lead,
+      naturalKey: e.naturalKey,
+      occurredAt: e.occurredAt,
+      mode,
+    };
     const claim: ClaimInput = {
       key: e.key,
       keyKind: e.keyKind,
@@ -116,6 +123,7 @@ export class Deliverer {
       downstreamKey: dk,
       lead,
       naturalKey: row.natural_key ?? undefined,
+      occurredAt: row.event_time ?? undefined,
       mode: 'create',
     };
     this.batch.push({ key: row.key, item, claimFrom: from, row, decision });
@@ -190,6 +198,26 @@ export class Deliverer {
     );
     const mine = usable.filter((r) => claimed.has(r.key));
     const resend: Pending[] = [];
+    // A sink that looks many people up in one query (the postgres sink) is asked a batch at a time, up front; a
+    // failed batch of lookups leaves each of its rows to the error handling below.
+    const looked = new Map<string, LookupResult | Error>();
+    if (sink.lookupMany && caps.lookupByNaturalKey) {
+      const rowsToLook = mine.filter(canLookup);
+      const chunks: LedgerEventRow[][] = [];
+      for (let i = 0; i < rowsToLook.length; i += caps.maxBatch) chunks.push(rowsToLook.slice(i, i + caps.maxBatch));
+      await mapPool(chunks, Math.max(1, this.o.concurrency), async (chunk) => {
+        if (this.o.stop.aborted) return;
+        try {
+          const results = await sink.lookupMany!(
+            chunk.map((r) => r.natural_key!),
+            this.o.hardStop,
+          );
+          chunk.forEach((r, i) => looked.set(r.key, results[i] ?? { found: false }));
+        } catch (e) {
+          for (const r of chunk) looked.set(r.key, e as Error);
+        }
+      });
+    }
     await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
       if (this.o.stop.aborted || this.fatal) {
         await ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
@@ -199,7 +227,9 @@ export class Deliverer {
       if (canLookup(row)) {
         let found;
         try {
-          found = await sink.lookup!(row.natural_key!, this.o.hardStop);
+          const pre = looked.get(row.key);
+          if (pre instanceof Error) throw pre;
+          found = pre ?? (await sink.lookup!(row.natural_key!, this.o.hardStop));
         } catch (e) {
           const cred = e instanceof CredentialsError;
           const error = cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}`;
@@ -240,6 +270,7 @@ export class Deliverer {
         downstreamKey: dk,
         lead: leadOf(row)!,
         naturalKey: row.natural_key ?? undefined,
+        occurredAt: row.event_time ?? undefined,
         mode: 'create',
       };
       resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });

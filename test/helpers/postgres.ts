@@ -40,17 +40,19 @@ export interface PgDatabase {
 
 const BIN_NAMES = ['initdb', 'postgres', 'pg_ctl'] as const;
 
-/** The directory holding initdb, postgres and pg_ctl: LEADLEDGER_PG_BIN, else PATH, else Debian's PostgreSQL 15. */
+/**
+ * The directory holding initdb, postgres and pg_ctl: LEADLEDGER_PG_BIN when set (and then only it), else the first on
+ * PATH, else Debian's PostgreSQL 15.
+ */
 export function findPgBin(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = [
-    env.LEADLEDGER_PG_BIN,
-    ...(env.PATH ?? '').split(delimiter),
-    '/usr/lib/postgresql/15/bin',
-  ].filter((d): d is string => !!d);
+  const candidates = env.LEADLEDGER_PG_BIN
+    ? [env.LEADLEDGER_PG_BIN]
+    : [...(env.PATH ?? '').split(delimiter), '/usr/lib/postgresql/15/bin'].filter((d) => !!d);
   return candidates.find((d) => BIN_NAMES.every((b) => existsSync(join(d, b))));
 }
 
-function missing(): Error {
+/** The error every postgres test fails with when there is no PostgreSQL to start. */
+export function missing(): Error {
   return new Error(
     'PostgreSQL server binaries (initdb, postgres, pg_ctl) were not found on PATH, in LEADLEDGER_PG_BIN or in ' +
       '/usr/lib/postgresql/15/bin. The postgres tests need a real PostgreSQL 15 and never skip' +
@@ -200,7 +202,13 @@ async function waitReady(c: PgCluster, server: ChildProcess): Promise<string | u
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (server.exitCode !== null || server.signalCode !== null) return undefined;
-    const client = new pg.Client({ host: c.host, port: c.port, user: c.user, password: c.password, database: 'postgres' });
+    const client = new pg.Client({
+      host: c.host,
+      port: c.port,
+      user: c.user,
+      password: c.password,
+      database: 'postgres',
+    });
     try {
       await client.connect();
       const r = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
