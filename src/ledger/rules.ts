@@ -141,8 +141,12 @@ export class LeaseKeeper {
     this.timer.unref();
   }
 
+  private busy = false;
+
   private async tick(): Promise<void> {
-    if (this.lost) return;
+    // A renewal slower than the period is not asked twice at once.
+    if (this.lost || this.busy) return;
+    this.busy = true;
     const asked = Date.now();
     try {
       if (await this.renew()) this.renewedAt = asked;
@@ -150,6 +154,8 @@ export class LeaseKeeper {
     } catch (e) {
       // A failed renewal is not yet a lost lease: live() says so once the margin is used up.
       if (!this.live()) this.lose(`the lease could not be renewed: ${(e as Error).message}`);
+    } finally {
+      this.busy = false;
     }
   }
 

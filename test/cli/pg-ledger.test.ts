@@ -48,98 +48,103 @@ async function assertExactlyOnce(
 }
 
 for (const mode of ['locked', 'no-lock'] as const) {
-  test(`four pushes at once on one PostgreSQL ledger (${mode}), SIGKILLed at many points, then reruns: every person in the CRM exactly once`, async () => {
-    const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { latencyMs: 120 } });
-    after(() => emu.close());
-    const dir = tmpDir();
-    // One input in four parts, a part per round (new people each time), so that every round has sends to kill.
-    const all = generateEvents(dir, 4800, mode === 'locked' ? 51 : 52);
-    const want = await expectedPeople(all, dir);
-    const lines = readFileSync(all, 'utf8').trimEnd().split('\n');
-    const inputs = [0, 1, 2, 3].map((i) => {
-      const part = join(dir, `part-${i}.jsonl`);
-      writeFileSync(part, lines.slice(i * 1200, (i + 1) * 1200).join('\n') + '\n');
-      return part;
-    });
-    const ledger = ledgerUrl();
-    const argsFor = (files: string[]) => [
-      'push',
-      ...files,
-      '--sink',
-      'hubspot',
-      '--hubspot-url',
-      emu.url,
-      '--ledger',
-      ledger,
-      '--quiet',
-      // Slow sends (the emulator answers in 120 ms, two batches at a time): a run spends seconds mid-send.
-      '--concurrency',
-      '2',
-      ...(mode === 'locked' ? ['--wait', '120'] : ['--no-lock']),
-    ];
-    // Kill points of the four processes of each round, read on the ledger for the process's own run: how many of
-    // its claims it has settled, with claims still pending (mid-send) where asked; undefined: let it finish. Sends
-    // go in batches of 100, and four processes share one round's thousand people.
-    type Point = { settled: number; pending?: boolean } | undefined;
-    const rounds: Point[][] = [
-      [{ settled: 0 }, { settled: 0, pending: true }, { settled: 100, pending: true }, { settled: 200 }],
-      [{ settled: 0, pending: true }, { settled: 100 }, undefined, { settled: 100, pending: true }],
-      [{ settled: 200, pending: true }, { settled: 0, pending: true }, { settled: 0 }, undefined],
-      [{ settled: 0, pending: true }, undefined, { settled: 100, pending: true }, { settled: 300, pending: true }],
-    ];
-    let killed = 0;
-    const progress = async (pid: number) =>
-      (
-        await q<{ settled: number; pending: number }>(
-          ledger,
-          `SELECT count(*) FILTER (WHERE e.status <> 'pending')::int AS settled, count(*) FILTER (WHERE e.status = 'pending')::int AS pending
+  test(
+    `four pushes at once on one PostgreSQL ledger (${mode}), SIGKILLed at many points, then reruns: every person in the CRM exactly once`,
+    // Sixteen runs and their reruns on a slow CRM: longer than the suite's 180 s default on a busy machine.
+    { timeout: 600_000 },
+    async () => {
+      const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { latencyMs: 120 } });
+      after(() => emu.close());
+      const dir = tmpDir();
+      // One input in four parts, a part per round (new people each time), so that every round has sends to kill.
+      const all = generateEvents(dir, 4800, mode === 'locked' ? 51 : 52);
+      const want = await expectedPeople(all, dir);
+      const lines = readFileSync(all, 'utf8').trimEnd().split('\n');
+      const inputs = [0, 1, 2, 3].map((i) => {
+        const part = join(dir, `part-${i}.jsonl`);
+        writeFileSync(part, lines.slice(i * 1200, (i + 1) * 1200).join('\n') + '\n');
+        return part;
+      });
+      const ledger = ledgerUrl();
+      const argsFor = (files: string[]) => [
+        'push',
+        ...files,
+        '--sink',
+        'hubspot',
+        '--hubspot-url',
+        emu.url,
+        '--ledger',
+        ledger,
+        '--quiet',
+        // Slow sends (the emulator answers in 120 ms, two batches at a time): a run spends seconds mid-send.
+        '--concurrency',
+        '2',
+        ...(mode === 'locked' ? ['--wait', '120'] : ['--no-lock']),
+      ];
+      // Kill points of the four processes of each round, read on the ledger for the process's own run: how many of
+      // its claims it has settled, with claims still pending (mid-send) where asked; undefined: let it finish. Sends
+      // go in batches of 100, and four processes share one round's thousand people.
+      type Point = { settled: number; pending?: boolean } | undefined;
+      const rounds: Point[][] = [
+        [{ settled: 0 }, { settled: 0, pending: true }, { settled: 100, pending: true }, { settled: 200 }],
+        [{ settled: 0, pending: true }, { settled: 100 }, undefined, { settled: 100, pending: true }],
+        [{ settled: 200, pending: true }, { settled: 0, pending: true }, { settled: 0 }, undefined],
+        [{ settled: 0, pending: true }, undefined, { settled: 100, pending: true }, { settled: 300, pending: true }],
+      ];
+      let killed = 0;
+      const progress = async (pid: number) =>
+        (
+          await q<{ settled: number; pending: number }>(
+            ledger,
+            `SELECT count(*) FILTER (WHERE e.status <> 'pending')::int AS settled, count(*) FILTER (WHERE e.status = 'pending')::int AS pending
            FROM {s}.runs r LEFT JOIN {s}.events e ON e.run_id = r.id WHERE r.pid = ${pid} AND r.status = 'running' GROUP BY r.id`,
-        ).catch(() => [])
-      )[0];
-    for (const [round, points] of rounds.entries()) {
-      await Promise.all(
-        points.map(async (p) => {
-          const child = start(argsFor([inputs[round]!]), env, ['ignore', 'ignore', 'ignore']);
-          while (p && child.exitCode === null && child.signalCode === null) {
-            const s = await progress(child.pid!);
-            if (s && s.settled >= p.settled && (!p.pending || s.pending > 0)) {
-              child.kill('SIGKILL');
-              killed++;
-              break;
+          ).catch(() => [])
+        )[0];
+      for (const [round, points] of rounds.entries()) {
+        await Promise.all(
+          points.map(async (p) => {
+            const child = start(argsFor([inputs[round]!]), env, ['ignore', 'ignore', 'ignore']);
+            while (p && child.exitCode === null && child.signalCode === null) {
+              const s = await progress(child.pid!);
+              if (s && s.settled >= p.settled && (!p.pending || s.pending > 0)) {
+                child.kill('SIGKILL');
+                killed++;
+                break;
+              }
+              await new Promise((r) => setTimeout(r, 5));
             }
-            await new Promise((r) => setTimeout(r, 5));
-          }
-          await exited(child);
-        }),
+            await exited(child);
+          }),
+        );
+      }
+      assert.ok(killed >= rounds.length + 2, `processes killed mid-run: ${killed}`);
+      // Reruns, four at once again, until nothing is left: the lease of the last killed runs runs out first.
+      for (let i = 0; i < 3; i++) {
+        const done = await Promise.all([0, 1, 2, 3].map(() => runCli(argsFor(inputs), { env })));
+        for (const r of done) assert.ok(r.code === 0 || r.code === 1 || r.code === 5, `rerun: ${r.code} ${r.stderr}`);
+        const left = await q<{ n: number }>(ledger, `SELECT count(*)::int AS n FROM {s}.events WHERE status <> 'sent'`);
+        if (left[0]!.n === 0 && done.every((r) => r.code === 0)) break;
+        await new Promise((r) => setTimeout(r, 2500));
+      }
+      await assertExactlyOnce(emu, ledger, want, mode);
+      // The kills hit runs mid-send: some claims were left unsettled (in doubt), then recovered by a later run.
+      const outcomes = await q<{ outcome: string; n: number }>(
+        ledger,
+        `SELECT outcome, count(*)::int AS n FROM {s}.attempts GROUP BY outcome ORDER BY outcome`,
       );
-    }
-    assert.ok(killed >= rounds.length + 2, `processes killed mid-run: ${killed}`);
-    // Reruns, four at once again, until nothing is left: the lease of the last killed runs runs out first.
-    for (let i = 0; i < 3; i++) {
-      const done = await Promise.all([0, 1, 2, 3].map(() => runCli(argsFor(inputs), { env })));
-      for (const r of done) assert.ok(r.code === 0 || r.code === 1 || r.code === 5, `rerun: ${r.code} ${r.stderr}`);
-      const left = await q<{ n: number }>(ledger, `SELECT count(*)::int AS n FROM {s}.events WHERE status <> 'sent'`);
-      if (left[0]!.n === 0 && done.every((r) => r.code === 0)) break;
-      await new Promise((r) => setTimeout(r, 2500));
-    }
-    await assertExactlyOnce(emu, ledger, want, mode);
-    // The kills hit runs mid-send: some claims were left unsettled (in doubt), then recovered by a later run.
-    const outcomes = await q<{ outcome: string; n: number }>(
-      ledger,
-      `SELECT outcome, count(*)::int AS n FROM {s}.attempts GROUP BY outcome ORDER BY outcome`,
-    );
-    const runs = await q<{ status: string; n: number }>(
-      ledger,
-      `SELECT status, count(*)::int AS n FROM {s}.runs GROUP BY status ORDER BY status`,
-    );
-    console.log(`${mode}: ${killed} killed; attempts ${JSON.stringify(outcomes)}; runs ${JSON.stringify(runs)}`);
-    assert.ok(
-      outcomes.some((o) => o.outcome === 'recovered'),
-      'some claims of killed runs were found in the CRM',
-    );
-    const v = await runCli(['ledger', 'verify', '--ledger', ledger, '--json'], { env });
-    assert.equal(v.code, 0, `ledger verify: ${v.stdout}${v.stderr}`);
-  });
+      const runs = await q<{ status: string; n: number }>(
+        ledger,
+        `SELECT status, count(*)::int AS n FROM {s}.runs GROUP BY status ORDER BY status`,
+      );
+      console.log(`${mode}: ${killed} killed; attempts ${JSON.stringify(outcomes)}; runs ${JSON.stringify(runs)}`);
+      assert.ok(
+        outcomes.some((o) => o.outcome === 'recovered'),
+        'some claims of killed runs were found in the CRM',
+      );
+      const v = await runCli(['ledger', 'verify', '--ledger', ledger, '--json'], { env });
+      assert.equal(v.code, 0, `ledger verify: ${v.stdout}${v.stderr}`);
+    },
+  );
 }
 
 test('ledger migrate: SQLite → PostgreSQL → SQLite copies every table, checks the counts, leaves each source untouched; the copy pushes on', async () => {
@@ -232,4 +237,28 @@ test('push, dry-run and replay on a PostgreSQL ledger: failures replayed, a dry-
   await assertExactlyOnce(emu, ledger, want, 'replay');
   const dry2 = await runCli(['push', events, '--dry-run', '--ledger', ledger, '--json'], { env });
   assert.equal((JSON.parse(dry2.stdout) as { counts: { new: number } }).counts.new, 0);
+});
+
+test('a PostgreSQL ledger that cannot be used ends the run with exit 5, naming it without its password; a schema of something else is left untouched', async () => {
+  const dir = tmpDir();
+  const events = generateEvents(dir, 20, 91);
+  const out = join(dir, 'out.jsonl');
+  const down = await runCli(
+    ['push', events, '--sink', 'jsonl', '--output', out, '--ledger', 'postgres://someone:s3cret@127.0.0.1:1/nowhere'],
+    { env },
+  );
+  assert.equal(down.code, 5, down.stderr);
+  assert.match(down.stderr, /cannot open ledger postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/nowhere/);
+  assert.ok(!down.stderr.includes('s3cret'), 'the password is never shown');
+
+  await db.query('CREATE SCHEMA theirs; CREATE TABLE theirs.orders (id int)');
+  const theirs = `${db.url}?schema=theirs`;
+  const refused = await runCli(['push', events, '--sink', 'jsonl', '--output', out, '--ledger', theirs], { env });
+  assert.equal(refused.code, 5, refused.stderr);
+  assert.match(refused.stderr, /not a leadledger ledger; it was left untouched/);
+  const tables = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'theirs'`);
+  assert.deepEqual(
+    tables.rows.map((r) => r.table_name as string),
+    ['orders'],
+  );
 });

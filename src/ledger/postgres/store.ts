@@ -8,7 +8,7 @@
 // - a read-only open (dry-run, the commands that only read) reads everything in one READ ONLY transaction.
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { LedgerError, UsageError } from '../../errors.js';
+import { LeadledgerError, LedgerError, UsageError } from '../../errors.js';
 import { sha256 } from '../../hash.js';
 import { EVENT_COLUMNS } from '../queries.js';
 import {
@@ -46,10 +46,12 @@ export class PgDb implements SqlDb {
     private readonly pool: pg.Pool,
     /** True when q is a client inside a transaction (transaction() and iterate() then use it as it is). */
     private readonly inTx: boolean,
+    /** The ledger's name, for the errors. */
+    private readonly name: string,
   ) {}
 
   async all<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.q.query(numberParams(sql), params)).rows as T[];
+    return (await query(this.q, this.name, numberParams(sql), params)).rows as T[];
   }
 
   async get<T>(sql: string, params: unknown[] = []): Promise<T | undefined> {
@@ -57,13 +59,15 @@ export class PgDb implements SqlDb {
   }
 
   async run(sql: string, params: unknown[] = []): Promise<number> {
-    return (await this.q.query(numberParams(sql), params)).rowCount ?? 0;
+    return (await query(this.q, this.name, numberParams(sql), params)).rowCount ?? 0;
   }
 
   // A cursor, FETCHed a page at a time: rows stream, and one transaction reads them all from one snapshot.
   async *iterate<T>(sql: string, params: unknown[] = []): AsyncIterable<T> {
     const name = `leadledger_cursor_${++PgDb.cursors}`;
-    const client = this.inTx ? (this.q as pg.PoolClient) : await this.pool.connect();
+    const client = this.inTx
+      ? (this.q as pg.PoolClient)
+      : await this.pool.connect().catch((e: unknown) => Promise.reject(pgFailure(e, this.name)));
     let began = false;
     try {
       if (!this.inTx) {
@@ -80,7 +84,7 @@ export class PgDb implements SqlDb {
       if (began) await client.query('COMMIT');
     } catch (e) {
       if (began) await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
+      throw pgFailure(e, this.name);
     } finally {
       if (!this.inTx) client.release();
     }
@@ -88,18 +92,41 @@ export class PgDb implements SqlDb {
 
   async transaction<T>(fn: (tx: SqlDb) => Promise<T>): Promise<T> {
     if (this.inTx) return fn(this);
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((e: unknown) => Promise.reject(pgFailure(e, this.name)));
     try {
       await client.query('BEGIN');
-      const r = await fn(new PgDb(client, this.pool, true));
+      const r = await fn(new PgDb(client, this.pool, true, this.name));
       await client.query('COMMIT');
       return r;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
+      throw pgFailure(e, this.name);
     } finally {
       client.release();
     }
+  }
+}
+
+/**
+ * An error of the ledger's database as the ledger's (exit 5, naming it): a server gone, a connection refused, a
+ * statement refused. Thrown here, where it is known to be the ledger's: the postgres sink's errors are its own.
+ */
+export function pgFailure(e: unknown, name: string): unknown {
+  if (e instanceof LeadledgerError || !(e instanceof Error)) return e;
+  return new LedgerError(`ledger ${name}: ${e.message}`);
+}
+
+// One statement; its error is the ledger's.
+async function query<R extends pg.QueryResultRow>(
+  q: Queryable,
+  name: string,
+  sql: string,
+  params: unknown[],
+): Promise<pg.QueryResult<R>> {
+  try {
+    return await q.query<R>(sql, params);
+  } catch (e) {
+    throw pgFailure(e, name);
   }
 }
 
@@ -269,7 +296,7 @@ export class PostgresLedger implements LedgerStore {
     env: Record<string, string | undefined>,
   ) {
     this.path = target.name;
-    this.sql = roClient ? new PgDb(roClient, pool, true) : new PgDb(pool, pool, false);
+    this.sql = roClient ? new PgDb(roClient, pool, true, target.name) : new PgDb(pool, pool, false, target.name);
     this.lease = leaseTimes(env);
   }
 
@@ -277,10 +304,18 @@ export class PostgresLedger implements LedgerStore {
     return this.roClient ?? this.pool;
   }
 
+  // One statement, on the read-only transaction or the pool; its error is the ledger's.
+  private query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    return query<R>(this.q(), this.path, sql, params);
+  }
+
   async lookupKeys(keys: string[]): Promise<Map<string, KnownKey>> {
     const out = new Map<string, KnownKey>();
     if (!keys.length) return out;
-    const r = await this.q().query<{
+    const r = await this.query<{
       key: string;
       payload_hash: string | null;
       status: EventStatus;
@@ -292,7 +327,7 @@ export class PostgresLedger implements LedgerStore {
     const absent = keys.filter((k) => !out.has(k));
     if (absent.length) {
       const hashes = new Map(absent.map((k) => [sha256('key|' + k), k]));
-      const t = await this.q().query<{ key_hash: string }>(
+      const t = await this.query<{ key_hash: string }>(
         'SELECT key_hash FROM tombstones WHERE key_hash = ANY($1::text[])',
         [[...hashes.keys()]],
       );
@@ -311,7 +346,7 @@ export class PostgresLedger implements LedgerStore {
   async lookupDelivered(naturalKeys: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (!naturalKeys.length) return out;
-    const r = await this.q().query<{ natural_key: string; key: string }>(
+    const r = await this.query<{ natural_key: string; key: string }>(
       `SELECT natural_key, key FROM events WHERE natural_key = ANY($1::text[]) AND status IN ('sent', 'pending', 'in_doubt')`,
       [naturalKeys],
     );
@@ -320,7 +355,7 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async getLeadJson(key: string): Promise<string | undefined> {
-    const r = await this.q().query<{ lead_json: string | null }>('SELECT lead_json FROM events WHERE key = $1', [key]);
+    const r = await this.query<{ lead_json: string | null }>('SELECT lead_json FROM events WHERE key = $1', [key]);
     return r.rows[0]?.lead_json ?? undefined;
   }
 
@@ -411,7 +446,7 @@ export class PostgresLedger implements LedgerStore {
     const rows = claimsOf(items);
     if (!rows.length) return new Set();
     const t = now();
-    const r = await this.pool.query<{ key: string }>(
+    const r = await this.query<{ key: string }>(
       `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
        SELECT k, kk, ph, nk, 'pending', $10, dk, lj, src, ln, et, $11, $12, $12
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[])
@@ -439,7 +474,7 @@ export class PostgresLedger implements LedgerStore {
   /** Claims rows already in the ledger: one UPDATE guarded by the expected statuses (and the run's lease). */
   async claimExisting(keys: string[], runId: number, fromStatuses: EventStatus[], sink: string): Promise<Set<string>> {
     if (!keys.length) return new Set();
-    const r = await this.pool.query<{ key: string }>(
+    const r = await this.query<{ key: string }>(
       `UPDATE events SET status = 'pending', run_id = $1, sink = $2, updated_at = $3
        WHERE key = ANY($4::text[]) AND status = ANY($5::text[])
          AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'running' AND lease_expires_at > now())
@@ -453,7 +488,7 @@ export class PostgresLedger implements LedgerStore {
   async settle(settlements: Settlement[], runId: number): Promise<void> {
     const rec = settleRecords(settlements);
     if (!rec.length) return;
-    await this.pool.query(
+    await this.query(
       `WITH s AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
            AS s(key, status, outcome, failure, crm, error, attempt, detail)
@@ -517,7 +552,7 @@ export class PostgresLedger implements LedgerStore {
     const first = new Map<string, number>();
     keys.forEach((k, i) => first.has(k) || first.set(k, i));
     const idx = [...first.values()];
-    const r = await this.pool.query(
+    const r = await this.query(
       `INSERT INTO events (key, key_kind, natural_key, status, outcome, crm_id, source, first_seen_at, updated_at, sent_at)
        SELECT k, 'imported', nk, 'sent', 'imported', crm, $4, $5, $5, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS i(k, nk, crm)
        ON CONFLICT (key) DO NOTHING`,
@@ -564,7 +599,7 @@ export class PostgresLedger implements LedgerStore {
   /** VACUUM FULL of the tables: no dead row version of what was erased stays in their files. */
   async compact(): Promise<boolean> {
     try {
-      await this.pool.query('VACUUM FULL events, attempts, runs, tombstones');
+      await this.query('VACUUM FULL events, attempts, runs, tombstones');
       return true;
     } catch {
       return false;
