@@ -18,6 +18,7 @@ import {
   type RunReport,
 } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
+import { inDoubtResolution } from '../deliver/resolve-command.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
@@ -80,6 +81,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   // What only sending or report rows need is loaded only then: a dry-run starts ~20 ms sooner (measured).
   const sinks = opts.dryRun ? undefined : await import('../deliver/open-sink.js');
   if (sinks) ({ sink, http } = await sinks.openSink('push', opts, config, ctx));
+  // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
+  http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
   const ledger: Ledger | undefined = openLedger(path, { readonly: opts.dryRun });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
@@ -227,6 +230,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       inDoubtReasons: deliverer?.inDoubtReasons,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
+      stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
+      inDoubtResolution: delivery?.inDoubt && sink ? inDoubtResolution(opts, sink) : undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
