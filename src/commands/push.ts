@@ -25,7 +25,7 @@ import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';
 import type { InputFormat, InputRead } from '../sources/types.js';
-import type { CommandContext } from './context.js';
+import type { CommandContext, Progress } from './context.js';
 
 /** Options of `push`, as the CLI builds them. */
 export interface PushOptions extends SinkFlags {
@@ -100,7 +100,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let deliverer: Deliverer | undefined;
   let interrupted = false;
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
-  const progress = { phase: 'reading' as const, read: 0, toSend: 0, settled: 0, startedAt: started };
+  const progress: Progress = { phase: 'reading', read: 0, toSend: 0, settled: 0, startedAt: started, bytesRead: 0 };
   let heartbeat: NodeJS.Timeout | undefined;
   let finalReport!: RunReport;
   let progressTimer: NodeJS.Timeout | undefined;
@@ -152,6 +152,12 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       stdin: ctx.stdin,
       // A wait on a quiet stdin or a FIFO nobody writes ends with the first Ctrl-C / SIGTERM, not with more input.
       signal: ctx.stop,
+      onTotalBytes: (n: number | undefined) => {
+        if (n !== undefined) progress.bytesTotal = n;
+      },
+      onBytesRead: (n: number) => {
+        progress.bytesRead = (progress.bytesRead ?? 0) + n;
+      },
     };
     const map = {
       config,
@@ -181,6 +187,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
         progress.read++;
         if (deliverer?.wants(d)) {
           progress.toSend++;
+          progress.sendingSince ??= Date.now();
           // The send outlives this batch of decisions: its event stops reading the block's buffers.
           d.event?.detach?.();
           await deliverer.enqueue(d);

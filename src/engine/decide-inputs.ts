@@ -163,21 +163,31 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
       if (o.stop?.aborted) return;
       if (b.unread) for (const u of b.unread) o.onUnread?.(u);
+      // Progress: a block's bytes count as read as its records are decided, a slice's share at a time.
+      const n = b.block.n;
+      const decided = (from: number, to: number): void => {
+        if (b.bytes && o.read.onBytesRead)
+          o.read.onBytesRead(n === 0 ? b.bytes : Math.round((b.bytes * to) / n) - Math.round((b.bytes * from) / n));
+      };
       if (o.tally) {
         decider.countBlock(b.block, b.source, b.lineBase, o.tally);
         decider.release(b.block, b.release);
+        decided(0, n);
         yield [];
         continue;
       }
-      if (b.block.n === 0 && b.idle) {
+      if (n === 0) decided(0, 0);
+      if (n === 0 && b.idle) {
         yield [];
         continue;
       }
       // A block's decisions go out a slice at a time: the consumer drops each before the next is made, so they
       // die young instead of a whole block's worth surviving into the old generation.
-      for (let from = 0; from < b.block.n; from += DECISION_SLICE) {
+      for (let from = 0; from < n; from += DECISION_SLICE) {
         if (from > 0 && o.stop?.aborted) return;
-        yield decider.decideBlock(b.block, b.source, b.lineBase, from, Math.min(b.block.n, from + DECISION_SLICE));
+        const to = Math.min(n, from + DECISION_SLICE);
+        decided(from, to);
+        yield decider.decideBlock(b.block, b.source, b.lineBase, from, to);
       }
       decider.release(b.block, b.release);
     }

@@ -210,4 +210,9 @@ export interface DecodedBlock {
   unread?: RawUnread[];
   /** The input went idle after this block (a quiet stdin): what was decided should not wait for more. */
   idle?: boolean;
+  /**
+   * Bytes of the input the block holds, when its reader held them back from the progress count (ReaderContext
+   * bytesAhead): they are counted as the block's records are decided.
+   */
+  bytes?: number;
 }
