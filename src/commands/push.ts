@@ -102,6 +102,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
   const progress: Progress = { phase: 'reading', read: 0, toSend: 0, settled: 0, startedAt: started, bytesRead: 0 };
   let heartbeat: NodeJS.Timeout | undefined;
+  let bytesDecided = 0;
   let finalReport!: RunReport;
   let progressTimer: NodeJS.Timeout | undefined;
   if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
@@ -155,9 +156,6 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       onTotalBytes: (n: number | undefined) => {
         if (n !== undefined) progress.bytesTotal = n;
       },
-      onBytesRead: (n: number) => {
-        progress.bytesRead = (progress.bytesRead ?? 0) + n;
-      },
     };
     const map = {
       config,
@@ -179,12 +177,19 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       onUnread: (u) => collector.addUnread(unreadPart(u)),
       preset,
     })) {
+      // The slice's input bytes count as its decisions are taken, one share at a time (progress: the share read).
+      const sliceBytes = decisions.bytes ?? 0;
+      const before = bytesDecided;
+      bytesDecided += sliceBytes;
+      if (decisions.length === 0) progress.bytesRead = bytesDecided;
       if (tally) progress.read = collector.counts.read;
       // An empty batch: the input went idle. What is queued goes out now instead of waiting for a full batch.
       if (decisions.length === 0) await deliverer?.flush();
-      for (const d of decisions) {
+      for (let i = 0; i < decisions.length; i++) {
+        const d = decisions[i]!;
         collector.add(d);
         progress.read++;
+        progress.bytesRead = before + (sliceBytes * (i + 1)) / decisions.length;
         if (deliverer?.wants(d)) {
           progress.toSend++;
           progress.sendingSince ??= Date.now();

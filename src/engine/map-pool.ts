@@ -211,8 +211,8 @@ export interface DecodedBlock {
   /** The input went idle after this block (a quiet stdin): what was decided should not wait for more. */
   idle?: boolean;
   /**
-   * Bytes of the input the block holds, when its reader held them back from the progress count (ReaderContext
-   * bytesAhead): they are counted as the block's records are decided.
+   * Bytes of the input (as on disk) the block holds, when its reader knows (a plain JSONL file read by the
+   * workers, whose blocks run megabytes ahead of the decisions); else the bytes read since the last block count.
    */
   bytes?: number;
 }

@@ -48,9 +48,10 @@ export async function* readJsonlParallel(
   // time (npm run bench:profile), and four made the 1M-line audit 4% faster (1.96 -> 1.87 s, measured A/B).
   const maxInFlight = pool.size * 4;
   const inFlight: Array<Promise<MapJobResult>> = [];
-  // Bytes of each block in flight, for progress (a plain file's bytes are the input's bytes on disk).
+  // Bytes of each block in flight, for progress (a plain file's bytes are the input's bytes on disk; a gzip's or
+  // stdin's blocks are not, and go without: decide-inputs then counts the bytes read).
   const sizes: number[] = [];
-  const ahead = opened.direct ? ctx.bytesAhead : undefined;
+  const sized = opened.direct !== undefined;
   let carry: Buffer[] = [];
   let first = true;
   let lineBase = 0;
@@ -61,16 +62,22 @@ export async function* readJsonlParallel(
     started = undefined;
     start?.();
     const r = await inFlight.shift()!;
-    // The block's bytes are handed on with it: they count as read as its records are decided (decide-inputs.ts).
+    // The block's bytes go with it: they count as read as its records are decided (decide-inputs.ts).
     const size = sizes.shift() ?? 0;
     if (r === TOO_LONG) {
       // A line past MAX_LINE_BYTES, dropped by this thread as it was read: reported as the reader reports it.
       lineBase++;
       ctx.progress.line = lineBase;
-      return { block: EMPTY, source: ctx.source, lineBase, unread: [tooLongLine(ctx.source, lineBase) as RawUnread] };
+      return {
+        block: EMPTY,
+        source: ctx.source,
+        lineBase,
+        unread: [tooLongLine(ctx.source, lineBase) as RawUnread],
+        ...(sized ? { bytes: 0 } : {}),
+      };
     }
     const block: DecodedBlock = { block: received(r.block), source: ctx.source, lineBase };
-    if (size) block.bytes = size;
+    if (sized) block.bytes = size;
     block.release = () => pool.recycle(r.worker!, block.block);
     lineBase += r.lines;
     ctx.progress.line = lineBase;
@@ -80,8 +87,7 @@ export async function* readJsonlParallel(
     // Rejections surface when the block's turn comes; until then they must not count as unhandled.
     p.catch(() => {});
     inFlight.push(p);
-    sizes.push(ahead ? size : 0);
-    if (ahead && size) ahead(size);
+    sizes.push(size);
     first = false;
   };
   const byteLength = (block: Uint8Array | Uint8Array[]): number =>

@@ -96,7 +96,6 @@ async function* readOne<B>(
     source: input.source,
     selector: opts.select === undefined ? null : compileSelector(opts.select),
     progress: { line: 0 },
-    ...(opts.onBytesRead ? { bytesAhead: (delta: number) => opts.onBytesRead!(-delta) } : {}),
   };
   let opened: OpenedInput | null = null;
   let info: InputInfo | undefined;

@@ -25,10 +25,4 @@ export interface ReaderContext {
   recoded?: Recoded;
   /** What the input's records were recognized as (a source's title → its events), filled while they are mapped. */
   readAs?: Map<string, number>;
-  /**
-   * For progress: a reader that holds bytes read ahead of the records it has handed on (blocks at the map workers)
-   * tells how many, +n as it takes them, -n as it hands their records on, so that the share of the input shown is
-   * the share whose records were decided.
-   */
-  bytesAhead?: (delta: number) => void;
 }
