@@ -147,3 +147,12 @@ test('in-doubt recovery looks people up a batch at a time (batch read by email),
   assert.equal(calls['batch/read'], Math.ceil(people.length / 100), JSON.stringify(calls));
   assert.equal(emu.contacts().length, people.length, 'nobody created twice');
 });
+
+test('a CRM that holds nobody: no read at all, one create a batch', async () => {
+  const { emu, people, push } = await setUp(900, 7);
+  const r = await push();
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(doc(r).delivery.sent, people.length);
+  const calls = callsSince(emu, 0);
+  assert.deepEqual(calls, { 'batch/create': Math.ceil(people.length / 100) });
+});
