@@ -118,6 +118,8 @@ async function consistent(run: Run, ledger: string, emu: Emulator, hubspot = tru
     'released events are not in the ledger',
   );
   assert.equal(d.inDoubt, s.cut, 'what is in doubt is what was cut');
+  const verify = await runCli(['ledger', 'verify', '--ledger', ledger]);
+  assert.equal(verify.code, 0, `the released claims leave a sound ledger: ${verify.stdout}${verify.stderr}`);
   if (hubspot) assert.ok(emu.contacts().length >= d.sent);
   return st;
 }
