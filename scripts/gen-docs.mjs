@@ -10,11 +10,27 @@ const { SOURCES, LOGS } = await import('../dist/presets/catalog.js');
 /** The README's table of sources: one row per definition. */
 export function renderSources() {
   const cell = (t) => String(t).replace(/\|/g, '\\|');
-  const key = (k) =>
-    !k ? 'content' : 'path' in k ? k.path : 'paths' in k ? k.paths.join(' + ') : `content (${k.fields.join(', ')})`;
+  // The key: the source's own, else its event id field (one column or the first of several that holds a value).
+  const key = (s) => {
+    const k = s.mapping.key;
+    if (k) return 'path' in k ? k.path : 'paths' in k ? k.paths.join(' + ') : `content (${k.fields.join(', ')})`;
+    const id = s.mapping.fields?.id;
+    return id === undefined ? 'content' : typeof id === 'string' ? id : id.join(' or ');
+  };
+  // A reason up to its first ': ' outside parentheses: what the records are, without the advice after it.
+  const head = (r) => {
+    let depth = 0;
+    for (let i = 0; i < r.length; i++) {
+      if (r[i] === '(') depth++;
+      else if (r[i] === ')') depth--;
+      else if (depth === 0 && r.startsWith(': ', i)) return r.slice(0, i);
+    }
+    return r;
+  };
+  const filtered = (s) => [...new Set((s.skip ?? []).map((x) => head(x.reason)))].join('; ') || '—';
   const rows = SOURCES.map(
     (s) =>
-      `| ${cell(s.title)} | \`${s.name}\` | ${s.reads === 'csv' ? 'CSV' : 'JSON'} | ${cell(key(s.mapping.key))} | ${cell((s.skip ?? []).map((x) => x.reason.split(':')[0]).join('; ') || '—')} |`,
+      `| ${cell(s.title)} | \`${s.name}\` | ${s.reads === 'csv' ? 'CSV' : 'JSON'} | ${cell(key(s))} | ${cell(filtered(s))} |`,
   );
   const logs = LOGS.map((l) => `\`${l.name}\``).join(', ');
   return [

@@ -113,7 +113,7 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--sink <name>',
-    description: 'destination: hubspot, webhook or jsonl',
+    description: 'destination: hubspot, webhook, jsonl or postgres',
     env: 'LEADLEDGER_SINK',
     commands: ['push', 'replay'],
   },
@@ -138,6 +138,24 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--token-file <file>',
     description: 'file holding the CRM token (else HUBSPOT_TOKEN); tokens are never flag values',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--pg-url <url>',
+    description:
+      'postgres sink: postgres://user@host:port/database, without a password (that comes from PGPASSWORD, ~/.pgpass, or a URL in LEADLEDGER_PG_URL or DATABASE_URL)',
+    env: 'LEADLEDGER_PG_URL',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--table <name>',
+    description: 'postgres sink: the table leads go into, by its unique index on email (schema.table allowed)',
+    default: 'leads',
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--create-table',
+    description: 'postgres sink: create the table when it does not exist (the CREATE TABLE is printed)',
     commands: ['push', 'replay'],
   },
   {

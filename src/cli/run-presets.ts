@@ -34,6 +34,7 @@ function source(s: PresetInfo): string[] {
   for (const [f, paths] of Object.entries(s.fields)) lines.push(`    ${f.padEnd(width)} ← ${paths.join(', then ')}`);
   lines.push(`  key: ${s.key.length ? s.key.join(' + ') : "by content (the lead's fields)"}`);
   for (const x of s.filtered) lines.push(`  filtered when ${x.when}: ${x.reason}`);
+  for (const x of s.explained ?? []) lines.push(`  invalid, when ${x.when}, explained: ${x.reason}`);
   for (const d of s.docs) lines.push(`  docs: ${d}`);
   if (s.note) lines.push(`  note: ${s.note}`);
   return lines;

@@ -86,7 +86,13 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
     read,
     async function* (opened, info, rctx) {
       const head = info.format === 'json' ? undefined : recognizeHead(opened.head, opened.complete, info);
-      const r = new Recognizer({ map, format: info.format, log: !!head?.log, onEvent: (e) => seen.push(e) });
+      const r = new Recognizer({
+        map,
+        format: info.format,
+        log: !!head?.log,
+        headers: head?.headers,
+        onEvent: (e) => seen.push(e),
+      });
       rctx.readAs = r.readAs;
       let n = 0;
       for await (const batch of readFormat(opened, info, rctx)) {

@@ -21,6 +21,8 @@ export interface PresetInfo {
   key: string[];
   /** Events this source marks as not leads: when, and the reason they are filtered with. */
   filtered: Array<{ when: string; reason: string }>;
+  /** Invalid events this source explains: when, and the reason said before the mapper's. */
+  explained?: Array<{ when: string; reason: string }>;
   docs: string[];
   note?: string;
 }
@@ -61,7 +63,19 @@ function presetInfo(s: SourceDef): PresetInfo {
   }
   for (const [name, path] of Object.entries(mapped.custom ?? {})) fields[`custom.${name}`] = [path];
   const k = s.mapping.key;
-  const key = !k ? [] : 'paths' in k ? [...k.paths] : 'path' in k ? [k.path] : 'fields' in k ? [...k.fields] : [];
+  // Without a key of its own, the event id field is the key (the first of its columns that holds a value).
+  const id = mapped.id;
+  const key = !k
+    ? id === undefined
+      ? []
+      : typeof id === 'string'
+        ? [id]
+        : [id.join(' or ')]
+    : 'paths' in k
+      ? [...k.paths]
+      : 'path' in k
+        ? [k.path]
+        : [...k.fields];
   const info: PresetInfo = {
     name: s.name,
     title: s.title,
@@ -78,6 +92,7 @@ function presetInfo(s: SourceDef): PresetInfo {
     filtered: (s.skip ?? []).map((x) => ({ when: x.when.describe, reason: x.reason })),
     docs: [...s.docs],
   };
+  if (s.explain?.length) info.explained = s.explain.map((x) => ({ when: x.when.describe, reason: x.reason }));
   if (s.reads === 'json' && s.events) info.events = s.events;
   if (s.note) info.note = s.note;
   return info;

@@ -20,7 +20,7 @@ import {
 import type { SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
 import type { HttpClient } from '../sinks/http.js';
-import { redactUrl } from '../sinks/secure-url.js';
+import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';
@@ -261,6 +261,9 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     url: o.url ? redactUrl(o.url) : undefined,
     output: o.output,
     hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
+    pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
+    table: o.sink === 'postgres' ? o.table : undefined,
+    createTable: o.createTable || undefined,
     format: o.format,
     encoding: o.encoding,
     delimiter: o.delimiter,

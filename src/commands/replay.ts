@@ -28,7 +28,7 @@ import {
   type Unread,
 } from '../report/run-report.js';
 import type { HttpClient } from '../sinks/http.js';
-import { redactUrl } from '../sinks/secure-url.js';
+import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
@@ -439,6 +439,8 @@ function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
     limit: o.limit,
     from: o.from,
     hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
+    pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
+    table: o.sink === 'postgres' ? o.table : undefined,
     output: o.output,
   };
   for (const k of Object.keys(p)) if (p[k] === undefined || p[k] === false) delete p[k];

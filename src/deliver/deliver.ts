@@ -85,6 +85,7 @@ export class Deliverer {
       downstreamKey: dk,
       lead: e.lead,
       naturalKey: e.naturalKey,
+      occurredAt: e.occurredAt,
       mode,
       ifExists: this.o.existing,
     };
@@ -121,6 +122,7 @@ export class Deliverer {
       downstreamKey: dk,
       lead,
       naturalKey: row.natural_key ?? undefined,
+      occurredAt: row.event_time ?? undefined,
       mode: 'create',
     };
     this.batch.push({ key: row.key, item, claimFrom: from, row, decision });
@@ -198,74 +200,87 @@ export class Deliverer {
     );
     const mine = usable.filter((r) => claimed.has(r.key));
     const resend: Pending[] = [];
-    // The sink looks many people up in one request where it can (HubSpot: a batch read by email): rows go in
-    // groups of its batch size, else one at a time.
-    const many = sink.lookupMany && caps.lookupByNaturalKey ? caps.maxBatch : 1;
-    const groups: LedgerEventRow[][] = [];
-    for (let i = 0; i < mine.length; i += many) groups.push(mine.slice(i, i + many));
-    await mapPool(groups, Math.max(1, this.o.concurrency), async (group) => {
-      const stopped = 'not checked: the run was stopped';
+    // A sink that looks many people up in one query (the postgres sink) is asked a batch at a time, up front; a
+    // failed batch of lookups leaves each of its rows to the error handling below.
+    const looked = new Map<string, LookupResult | Error>();
+    if (sink.lookupMany && caps.lookupByNaturalKey) {
+      const rowsToLook = mine.filter(canLookup);
+      const chunks: LedgerEventRow[][] = [];
+      for (let i = 0; i < rowsToLook.length; i += caps.maxBatch) chunks.push(rowsToLook.slice(i, i + caps.maxBatch));
+      await mapPool(chunks, Math.max(1, this.o.concurrency), async (chunk) => {
+        if (this.o.stop.aborted) return;
+        try {
+          const results = await sink.lookupMany!(
+            chunk.map((r) => r.natural_key!),
+            this.o.hardStop,
+          );
+          chunk.forEach((r, i) => looked.set(r.key, results[i] ?? { found: false }));
+        } catch (e) {
+          for (const r of chunk) looked.set(r.key, e as Error);
+        }
+      });
+    }
+    await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
       if (this.o.stop.aborted || this.fatal) {
-        ledger.settle(
-          group.map((row) => ({ key: row.key, status: 'in_doubt', error: stopped })),
-          runId,
-        );
-        for (const _ of group) leave(stopped);
+        ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
+        leave('not checked: the run was stopped');
         return;
       }
-      const keys = group.filter(canLookup).map((r) => r.natural_key!);
-      let results = new Map<string, LookupResult>();
-      if (keys.length) {
+      if (canLookup(row)) {
+        let found;
         try {
-          if (many > 1) results = await sink.lookupMany!(keys, this.o.hardStop);
-          else results.set(keys[0]!, await sink.lookup!(keys[0]!, this.o.hardStop));
+          const pre = looked.get(row.key);
+          if (pre instanceof Error) throw pre;
+          found = pre ?? (await sink.lookup!(row.natural_key!, this.o.hardStop));
         } catch (e) {
           const cred = e instanceof CredentialsError;
+          // Stopped before the lookup left: nothing was asked, the event simply stays in doubt.
           const error = cred
             ? 'lookup not done: credentials rejected'
             : e instanceof RequestNotSent
-              ? stopped
+              ? 'not checked: the run was stopped'
               : `lookup failed: ${(e as Error).message}`;
-          const failed = group.filter(canLookup);
+          ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
+          leave(error);
+          if (cred) this.fatal ??= e as Error;
+          return;
+        }
+        if (found.found) {
           ledger.settle(
-            failed.map((row) => ({ key: row.key, status: 'in_doubt', error })),
+            [
+              {
+                key: row.key,
+                status: 'sent',
+                outcome: 'recovered',
+                crmId: found.crmId,
+                error: 'found in the CRM after an unsettled send',
+              },
+            ],
             runId,
           );
-          for (const _ of failed) leave(error);
-          if (cred) this.fatal ??= e as Error;
-          group = group.filter((r) => !canLookup(r));
-        }
-      }
-      const found: Settlement[] = [];
-      const done: SettledItem[] = [];
-      for (const row of group) {
-        const r = canLookup(row) ? results.get(row.natural_key!) : undefined;
-        if (r?.found) {
-          found.push({
+          recovered++;
+          this.counts.recovered++;
+          this.o.onSettled?.({
+            row,
             key: row.key,
-            status: 'sent',
-            outcome: 'recovered',
-            crmId: r.crmId,
-            error: 'found in the CRM after an unsettled send',
+            decision: opts.onDecision?.(row),
+            result: 'recovered',
+            crmId: found.crmId,
           });
-          done.push({ row, key: row.key, decision: opts.onDecision?.(row), result: 'recovered', crmId: r.crmId });
-          continue;
+          return;
         }
-        // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
-        const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
-        const item: SendItem = {
-          key: row.key,
-          downstreamKey: dk,
-          lead: leadOf(row)!,
-          naturalKey: row.natural_key ?? undefined,
-          mode: 'create',
-        };
-        resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });
       }
-      if (found.length) ledger.settle(found, runId);
-      recovered += found.length;
-      this.counts.recovered += found.length;
-      for (const d of done) this.o.onSettled?.(d);
+      // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
+      const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
+      const item: SendItem = {
+        key: row.key,
+        downstreamKey: dk,
+        lead: leadOf(row)!,
+        naturalKey: row.natural_key ?? undefined,
+        occurredAt: row.event_time ?? undefined,
+        mode: 'create',
+      };
+      resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });
     });
     if (this.fatal) {
       ledger.settle(

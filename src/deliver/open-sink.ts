@@ -18,6 +18,12 @@ export interface SinkFlags {
   maxRetries?: number;
   backoffMs?: number;
   timeoutMs?: number;
+  /** postgres sink: --pg-url, and the environment variable it came from (undefined: the command line). */
+  pgUrl?: string;
+  pgUrlFrom?: string;
+  table?: string;
+  createTable?: boolean;
+  existing?: 'skip' | 'update';
 }
 
 /** Creates the sink named by --sink; a usage error names what is missing. */
@@ -25,7 +31,11 @@ export async function openSink(
   command: string,
   f: SinkFlags,
   config: Config,
-  ctx: { env: Record<string, string | undefined>; onHttpEvent?: (e: HttpEvent) => void },
+  ctx: {
+    env: Record<string, string | undefined>;
+    onHttpEvent?: (e: HttpEvent) => void;
+    warn?: (message: string) => void;
+  },
 ): Promise<{ sink: Sink; http?: HttpClient }> {
   if (!f.sink)
     throw new UsageError(
@@ -49,6 +59,15 @@ export async function openSink(
     webhook: config.sinks?.webhook,
     hubspotSourceProperty: hub?.sourceProperty,
     onHttpEvent: ctx.onHttpEvent,
+    pgUrl: f.pgUrl,
+    pgUrlFrom: f.pgUrlFrom,
+    table: f.table,
+    createTable: f.createTable,
+    existing: f.existing,
+    concurrency: f.concurrency,
+    postgres: config.sinks?.postgres,
+    customFields: Object.keys(config.fields?.custom ?? {}),
+    warn: ctx.warn,
   });
   return { sink, http: sink.http };
 }

@@ -1,5 +1,5 @@
 // The command a person runs to settle what a run left in doubt, written from the run's own sink flags.
-import { redactUrl } from '../sinks/secure-url.js';
+import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import type { SinkFlags } from './open-sink.js';
 
@@ -24,6 +24,9 @@ export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink
   if (f.url) args.push('--url', redactUrl(f.url));
   if (f.output) args.push('--output', f.output);
   if (f.tokenFile) args.push('--token-file', f.tokenFile);
+  // A --pg-url from the environment comes from there again; one given on the command line is repeated.
+  if (f.pgUrl && f.pgUrlFrom === undefined) args.push('--pg-url', redactPgUrl(f.pgUrl));
+  if (f.sink === 'postgres' && f.table) args.push('--table', f.table);
   if (f.ledger) args.push('--ledger', f.ledger);
   const how = caps.lookupByNaturalKey
     ? 'each looked up in the CRM first, re-sent only where it is not there'

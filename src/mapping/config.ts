@@ -64,6 +64,11 @@ function makeSchema(z: typeof Zod) {
           webhook: z.record(z.string(), z.unknown()).optional(),
           hubspot: z.record(z.string(), z.unknown()).optional(),
           jsonl: z.record(z.string(), z.unknown()).optional(),
+          // The postgres sink: lead field (email, name, ..., created_at, or a custom field) → column of the table.
+          postgres: z
+            .object({ columns: z.record(z.string().min(1), z.string().min(1)).optional() })
+            .strict()
+            .optional(),
         })
         .strict()
         .optional(),

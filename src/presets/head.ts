@@ -12,6 +12,8 @@ import type { LogDef, SourceDef } from './types.js';
 export interface HeadRecognition {
   source?: SourceDef;
   log?: LogDef;
+  /** A CSV export's column names, as the reader names them. */
+  headers?: string[];
 }
 
 // The first lines looked at: a log may open with lines of start-up before its first webhook body.
@@ -48,6 +50,13 @@ export function recognizeHead(head: Buffer, complete: boolean, info: InputInfo):
 }
 
 function recognizeCsvHead(head: Buffer, info: InputInfo): HeadRecognition | undefined {
+  const headers = csvHeader(head, info);
+  const source = headers && recognizeCsv(headers);
+  return source ? { source, headers } : undefined;
+}
+
+/** A CSV input's column names from its first bytes (its first row, named as the reader names them), if it has one. */
+export function csvHeader(head: Buffer, info: InputInfo): string[] | undefined {
   // The header is the first row: 64 KiB holds it (a header with quoted line breaks too), and parsing no more keeps
   // recognition off the time of a generic export.
   let text = iconv.decode(head.subarray(0, HEADER_BYTES), info.encoding ?? 'utf-8');
@@ -66,7 +75,5 @@ function recognizeCsvHead(head: Buffer, info: InputInfo): HeadRecognition | unde
     return undefined;
   }
   const header = rows[0];
-  if (!header) return undefined;
-  const source = recognizeCsv(normalizeHeaders(header));
-  return source ? { source } : undefined;
+  return header && normalizeHeaders(header);
 }

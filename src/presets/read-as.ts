@@ -8,7 +8,7 @@ import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { InputInfo, RawUnread, ReadOptions } from '../sources/types.js';
-import { recognizeHead } from './head.js';
+import { csvHeader, recognizeHead } from './head.js';
 import { Recognizer } from './recognize.js';
 import type { SourceDef } from './types.js';
 
@@ -29,11 +29,12 @@ export function recognizerFor(
       throw new UsageError(
         `--preset ${preset.name} reads ${preset.reads === 'csv' ? 'CSV exports' : 'JSON records'}, and ${info.source} is ${info.format}: give --format, or another preset (leadledger presets)`,
       );
-    return new Recognizer({ map, format: info.format, forced: preset });
+    const headers = info.format === 'csv' ? csvHeader(opened.head, info) : undefined;
+    return new Recognizer({ map, format: info.format, forced: preset, headers });
   }
   if (info.format === 'json') return new Recognizer({ map, format: 'json' });
   const head = recognizeHead(opened.head, opened.complete, info);
-  return head && new Recognizer({ map, format: info.format, log: !!head.log });
+  return head && new Recognizer({ map, format: info.format, log: !!head.log, headers: head.headers });
 }
 
 /**

@@ -1,7 +1,8 @@
 // Reading records as the tools that made them wrote them: each record (or a CSV export's header) is recognized by
 // its source's signature, its events are taken out one by one (a body with several leads, a log line that holds a
 // webhook body), mapped with that source's paths and key, and those the source marks as not leads are filtered
-// with the reason. A record no source claims is mapped by field names, as always.
+// with the reason (where the source wrote a lead in a way that cannot be read, its invalid reason says what to do).
+// A record no source claims is mapped by field names, as always.
 import type { Config } from '../mapping/config.js';
 import { getPath, normalizeHeader, parsePath, type FieldPath } from '../mapping/fields.js';
 import { createMapper, mapItem, type MapOptions, type Mapper } from '../mapping/map-record.js';
@@ -78,6 +79,34 @@ export function mergeMapping(source: SourceDef, config: Config): Config {
   };
 }
 
+/**
+ * The events a record holds at `path`: the list there, or, where a step is `[*]`, the lists under every element of
+ * the list before it, one after another (Meta's `entry[*].changes`: the changes of every entry, in order). A
+ * trailing `[*]` changes nothing. Undefined when a step finds no list where the path needs one.
+ */
+export function eventList(record: Record<string, unknown>, path: FieldPath): unknown[] | undefined {
+  let level: unknown[] = [record];
+  let from = 0;
+  const listsAt = (to: number): unknown[] | undefined => {
+    const out: unknown[] = [];
+    for (const v of level) {
+      const list = getPath(v, path.slice(from, to));
+      if (!Array.isArray(list)) return undefined;
+      for (const el of list) out.push(el);
+    }
+    return out;
+  };
+  for (let i = 0; i < path.length; i++) {
+    const step = path[i]!;
+    if (typeof step === 'string' || step.where) continue;
+    const next = listsAt(i);
+    if (!next) return undefined;
+    level = next;
+    from = i + 1;
+  }
+  return from === path.length ? level : listsAt(path.length);
+}
+
 /** What one input was read as: per source (its title), how many of its events. */
 export type ReadAs = Map<string, number>;
 
@@ -90,6 +119,11 @@ export interface RecognizeOptions {
   forced?: SourceDef;
   /** The input's first lines were those of an application log: its lines that are not JSON are not events. */
   log?: boolean;
+  /**
+   * A CSV input's column names, read from its head: a row that is not a record (a report's footer) can be known as
+   * such before any record came, in an export with none.
+   */
+  headers?: readonly string[];
   /** Sees every event before it is mapped, with the source it is read as (none: by field names): `init` uses it. */
   onEvent?: (e: SeenEvent) => void;
 }
@@ -117,6 +151,7 @@ export class Recognizer {
   constructor(private readonly o: RecognizeOptions) {
     this.generic = createMapper(o.map, { hashLater: true });
     if (o.forced?.reads === 'csv') this.csv = o.forced;
+    if (o.headers) this.headers = [...o.headers];
   }
 
   /** The mapped events of one item, pushed onto out. */
@@ -181,7 +216,8 @@ export class Recognizer {
           return;
         }
       }
-      if (body === null || typeof body !== 'object') continue;
+      // An empty body is none: Express's body-parser gives a GET `{}`, and a list with no events yields nothing.
+      if (body === null || typeof body !== 'object' || Object.keys(body).length === 0) continue;
       if (Array.isArray(body)) {
         body.forEach((b, i) => {
           const one = { ...rec, item: i + 1 };
@@ -222,8 +258,8 @@ export class Recognizer {
     const { source, line } = rec;
     let events: unknown[] = [fields];
     if (def.reads === 'json' && def.events) {
-      const list = getPath(fields, parsePath(def.events));
-      if (!Array.isArray(list)) {
+      const list = eventList(fields, parsePath(def.events));
+      if (!list) {
         this.count(title);
         out.push(
           this.at(rec, {
@@ -268,7 +304,13 @@ export class Recognizer {
       if (rec.replaced) one.replaced = true;
       const m = mapper(one);
       const skip = def.skip?.find((s) => s.when.test(event));
-      if (!skip) return out.push(m);
+      if (!skip) {
+        if (m.kind === 'invalid') {
+          const why = def.explain?.find((s) => s.when.test(event));
+          if (why) m.reason = `${why.reason} (${m.reason})`;
+        }
+        return out.push(m);
+      }
       const f: Mapped = { kind: 'filtered', source, line, reason: skip.reason };
       if (item !== undefined) f.item = item;
       if (m.key !== undefined) f.key = m.key;
@@ -283,11 +325,12 @@ export class Recognizer {
       this.count('log lines that are not JSON');
       return { kind: 'filtered', source: r.source, line: r.line, reason: 'not an event: a log line that is not JSON' };
     }
-    const def = this.csv;
-    if (!def || !r.cells || !def.skip) return undefined;
     // The short row as the record it would be, its missing cells empty.
     const headers = this.headers;
-    if (!headers) return undefined;
+    if (!r.cells || !headers) return undefined;
+    if (this.csv === undefined) this.csv = recognizeCsv(headers) ?? null;
+    const def = this.csv;
+    if (!def?.skip) return undefined;
     const row: Record<string, unknown> = {};
     headers.forEach((h, i) => (row[h] = r.cells![i] ?? ''));
     const skip = def.skip.find((s) => s.when.test(row));

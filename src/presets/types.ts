@@ -50,6 +50,12 @@ interface SourceBase {
   mapping: SourceMapping;
   skip?: readonly Skip[];
   /**
+   * Why events of this source come out invalid where the mapper's reason alone would mislead (a LinkedIn response
+   * pulled without its form's questions says "no email and no phone"): an invalid event a rule matches is reported
+   * with the rule's reason, what to do, before the mapper's. Never makes an event invalid by itself.
+   */
+  explain?: readonly Skip[];
+  /**
    * A value the source writes in its own way, made plain before mapping (Meta's "p:+55..." phones): returns the event
    * to map, the same object when nothing changed.
    */
@@ -62,7 +68,10 @@ interface SourceBase {
 export interface JsonSource extends SourceBase {
   reads: 'json';
   signature: JsonSignature;
-  /** The path of the list of events a record holds (RD Station's `leads`), each decided on its own. */
+  /**
+   * The path of the list of events a record holds (RD Station's `leads`), each decided on its own; a `[*]` in it
+   * takes the lists under every element of a list (Meta's `entry[*].changes`: every change of every entry).
+   */
   events?: string;
 }
 

@@ -120,10 +120,10 @@ export class HubSpotSink implements Sink {
 
   /**
    * Look people up a batch at a time: emails by one batch read of up to 100 (idProperty email), phones by search one
-   * at a time. One result per key given. Throws when HubSpot could not answer, so the events stay in doubt.
+   * at a time. One result per key, in their order. Throws when HubSpot could not answer: the events stay in doubt.
    */
-  async lookupMany(naturalKeys: string[], signal?: AbortSignal): Promise<Map<string, LookupResult>> {
-    const out = new Map<string, LookupResult>();
+  async lookupMany(naturalKeys: string[], signal?: AbortSignal): Promise<LookupResult[]> {
+    const out: LookupResult[] = [];
     const emails = [...new Set(naturalKeys.filter((k) => k.includes('@')).map((k) => k.toLowerCase()))];
     const found = new Map<string, string>();
     for (let i = 0; i < emails.length; i += HUBSPOT_MAX_BATCH) {
@@ -132,10 +132,10 @@ export class HubSpotSink implements Sink {
       for (const [email, id] of read.found) found.set(email, id);
     }
     for (const key of naturalKeys) {
-      if (!key.includes('@')) out.set(key, await this.lookup(key, signal));
+      if (!key.includes('@')) out.push(await this.lookup(key, signal));
       else {
         const id = found.get(key.toLowerCase());
-        out.set(key, id !== undefined ? { found: true, crmId: id } : { found: false });
+        out.push(id !== undefined ? { found: true, crmId: id } : { found: false });
       }
     }
     return out;

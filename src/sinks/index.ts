@@ -6,11 +6,12 @@ import { HubSpotSink } from './hubspot.js';
 import { JsonlSink } from './jsonl.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { readToken } from './token.js';
+import type { PostgresSinkConfig } from './postgres.js';
 import type { Sink } from './types.js';
 import { WebhookSink, type WebhookConfig } from './webhook.js';
 
 /** Sink names accepted by --sink. */
-export const SINK_NAMES = ['hubspot', 'webhook', 'jsonl'] as const;
+export const SINK_NAMES = ['hubspot', 'webhook', 'jsonl', 'postgres'] as const;
 export type SinkName = (typeof SINK_NAMES)[number];
 
 /** One line per sink for --help. */
@@ -25,6 +26,11 @@ export const SINKS: ReadonlyArray<{ name: SinkName; description: string }> = [
     description: 'POST one JSON body per lead to --url, with Idempotency-Key and an optional HMAC-SHA256 signature',
   },
   { name: 'jsonl', description: "append one JSON line per lead to --output (a file, or '-' for stdout)" },
+  {
+    name: 'postgres',
+    description:
+      'upsert into a table of yours (--pg-url, --table) by its unique email index; password from PGPASSWORD, ~/.pgpass or LEADLEDGER_PG_URL',
+  },
 ];
 
 export interface SinkOptions {
@@ -58,6 +64,23 @@ export interface SinkOptions {
   onHttpEvent?: (event: HttpEvent) => void;
   /** For jsonl '-' (default process.stdout). */
   stdout?: Writable;
+  /** postgres: --pg-url, and the environment variable it was read from (undefined: argv). */
+  pgUrl?: string;
+  pgUrlFrom?: string;
+  /** postgres: --table. */
+  table?: string;
+  /** postgres: --create-table. */
+  createTable?: boolean;
+  /** postgres: the config file's sinks.postgres section. */
+  postgres?: PostgresSinkConfig;
+  /** postgres: the custom fields of the config, which fill the columns of their names. */
+  customFields?: string[];
+  /** --existing: postgres updates the rows of known people with update. */
+  existing?: 'skip' | 'update';
+  /** Batches in flight at once (the postgres sink sizes its pool from it). */
+  concurrency?: number;
+  /** Messages a person should read (stderr). */
+  warn?: (message: string) => void;
 }
 
 /** Build the sink named in opts, reading its credentials by reference; UsageError when something is missing. */
@@ -107,6 +130,25 @@ export async function createSink(opts: SinkOptions): Promise<Sink & { http?: Htt
       const sink = new JsonlSink({ output: opts.output, ...(opts.stdout ? { stdout: opts.stdout } : {}) });
       await sink.open();
       return sink;
+    }
+    case 'postgres': {
+      // Loaded only for this sink: the driver costs the other sinks' start nothing.
+      const { PostgresSink } = await import('./postgres.js');
+      return PostgresSink.open({
+        url: opts.pgUrl,
+        urlFrom: opts.pgUrlFrom,
+        env,
+        table: opts.table,
+        createTable: opts.createTable,
+        existing: opts.existing,
+        config: opts.postgres,
+        customFields: opts.customFields,
+        poolSize: opts.concurrency,
+        timeoutMs: opts.timeoutMs,
+        maxRetries: opts.maxRetries,
+        baseDelayMs: opts.baseDelayMs,
+        warn: opts.warn,
+      });
     }
     default:
       throw new UsageError(`unknown sink "${String(opts.sink)}"; choose one of ${SINK_NAMES.join(', ')}`);

@@ -21,6 +21,8 @@ export interface SendItem {
   downstreamKey: string;
   lead: Lead;
   naturalKey?: string;
+  /** When the event happened (ISO 8601 UTC), when the input says: the postgres sink's created_at. */
+  occurredAt?: string;
   /** create: a new lead; update: a known lead under `--existing update`. */
   mode: 'create' | 'update';
   /** A create whose person the CRM already holds: settled as `exists` (skip, the default) or updated there. */
@@ -55,10 +57,10 @@ export interface Sink {
   /** Look a person up by natural key (email, or E.164 phone). Only when capabilities.lookupByNaturalKey. */
   lookup?(naturalKey: string, signal?: AbortSignal): Promise<LookupResult>;
   /**
-   * Look many people up at once (up to capabilities.maxBatch), in as few requests as the CRM allows; one result per
-   * key. Throws when the CRM could not answer (the events stay in doubt). Optional: lookup() is used without it.
+   * Looks many people up at once (one result per key, same order), where the destination can do it in one query:
+   * in-doubt recovery then checks a batch at a time instead of one request per event.
    */
-  lookupMany?(naturalKeys: string[], signal?: AbortSignal): Promise<Map<string, LookupResult>>;
+  lookupMany?(naturalKeys: string[], signal?: AbortSignal): Promise<LookupResult[]>;
   /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
   describe(): string;
   close?(): Promise<void>;

@@ -38,7 +38,10 @@ test("a leading apostrophe (Excel's and Pipedrive's way to keep a number as text
 
 test('a phone written without a calling code is national: the default country reads it', () => {
   assert.deepEqual(readPhone('(11) 98765-4321', 'BR'), { kind: 'e164', value: '+5511987654321', national: true });
-  assert.deepEqual(readPhone('0055 11 98765-4321', 'BR'), { kind: 'e164', value: '+5511987654321', national: true });
+  // Without a plus the default country's rules read it, its international prefix included (00 in Portugal, 011 in
+  // the US). From Brazil, 00 is followed by a carrier code, so 0055... is no Brazilian way to write +55.
+  assert.deepEqual(readPhone('0055 11 98765-4321', 'PT'), { kind: 'e164', value: '+5511987654321', national: true });
+  assert.deepEqual(readPhone('011 55 11 98765-4321', 'US'), { kind: 'e164', value: '+5511987654321', national: true });
   assert.deepEqual(readPhone('+55 11 98765-4321', 'US'), { kind: 'e164', value: '+5511987654321', national: false });
   assert.equal(readPhone('(+55) 11 98765-4321', 'US').kind === 'e164', true);
   assert.equal((readPhone('(+55) 11 98765-4321') as { national: boolean }).national, false, 'a plus anywhere');

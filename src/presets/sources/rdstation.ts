@@ -81,8 +81,10 @@ export const rdstationExport: CsvSource = {
       company: 'Empresa',
       source: ['Origem da primeira conversão', 'Origem da última conversão'],
     },
-    // A row is a contact as it stood: the contact (its public URL ends in its uuid) at its last conversion.
-    key: { paths: ['URL pública', 'Data da última conversão'] },
+    // A row is a contact as it stood: the contact (its public URL ends in its uuid) after its last conversion,
+    // counted rather than dated: Excel re-renders dates in the user's locale when it re-saves the export, and the
+    // same row must keep its key.
+    key: { paths: ['URL pública', 'Total de conversões'] },
   },
-  note: 'Read as exported (UTF-16 with tabs, or UTF-8) and as Excel pt-BR re-saves it (Windows-1252, ";"). A row is keyed by the contact and its last conversion, so a later export of the same contact after a new conversion is a new event of a known lead.',
+  note: 'Read as exported (UTF-16 with tabs, or UTF-8) and as Excel pt-BR re-saves it (Windows-1252, ";"). A row is keyed by the contact and its count of conversions (the same in both files), so a later export of the same contact after a new conversion is a new event of a known lead.',
 };

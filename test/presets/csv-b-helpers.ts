@@ -1,0 +1,89 @@
+// What the tests of sources run: the built CLI on a fixture of fixtures/sources/, its --json report, the row per
+// record of its --report, and the leads a push wrote to the JSONL sink.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, ROOT } from '../helpers/cli.js';
+
+/** A fixture of fixtures/sources/. */
+export const fx = (f: string): string => join(ROOT, 'fixtures', 'sources', f);
+
+/** The part of the --json report these tests read. */
+export interface Doc {
+  counts: Record<string, number>;
+  delivery?: Record<string, number>;
+  readAs: Array<{ readAs?: Array<{ as: string; events: number }> }>;
+  exitCode: number;
+}
+
+/** One row of --report (JSONL). */
+export interface Row {
+  line: number;
+  item: number | '';
+  key: string;
+  email: string;
+  decision: string;
+  reason: string;
+  warnings: string;
+}
+
+/** One lead as the JSONL sink wrote it. */
+export interface Sent {
+  key: string;
+  lead: { email?: string; phone?: string; name?: string; company?: string; source?: string; [more: string]: unknown };
+}
+
+const jsonLines = <T>(file: string): T[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as T)
+    : [];
+
+/** Runs `leadledger <args> --json --report <dir>/<name>.jsonl`; the report and its rows. */
+export async function run(dir: string, name: string, args: string[]): Promise<{ doc: Doc; rows: Row[] }> {
+  const report = join(dir, `${name}.jsonl`);
+  const r = await runCli([...args, '--json', '--report', report]);
+  assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
+  return { doc: JSON.parse(r.stdout) as Doc, rows: jsonLines<Row>(report) };
+}
+
+/** `push <input> --dry-run`, against a ledger of its own unless `extra` names one. */
+export function dryRun(dir: string, input: string, ...extra: string[]): Promise<{ doc: Doc; rows: Row[] }> {
+  const ledger = extra.includes('--ledger') ? [] : ['--ledger', join(dir, 'dry.db')];
+  return run(dir, 'dry-run', ['push', input, '--dry-run', ...ledger, ...extra]);
+}
+
+/** What a report said it read its input as. */
+export const readAs = (doc: Doc): Array<{ as: string; events: number }> => doc.readAs.flatMap((x) => x.readAs ?? []);
+
+/** The counts that are not zero. */
+export const nonZero = (doc: Doc): Record<string, number> =>
+  Object.fromEntries(Object.entries(doc.counts).filter(([, n]) => n > 0));
+
+/** The rows of one decision, as [line, item?, reason] for readable assertions. */
+export const decided = (rows: Row[], decision: string): Array<[number, number | '', string]> =>
+  rows.filter((r) => r.decision === decision).map((r) => [r.line, r.item, r.reason]);
+
+/**
+ * Pushes the input to the JSONL sink, then pushes it again: the first sends `sends` leads (returned as the sink wrote
+ * them), the second sends nothing, since every key is in the ledger.
+ */
+export async function pushTwice(dir: string, input: string, sends: number, ...extra: string[]): Promise<Sent[]> {
+  const out = join(dir, 'out.jsonl');
+  const args = ['push', input, '--ledger', join(dir, 'push.db'), '--sink', 'jsonl', '--output', out, ...extra];
+  const first = await run(dir, 'push-1', args);
+  assert.equal(first.doc.delivery?.sent, sends, JSON.stringify(first.doc.delivery));
+  const sent = jsonLines<Sent>(out);
+  assert.equal(sent.length, sends);
+  const second = await run(dir, 'push-2', args);
+  assert.equal(second.doc.delivery?.sent, 0, 'the second push sends nothing');
+  assert.equal(second.doc.counts.new, 0);
+  assert.equal(jsonLines<Sent>(out).length, sends, 'nothing more was written to the sink');
+  return sent;
+}
+
+/** email → phone of the leads sent. */
+export const phones = (sent: Sent[]): Record<string, string | undefined> =>
+  Object.fromEntries(sent.map((s) => [s.lead.email ?? '', s.lead.phone]));
