@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Data } from './lib/data.mjs';
 import { killChildren, which } from './lib/measure.mjs';
-import { scenario1, scenario2, scenario3, scenario4, scenario5 } from './lib/scenarios.mjs';
+import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6 } from './lib/scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -15,7 +15,8 @@ const cli = path.join(root, 'bin', 'leadledger.js');
 
 const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [options] after npm run build)
 
-  --only 1,2,5         run only these scenarios (1 JSONL audit, 2 CSV audit, 3 push, 4 peak RSS 10M, 5 start-up)
+  --only 1,2,5         run only these scenarios (1 JSONL audit, 2 CSV audit, 3 push, 4 peak RSS 10M, 5 start-up,
+                       6 push into a CRM that holds every person)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -24,6 +25,7 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
   --push-events N      events pushed in scenario 3 (default 100000; about 100 s at the ceiling)
   --push-runs N        runs of scenario 3's main push (default 1)
   --push-concurrency N pass --concurrency N to the main push (default: leadledger's default)
+  --populated-events N events of scenario 6, pushed into a sandbox holding all their people (default 50000)
   --tight-events N     events of the tight-limit push (default 2000)
   --shared-rps N       the second tight-limit push shares the quota with a client sending N req/s (default 4;
                        0 skips that variant)
@@ -35,7 +37,7 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
 
 function parseArgs(argv) {
   const o = {
-    only: new Set(['1', '2', '3', '4', '5']),
+    only: new Set(['1', '2', '3', '4', '5', '6']),
     runs: 5,
     events: 1_000_000,
     skip10m: false,
@@ -44,6 +46,7 @@ function parseArgs(argv) {
     pushEvents: 100_000,
     pushRuns: 1,
     pushConcurrency: null,
+    populatedEvents: 50_000,
     tightEvents: 2000,
     noiseRps: 4,
     startupRuns: 20,
@@ -70,8 +73,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^[1-5]$/.test(x))) {
-          console.error('--only takes scenario numbers 1-5, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^[1-6]$/.test(x))) {
+          console.error('--only takes scenario numbers 1-6, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -100,6 +103,9 @@ function parseArgs(argv) {
         break;
       case '--push-concurrency':
         o.pushConcurrency = num(flag, val());
+        break;
+      case '--populated-events':
+        o.populatedEvents = num(flag, val(), 10);
         break;
       case '--tight-events':
         o.tightEvents = num(flag, val(), 10);
@@ -209,6 +215,10 @@ try {
   if (opts.only.has('5')) {
     log('\n== 5. start-up');
     rows.push(...(await scenario5(ctx)));
+  }
+  if (opts.only.has('6')) {
+    log('\n== 6. push into a CRM that holds every person');
+    rows.push(...(await scenario6(ctx)));
   }
 } catch (e) {
   failure = e;

@@ -50,6 +50,15 @@ export async function startSandbox(cli, { latencyMs, rateLimit }) {
       const r = await fetch(`${url}/__admin/reset`, { method: 'POST' });
       if (!r.ok) throw new Error(`reset: HTTP ${r.status}`);
     },
+    async seed(contacts) {
+      const r = await fetch(`${url}/__admin/contacts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(contacts.map((properties) => ({ properties }))),
+      });
+      if (!r.ok) throw new Error(`seed: HTTP ${r.status}`);
+      return (await r.json()).stored;
+    },
     async stats() {
       return (await fetch(`${url}/__admin/stats`)).json();
     },

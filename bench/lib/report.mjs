@@ -78,7 +78,11 @@ function extra(row) {
   if (row.peakRssMbMedian != null) bits.push(`peak RSS ${row.peakRssMbMedian.toFixed(0)} MB`);
   if (row.counts?.length && row.counts.every((c) => c === row.counts[0]))
     bits.push(`count ${Number(row.counts[0]).toLocaleString('en-US')}`);
-  if (row.medianLeadsPerS != null)
+  if (row.medianLeadsPerS != null && row.settled)
+    bits.push(
+      `${row.medianLeadsPerS.toFixed(0)} settled/s of ${row.ceilingLeadsPerS} ceiling; ${row.settled.join('/')} settled (created ${row.created.join('/')}) in ${row.wallS.map((s) => s.toFixed(1)).join('/')} s; requests ${row.requests.join('/')}; 429s ${row.rateLimited.join('/')}`,
+    );
+  else if (row.medianLeadsPerS != null)
     bits.push(
       `${row.medianLeadsPerS.toFixed(0)} leads/s of ${row.ceilingLeadsPerS} ceiling; ${row.delivered.join('/')} delivered in ${row.wallS.map((s) => s.toFixed(1)).join('/')} s (burst-aware least time ${row.idealS.map((s) => s.toFixed(0)).join('/')} s); requests ${row.requests.join('/')}; 429s ${row.rateLimited.join('/')}`,
     );

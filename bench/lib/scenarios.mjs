@@ -1,8 +1,9 @@
-// The five bench scenarios. Each returns result rows:
+// The six bench scenarios. Each returns result rows:
 //   { scenario, title, tool, metric, unit, runs[], median, ratio, target, pass, ...details }
 // ratio is leadledger/peer (of the medians) on peer rows; target and pass sit on the row the target is about.
 import path from 'node:path';
-import { readFileSync, rmSync } from 'node:fs';
+import { createReadStream, readFileSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { measure, median, lastInt, parseJsonDoc, which } from './measure.mjs';
 import { startSandbox } from './emulator.mjs';
 
@@ -198,8 +199,8 @@ export async function scenario2(ctx) {
 }
 
 /** One push against a reset emulator and a fresh ledger; returns the measured facts. */
-async function onePush(ctx, sandbox, file, extraArgs, noise = null) {
-  await sandbox.reset();
+async function onePush(ctx, sandbox, file, extraArgs, noise = null, { keep = false } = {}) {
+  if (!keep) await sandbox.reset();
   const ledger = path.join(ctx.data.work, 'push-ledger.db');
   for (const f of [ledger, `${ledger}-wal`, `${ledger}-shm`]) rmSync(f, { force: true });
   const args = [
@@ -575,4 +576,92 @@ export async function scenario5(ctx) {
       correct: null,
     };
   });
+}
+
+/** The distinct people (lower-cased emails) of a generated JSONL file, as the contacts a CRM would hold. */
+async function peopleOf(file) {
+  const people = new Map();
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (!line) continue;
+    const ev = JSON.parse(line);
+    const email = String(ev.data?.email ?? '').toLowerCase();
+    if (!email || people.has(email)) continue;
+    const [firstname, ...rest] = String(ev.data?.name ?? '').split(' ');
+    people.set(email, { email, firstname, lastname: rest.join(' ') });
+  }
+  return [...people.values()];
+}
+
+/**
+ * 6. Push into a sandbox that already holds every person (a team adopting leadledger on a CRM with years of
+ * contacts, without `ledger import`): every new event settles as already in the CRM, with its id, and nobody is
+ * created. Figure: settled leads/s against the ceiling (limit × 100 leads a request); target ≥ 40%.
+ */
+export async function scenario6(ctx) {
+  const o = ctx.opts;
+  const limitSpec = '50/1s',
+    latencyMs = 20,
+    batch = 100;
+  const lim = parseLimit(limitSpec);
+  const ceiling = (lim.max * batch) / (lim.intervalMs / 1000);
+  const file = await ctx.data.events(o.populatedEvents, 'jsonl');
+  const people = await peopleOf(file);
+  const title = `Push ${fmtInt(o.populatedEvents)} events into a sandbox that holds every person (${fmtInt(people.length)}), ${latencyMs} ms latency, limit ${limitSpec}`;
+  const sandbox = await startSandbox(ctx.cli, { latencyMs, rateLimit: limitSpec });
+  const runs = [];
+  try {
+    for (let r = 0; r < o.pushRuns; r++) {
+      await sandbox.reset();
+      const seeded = await sandbox.seed(people);
+      ctx.log(
+        `  [6] populated push run ${r + 1}/${o.pushRuns}: ${fmtInt(o.populatedEvents)} events, the CRM holds ${fmtInt(seeded)} of their people, ceiling ${fmtInt(ceiling)} leads/s …`,
+      );
+      const p = await onePush(ctx, sandbox, file, [], null, { keep: true });
+      p.settled = (p.delivery.sent ?? 0) + (p.delivery.updated ?? 0) + (p.delivery.exists ?? 0);
+      p.leadsPerS = p.settled / p.wallS;
+      p.ok =
+        p.code === 0 &&
+        p.delivery.exists === p.counts.new &&
+        (p.delivery.sent ?? 0) === 0 &&
+        (p.delivery.failed ?? 0) === 0 &&
+        (p.delivery.inDoubt ?? 0) === 0 &&
+        p.contacts === seeded;
+      runs.push(p);
+      ctx.log(
+        `  [6]   ${p.wallS.toFixed(1)} s, ${fmtInt(p.settled)} settled (already in the CRM ${fmtInt(p.delivery.exists)}, created ${fmtInt(p.delivery.sent)}), ${p.leadsPerS.toFixed(0)} leads/s (${((100 * p.leadsPerS) / ceiling).toFixed(1)}% of ceiling), ${p.http.requests ?? '?'} requests, ${p.http.rateLimited ?? '?'} 429s${p.ok ? '' : ' — CHECK FAILED'}`,
+      );
+      if (!p.ok)
+        ctx.mismatch(
+          `scenario 6, run ${r + 1}: exists ${p.delivery.exists} of ${p.counts.new} new, created ${p.delivery.sent}, failed ${p.delivery.failed}, inDoubt ${p.delivery.inDoubt}, emulator holds ${p.contacts} contacts (seeded ${seeded}), exit ${p.code} ${p.stderr.slice(-300)}`,
+        );
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  const pct = runs.map((p) => (100 * p.leadsPerS) / ceiling);
+  const med = median(pct);
+  return [
+    {
+      scenario: '6',
+      title,
+      tool: 'leadledger',
+      metric: 'settled/s as % of ceiling',
+      unit: '%',
+      command: 'leadledger push <file> --sink hubspot --hubspot-url <emulator holding every person>',
+      runs: pct,
+      median: med,
+      ratio: null,
+      ceilingLeadsPerS: ceiling,
+      leadsPerS: runs.map((p) => p.leadsPerS),
+      medianLeadsPerS: median(runs.map((p) => p.leadsPerS)),
+      wallS: runs.map((p) => p.wallS),
+      settled: runs.map((p) => p.settled),
+      created: runs.map((p) => p.delivery.sent ?? null),
+      requests: runs.map((p) => p.http.requests ?? null),
+      rateLimited: runs.map((p) => p.http.rateLimited ?? null),
+      correct: runs.every((p) => p.ok),
+      target: '≥ 40% of ceiling, nobody created',
+      pass: med == null ? null : med >= 40 && runs.every((p) => p.ok),
+    },
+  ];
 }

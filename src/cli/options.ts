@@ -165,7 +165,7 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--existing <policy>',
-    description: 'a person already delivered by another event: skip or update',
+    description: 'a person already delivered by another event, or already in the CRM: skip or update',
     default: 'skip',
     commands: ['push', 'replay'],
   },
@@ -292,7 +292,10 @@ export const EXIT_CODES: Array<[number, string]> = [
   [3, 'input unreadable, wholly or in part (what could be read was still decided and sent)'],
   [4, 'the CRM rejected the credentials'],
   [5, 'ledger locked by another run, or unusable'],
-  [130, 'interrupted (Ctrl-C / SIGTERM); in-flight sends were settled'],
+  [
+    130,
+    'interrupted (Ctrl-C / SIGTERM): sends in flight settled within the grace period, the rest in doubt; unsent events released',
+  ],
 ];
 
 /** Adds the options of the table that `name` takes to a command. */

@@ -62,16 +62,52 @@ export async function createOutput(flags: Record<string, unknown>, env = process
   };
 }
 
-/** One line of progress: counts, rate and (while sending) an ETA. */
-export function progressText(p: Progress): string {
-  const secs = Math.max(0.001, (Date.now() - p.startedAt) / 1000);
+/**
+ * One line of progress: the share of the input read (files: bytes of the total across inputs; stdin has no total,
+ * so no share and no ETA), records read and their rate, sends settled of those queued, and an ETA from what remains
+ * and the rates achieved: reading's, and sending's (the CRM's limit, usually) over the sends the rest of the input
+ * will bring at the rate seen so far.
+ */
+export function progressText(p: Progress, now = Date.now()): string {
+  const secs = Math.max(0.001, (now - p.startedAt) / 1000);
   const parts = [`read ${p.read}`, `${Math.round(p.read / secs)}/s`];
-  if (p.toSend) {
-    parts.push(`sent ${p.settled}/${p.toSend}`);
-    const rate = p.settled / secs;
-    if (rate > 0 && p.toSend > p.settled) parts.push(`ETA ${Math.ceil((p.toSend - p.settled) / rate)} s`);
-  }
+  const total = p.bytesTotal;
+  const share = total !== undefined && total > 0 ? Math.min(1, (p.bytesRead ?? 0) / total) : undefined;
+  if (share !== undefined) parts.unshift(`${Math.floor(share * 100)}% of ${formatBytes(total!)}`);
+  if (p.toSend) parts.push(`sent ${p.settled}/${p.toSend}`);
+  const eta = share === undefined ? undefined : estimateSeconds(p, share, secs, now);
+  if (eta !== undefined) parts.push(`ETA ${formatDuration(eta)}`);
   return parts.join(' · ');
+}
+
+// Seconds left: the longer of reading the rest at the rate read so far, and sending what the whole input will bring
+// (the sends queued so far, scaled to the whole input) at the rate sends settle.
+function estimateSeconds(p: Progress, share: number, secs: number, now: number): number | undefined {
+  if (share <= 0) return undefined;
+  const reading = share < 1 ? (secs * (1 - share)) / share : 0;
+  if (!p.toSend) return share < 1 ? reading : undefined;
+  const sendSecs = (now - (p.sendingSince ?? p.startedAt)) / 1000;
+  if (p.settled === 0 || sendSecs <= 0) return undefined;
+  const expected = p.toSend / share;
+  const sending = Math.max(0, expected - p.settled) / (p.settled / sendSecs);
+  const left = Math.max(reading, sending);
+  return left > 0 ? left : undefined;
+}
+
+/** 12.3 MB, 850 KB, 120 B. */
+export function formatBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)} KB`;
+  return `${n} B`;
+}
+
+/** 45 s, 3 min 20 s, 1 h 5 min. */
+export function formatDuration(secs: number): string {
+  const s = Math.ceil(secs);
+  if (s < 120) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
 /** One --verbose line for an HTTP event worth a person's attention (retries, network errors, rate-limit waits). */

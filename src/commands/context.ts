@@ -9,6 +9,11 @@ export interface Progress {
   toSend: number;
   settled: number;
   startedAt: number;
+  /** Bytes read of the inputs (as on disk), and their total when every input is a file (not stdin, not a FIFO). */
+  bytesRead?: number;
+  bytesTotal?: number;
+  /** When the first send was queued: the send rate is measured from then. */
+  sendingSince?: number;
 }
 
 /** The environment a command runs in. */

@@ -20,13 +20,14 @@ import {
   type RunReport,
 } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
+import { inDoubtResolution } from '../deliver/resolve-command.js';
 import type { HttpClient } from '../sinks/http.js';
 import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';
 import type { InputFormat, InputRead } from '../sources/types.js';
-import type { CommandContext } from './context.js';
+import type { CommandContext, Progress } from './context.js';
 
 /** Options of `push`, as the CLI builds them. */
 export interface PushOptions extends SinkFlags {
@@ -83,6 +84,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   // What only sending or report rows need is loaded only then: a dry-run starts ~20 ms sooner (measured).
   const sinks = opts.dryRun ? undefined : await import('../deliver/open-sink.js');
   if (sinks) ({ sink, http } = await sinks.openSink('push', opts, config, ctx));
+  // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
+  http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
   const ledger: LedgerStore | undefined = await openLedgerStore(path, { readonly: opts.dryRun, env: ctx.env });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
@@ -100,8 +103,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let deliverer: Deliverer | undefined;
   let interrupted = false;
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
-  const progress = { phase: 'reading' as const, read: 0, toSend: 0, settled: 0, startedAt: started };
+  const progress: Progress = { phase: 'reading', read: 0, toSend: 0, settled: 0, startedAt: started, bytesRead: 0 };
   let heartbeat: ReturnType<LedgerStore['keepAlive']> | undefined;
+  let bytesDecided = 0;
   let finalReport!: RunReport;
   let progressTimer: NodeJS.Timeout | undefined;
   if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
@@ -154,6 +158,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       stdin: ctx.stdin,
       // A wait on a quiet stdin or a FIFO nobody writes ends with the first Ctrl-C / SIGTERM, not with more input.
       signal: ctx.stop,
+      onTotalBytes: (n: number | undefined) => {
+        if (n !== undefined) progress.bytesTotal = n;
+      },
     };
     const map = {
       config,
@@ -175,14 +182,22 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       onUnread: (u) => collector.addUnread(unreadPart(u)),
       preset,
     })) {
+      // The slice's input bytes count as its decisions are taken, one share at a time (progress: the share read).
+      const sliceBytes = decisions.bytes ?? 0;
+      const before = bytesDecided;
+      bytesDecided += sliceBytes;
+      if (decisions.length === 0) progress.bytesRead = bytesDecided;
       if (tally) progress.read = collector.counts.read;
       // An empty batch: the input went idle. What is queued goes out now instead of waiting for a full batch.
       if (decisions.length === 0) await deliverer?.flush();
-      for (const d of decisions) {
+      for (let i = 0; i < decisions.length; i++) {
+        const d = decisions[i]!;
         collector.add(d);
         progress.read++;
+        progress.bytesRead = before + (sliceBytes * (i + 1)) / decisions.length;
         if (deliverer?.wants(d)) {
           progress.toSend++;
+          progress.sendingSince ??= Date.now();
           // The send outlives this batch of decisions: its event stops reading the block's buffers.
           d.event?.detach?.();
           await deliverer.enqueue(d);
@@ -232,6 +247,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       inDoubtReasons: deliverer?.inDoubtReasons,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
+      stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
+      inDoubtResolution: delivery?.inDoubt && sink ? inDoubtResolution(opts, sink) : undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,

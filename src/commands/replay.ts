@@ -35,6 +35,7 @@ import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 import { openExistingLedger, resolveLedger } from './ledger/access.js';
 import { httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
+import { inDoubtResolution } from '../deliver/resolve-command.js';
 
 /** Options of `replay`. */
 export interface ReplayOptions extends SinkFlags {
@@ -125,6 +126,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
     if (!o.dryRun) {
       ({ sink, http } = await openSink('replay', o, config, ctx));
+      // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
+      http?.abandonUnsentOn(ctx.stop);
       // The run takes the ledger before anything is selected: the claims of a run that died mid-send are marked in
       // doubt only once that run is marked crashed (startRun does it), and --in-doubt must find them among the rest.
       // Selected before, they were left behind, in doubt, by a replay that ended 0.
@@ -297,6 +300,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       inDoubtReasons: deliverer?.inDoubtReasons,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
+      stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
+      inDoubtResolution: delivery?.inDoubt && sink ? inDoubtResolution(o, sink) : undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,

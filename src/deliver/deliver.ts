@@ -8,7 +8,8 @@ import type { LedgerStore } from '../ledger/store.js';
 import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../ledger/types.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
-import { emptyDelivery, type DeliveryCounts } from './delivery-counts.js';
+import { emptyDelivery, type DeliveryCounts, type StopCounts } from './delivery-counts.js';
+import { RequestNotSent } from '../sinks/http.js';
 import type { LookupResult, SendItem, Sink, SinkOutcome } from '../sinks/types.js';
 
 /** Options of the deliver stage. */
@@ -40,7 +41,7 @@ export interface SettledItem {
   decision?: Decision;
   row?: LedgerEventRow;
   key: string;
-  result: 'sent' | 'updated' | 'exists' | 'failed' | 'in_doubt' | 'claimed_elsewhere' | 'recovered';
+  result: 'sent' | 'updated' | 'exists' | 'failed' | 'in_doubt' | 'claimed_elsewhere' | 'recovered' | 'released';
   crmId?: string;
   error?: string;
 }
@@ -61,6 +62,8 @@ export class Deliverer {
   readonly failures: Record<string, number> = {};
   /** Events left in doubt grouped by why: reason → count. Every count of counts.inDoubt has its reason here. */
   readonly inDoubtReasons: Record<string, number> = {};
+  /** What the stop did, once the run was stopped: settled in the grace period, cut after it, released. */
+  readonly stopped: StopCounts = { settled: 0, cut: 0, released: 0 };
   private batch: Pending[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private fatal: Error | undefined;
@@ -78,7 +81,7 @@ export class Deliverer {
   /** Queues a decided event; resolves when there is room for more (backpressure on the reader). */
   async enqueue(d: Decision): Promise<void> {
     if (this.fatal) throw this.fatal;
-    if (this.o.stop.aborted) return;
+    if (this.o.stop.aborted) return this.releaseUnclaimed([{ key: d.event!.key, decision: d }]);
     const e = d.event!;
     const dk = downstreamKey(this.o.namespace, e.key);
     const mode = d.kind === 'known_lead' ? 'update' : 'create';
@@ -89,6 +92,7 @@ export class Deliverer {
       naturalKey: e.naturalKey,
       occurredAt: e.occurredAt,
       mode,
+      ifExists: this.o.existing,
     };
     const claim: ClaimInput = {
       key: e.key,
@@ -116,7 +120,7 @@ export class Deliverer {
    */
   async enqueueExisting(row: LedgerEventRow, lead: Lead, from: EventStatus[], decision?: Decision): Promise<void> {
     if (this.fatal) throw this.fatal;
-    if (this.o.stop.aborted) return;
+    if (this.o.stop.aborted) return this.releaseUnclaimed([{ key: row.key, decision, row }]);
     const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
     const item: SendItem = {
       key: row.key,
@@ -143,6 +147,10 @@ export class Deliverer {
   /** Sends what is queued and waits for every send to settle. Rethrows a fatal error (rejected credentials). */
   async finish(): Promise<void> {
     if (!this.o.stop.aborted && !this.fatal) await this.dispatch();
+    else if (this.o.stop.aborted) {
+      this.releaseUnclaimed(this.batch);
+      this.batch = [];
+    }
     while (this.inFlight.size) await Promise.race(this.inFlight);
     if (this.fatal) throw this.fatal;
   }
@@ -232,7 +240,12 @@ export class Deliverer {
           found = pre ?? (await sink.lookup!(row.natural_key!, this.o.hardStop));
         } catch (e) {
           const cred = e instanceof CredentialsError;
-          const error = cred ? 'lookup not done: credentials rejected' : `lookup failed: ${(e as Error).message}`;
+          // Stopped before the lookup left: nothing was asked, the event simply stays in doubt.
+          const error = cred
+            ? 'lookup not done: credentials rejected'
+            : e instanceof RequestNotSent
+              ? 'not checked: the run was stopped'
+              : `lookup failed: ${(e as Error).message}`;
           await ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
           leave(error);
           if (cred) this.fatal ??= e as Error;
@@ -311,7 +324,7 @@ export class Deliverer {
     this.batch = [];
     while (this.inFlight.size >= this.o.concurrency) await Promise.race(this.inFlight);
     if (this.fatal) throw this.fatal;
-    if (this.o.stop.aborted) return;
+    if (this.o.stop.aborted) return this.releaseUnclaimed(batch);
     const p = this.claimAndSend(batch)
       .catch((e: Error) => {
         this.fatal ??= e;
@@ -372,10 +385,17 @@ export class Deliverer {
         throw new Error(`sink ${sink.name} returned ${outcomes.length} outcomes for ${mine.length} leads`);
     } catch (e) {
       // Rejected credentials: nothing was accepted, so the events are retryable failures, then the run stops.
+      // Stopped before the request left: nothing reached the CRM, the claims are undone.
       // Anything else thrown mid-send: the CRM may have the leads, so they are in doubt.
       const cred = e instanceof CredentialsError;
       const reason = cred ? 'not sent: the CRM rejected the credentials' : `send interrupted: ${(e as Error).message}`;
-      outcomes = mine.map(() => (cred ? { kind: 'failed', permanent: false, reason } : { kind: 'unknown', reason }));
+      outcomes = mine.map(() =>
+        cred
+          ? { kind: 'failed', permanent: false, reason }
+          : e instanceof RequestNotSent
+            ? { kind: 'released', reason: e.message }
+            : { kind: 'unknown', reason },
+      );
       await this.settleAll(mine, outcomes);
       if (cred) throw e;
       return;
@@ -385,10 +405,19 @@ export class Deliverer {
 
   private async settleAll(mine: Pending[], outcomes: SinkOutcome[]): Promise<void> {
     const settlements: Settlement[] = [];
+    const releases: Array<{ key: string; to: EventStatus | null }> = [];
     const done: SettledItem[] = [];
+    const stopped = this.o.stop.aborted;
     mine.forEach((p, i) => {
       const o = outcomes[i]!;
       const base = { decision: p.decision, row: p.row, key: p.key };
+      if (stopped) {
+        // After a stop, each outcome is one of three: its request never left (released), it was still on the wire
+        // when the grace period ran out (cut: in doubt), or it was answered in the grace period (settled).
+        if (o.kind === 'released') this.stopped.released++;
+        else if (o.kind === 'unknown' && this.o.hardStop.aborted) this.stopped.cut++;
+        else this.stopped.settled++;
+      }
       switch (o.kind) {
         case 'created':
           settlements.push({ key: p.key, status: 'sent', outcome: 'created', crmId: o.crmId });
@@ -422,11 +451,47 @@ export class Deliverer {
           this.inDoubtReasons[o.reason] = (this.inDoubtReasons[o.reason] ?? 0) + 1;
           done.push({ ...base, result: 'in_doubt', error: o.reason });
           break;
+        case 'released': {
+          // Nothing reached the CRM: the claim is undone. A row claimed from another status goes back to it; one
+          // that stays in doubt (a recovery re-send) is still counted in doubt.
+          const to = p.claimFrom
+            ? p.claimFrom.length === 1
+              ? p.claimFrom[0]!
+              : (p.row?.status ?? p.claimFrom[0]!)
+            : null;
+          releases.push({ key: p.key, to });
+          if (to === 'in_doubt') {
+            const why = 'not re-sent: the run was stopped';
+            this.counts.inDoubt++;
+            this.inDoubtReasons[why] = (this.inDoubtReasons[why] ?? 0) + 1;
+            done.push({ ...base, result: 'in_doubt', error: why });
+          } else {
+            this.counts.released++;
+            done.push({ ...base, result: 'released', error: o.reason });
+          }
+          break;
+        }
       }
     });
     // Settle: committed after the send, in one transaction for the batch.
-    await this.o.ledger.settle(settlements, this.o.runId);
+    if (settlements.length) await this.o.ledger.settle(settlements, this.o.runId);
+    if (releases.length) await this.o.ledger.release(releases, this.o.runId, 'the run stopped before the request left');
     for (const d of done) this.o.onSettled?.(d);
+  }
+
+  /** Events stopped before they were claimed: never in flight, nothing to undo; counted, and reported as released. */
+  private releaseUnclaimed(batch: Array<Pick<Pending, 'key' | 'decision' | 'row'>>): void {
+    for (const p of batch) {
+      this.counts.released++;
+      this.stopped.released++;
+      this.o.onSettled?.({
+        decision: p.decision,
+        row: p.row,
+        key: p.key,
+        result: 'released',
+        error: 'not sent: the run stopped',
+      });
+    }
   }
 }
 

@@ -12,9 +12,21 @@ export interface DeliveryCounts {
   recovered: number;
   /** Claimed by another process between decision and claim: not sent by this run. */
   claimedElsewhere: number;
+  /** Stopped before their request left (or before they were claimed): nothing reached the CRM; the next run sends them. */
+  released: number;
+}
+
+/** What a stop (Ctrl-C / SIGTERM) did to the sends of a run, counted in events. */
+export interface StopCounts {
+  /** In flight at the stop, and settled in the grace period (sent, already in the CRM, failed...). */
+  settled: number;
+  /** Still in flight when the grace period ran out (or a second Ctrl-C came): cut, in doubt. */
+  cut: number;
+  /** Their request had not left (waiting for the rate limiter or a connection), or was never made: released. */
+  released: number;
 }
 
 /** Empty delivery counts. */
 export function emptyDelivery(): DeliveryCounts {
-  return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0 };
+  return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0, released: 0 };
 }

@@ -69,12 +69,34 @@ export interface DecideStats {
 const DECISION_SLICE = 512;
 
 /**
+ * A batch of decisions, with the bytes of the inputs (as on disk) their records came from: progress against
+ * ReadOptions.onTotalBytes, spread over the batch. An empty batch may carry bytes too (a tally, a block of rejects).
+ */
+export type DecisionSlice = Decision[] & { bytes?: number };
+
+function slice(decisions: Decision[], bytes: number): DecisionSlice {
+  const out = decisions as DecisionSlice;
+  if (bytes) out.bytes = bytes;
+  return out;
+}
+
+/**
  * Yields the decisions for every record of the inputs, in input order, a batch at a time (or, with a tally, counts
  * them). An empty batch says the input went idle (a quiet stdin): a consumer sends what it holds rather than wait. A decision's event reads its block's buffers until the next batches are asked for: a consumer that keeps
  * one longer calls `event.detach()` first.
  */
-export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Decision[]> {
+export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<DecisionSlice> {
   const mapper = createMapper(o.map, { hashLater: true });
+  // Progress: bytes read from the inputs (as on disk), and how many of them blocks have carried on so far.
+  let rawRead = 0;
+  let carried = 0;
+  const readOptions = {
+    ...o.read,
+    onBytesRead: (n: number) => {
+      rawRead += n;
+      o.read.onBytesRead?.(n);
+    },
+  };
   // A read-only ledger is what a dry-run gets: nothing writes it during the run, so it can be read once into an
   // index (ledger-index.ts) that the workers probe; one the index cannot hold is looked up by the workers in
   // SQLite, ahead of the decisions. A writing run claims as it goes, so there lookups stay with the decider.
@@ -179,25 +201,38 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
       if (r.kind === 'unread') o.onUnread?.(r);
       return { block: encodeMapped(r.kind === 'unread' ? [] : [mapItem(mapper, r)]), source: r.source, lineBase: 0 };
     };
-    for await (const b of readInputsWith(o.inputs, o.read, read, rejected)) {
+    for await (const b of readInputsWith(o.inputs, readOptions, read, rejected)) {
       if (o.stop?.aborted) return;
       if (b.unread) for (const u of b.unread) o.onUnread?.(u);
       if (prefetched) await prefetched.prepare(b.block, decider.index);
+      // Progress: the input bytes a block came from (its own count, else what was read since the last block) are
+      // spread over its slices of decisions, so that the share shown is of records decided, not read ahead.
+      const n = b.block.n;
+      const bytes = b.bytes ?? Math.max(0, rawRead - carried);
+      carried += bytes;
+      const share = (from: number, to: number): number =>
+        n === 0 ? bytes : Math.round((bytes * to) / n) - Math.round((bytes * from) / n);
       if (o.tally) {
         decider.countBlock(b.block, b.source, b.lineBase, o.tally);
         decider.release(b.block, b.release);
-        yield [];
+        yield slice([], bytes);
         continue;
       }
-      if (b.block.n === 0 && b.idle) {
-        yield [];
+      if (n === 0 && !b.idle) {
+        // Nothing to decide (a line too long, a part not read): its bytes go with the next block.
+        if (b.bytes === undefined) carried -= bytes;
+        continue;
+      }
+      if (n === 0) {
+        yield slice([], bytes);
         continue;
       }
       // A block's decisions go out a slice at a time: the consumer drops each before the next is made, so they
       // die young instead of a whole block's worth surviving into the old generation.
-      for (let from = 0; from < b.block.n; from += DECISION_SLICE) {
+      for (let from = 0; from < n; from += DECISION_SLICE) {
         if (from > 0 && o.stop?.aborted) return;
-        yield decider.decideBlock(b.block, b.source, b.lineBase, from, Math.min(b.block.n, from + DECISION_SLICE));
+        const to = Math.min(n, from + DECISION_SLICE);
+        yield slice(decider.decideBlock(b.block, b.source, b.lineBase, from, to), share(from, to));
       }
       decider.release(b.block, b.release);
     }

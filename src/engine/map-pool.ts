@@ -210,4 +210,9 @@ export interface DecodedBlock {
   unread?: RawUnread[];
   /** The input went idle after this block (a quiet stdin): what was decided should not wait for more. */
   idle?: boolean;
+  /**
+   * Bytes of the input (as on disk) the block holds, when its reader knows (a plain JSONL file read by the
+   * workers, whose blocks run megabytes ahead of the decisions); else the bytes read since the last block count.
+   */
+  bytes?: number;
 }

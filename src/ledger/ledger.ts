@@ -322,6 +322,28 @@ export class Ledger implements LedgerStore {
       .immediate();
   }
 
+  /**
+   * Undoes claims whose send never left (the run stopped while it waited for the rate limiter or a connection):
+   * nothing reached the CRM. A row this run inserted is removed, as if it had never been claimed (the next run
+   * decides it new); a row claimed from another status returns to it. Only rows this run still owns as pending.
+   */
+  release(items: Array<{ key: string; to: EventStatus | null }>, runId: number, detail: string): void {
+    const t = now();
+    const del = this.stmt(`DELETE FROM events WHERE key = ? AND run_id = ? AND status = 'pending'`);
+    const back = this.stmt(
+      `UPDATE events SET status = ?, updated_at = ? WHERE key = ? AND run_id = ? AND status = 'pending'`,
+    );
+    const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, 'released', ?)`);
+    this.db
+      .transaction(() => {
+        for (const it of items) {
+          if (it.to === null) del.run(it.key, runId);
+          else if (back.run(it.to, t, it.key, runId).changes === 1) hist.run(it.key, runId, t, detail);
+        }
+      })
+      .immediate();
+  }
+
   /** Rows in a status for a sink, oldest first, with what a re-send needs. */
   rowsInStatus(status: EventStatus, sink?: string): LedgerEventRow[] {
     const sql = `SELECT * FROM events WHERE status = ? ${sink ? 'AND sink = ?' : ''} ORDER BY first_seen_at, key`;

@@ -42,6 +42,11 @@ export interface LedgerStore {
   claimNew(items: ClaimInput[], runId: number, sink: string): MaybePromise<Set<string>>;
   claimExisting(keys: string[], runId: number, fromStatuses: EventStatus[], sink: string): MaybePromise<Set<string>>;
   settle(settlements: Settlement[], runId: number): MaybePromise<void>;
+  /**
+   * Undoes claims of this run whose request never left (stopped first): a row it inserted is removed, one claimed
+   * from another status returns to it. Only rows the run still owns as pending.
+   */
+  release(items: Array<{ key: string; to: EventStatus | null }>, runId: number, detail: string): MaybePromise<void>;
 
   rowsInStatus(status: EventStatus, sink?: string): MaybePromise<LedgerEventRow[]>;
   rowsByKeys(keys: string[]): MaybePromise<LedgerEventRow[]>;

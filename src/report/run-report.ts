@@ -1,6 +1,7 @@
 // The result of a run as data: what every command returns and every output format is made from.
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
-import type { DeliveryCounts } from '../deliver/delivery-counts.js';
+import type { DeliveryCounts, StopCounts } from '../deliver/delivery-counts.js';
+import type { InDoubtResolution } from '../deliver/resolve-command.js';
 import { ExitCode } from '../errors.js';
 import type { DefaultCountry } from '../mapping/default-country.js';
 import { warningKind } from '../mapping/phones.js';
@@ -87,6 +88,13 @@ export interface RunReport {
   /** HTTP statistics of the sink (requests, retries, 429s), when it talks HTTP. */
   http?: Record<string, number>;
   interrupted?: boolean;
+  /**
+   * After a stop: of the events being sent, how many were settled in the grace period, how many were cut after it
+   * (in doubt), how many never left (released: the next run sends them).
+   */
+  stopped?: StopCounts;
+  /** When events are left in doubt: the command that settles them, and what it does. */
+  inDoubtResolution?: InDoubtResolution;
   /** Why the --report file could not be written (the run itself went on: its sends are settled in the ledger). */
   reportError?: string;
   startedAt: string;

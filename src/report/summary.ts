@@ -68,6 +68,10 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(c.red(`    failed ×${n}: ${printable(reason, 400)}`));
     for (const [reason, n] of Object.entries(r.inDoubtReasons ?? {}))
       lines.push(c.red(`    in doubt ×${n}: ${printable(reason, 400)}`));
+    if (r.inDoubtResolution)
+      lines.push(
+        `  to settle the ${d.inDoubt} in doubt: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; the next push on this sink does the same first)`,
+      );
   }
   if (r.http && r.http.requests) {
     lines.push(
@@ -108,10 +112,22 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(c.red(`    ${printable(u.source)} ${part}: ${printable(u.reason, 400)}`));
     }
   }
-  if (r.interrupted) lines.push(c.yellow('  interrupted: in-flight sends were settled; run again to continue'));
+  if (r.interrupted) lines.push(c.yellow(`  ${interruptedLine(r)}`));
   lines.push('');
   lines.push(c.dim(`done in ${(r.durationMs / 1000).toFixed(2)} s`));
   return lines.join('\n') + '\n';
+}
+
+// What the stop did to the sends, in events: settled in the grace period, cut after it, never sent.
+function interruptedLine(r: RunReport): string {
+  const s = r.stopped;
+  if (!s) return 'interrupted: nothing was being sent; run again to continue';
+  const parts = [
+    `${s.settled} in-flight send${s.settled === 1 ? '' : 's'} settled in the grace period`,
+    `${s.cut} cut after it (in doubt)`,
+    `${s.released} never sent (released: the next run sends ${s.released === 1 ? 'it' : 'them'})`,
+  ];
+  return `interrupted: ${parts.join('; ')}`;
 }
 
 // Which country national phone numbers were read in, and where it came from; or that there was none to read them in.

@@ -71,6 +71,8 @@ export interface Emulator {
   port: number;
   close(): Promise<void>;
   contacts(): StoredContact[];
+  /** Store contacts as if the portal already had them (no rate limit, no faults); returns how many were new. */
+  seed(contacts: Array<Record<string, string>>): number;
   webhookReceived(): { deliveries: WebhookDelivery[]; requests: number };
   stats(): EmulatorStats;
   /** The requests received since the start or the last reset, oldest first (empty unless logRequests). */
@@ -152,6 +154,19 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     if (req.method === 'GET' && path === '/__admin/contacts') return send(res, 200, hubspot.contacts());
     if (req.method === 'GET' && path === '/__admin/webhooks') return send(res, 200, receiver.received());
     if (req.method === 'GET' && path === '/__admin/stats') return send(res, 200, stats);
+    if (req.method === 'POST' && path === '/__admin/contacts') {
+      // Seeds the portal with people it already holds (a CRM with years of contacts), bypassing limits and faults.
+      try {
+        const body = JSON.parse(raw.toString('utf8') || '[]') as unknown;
+        if (!Array.isArray(body)) throw new Error('not an array');
+        const props = body.map(
+          (c) => ((c as { properties?: Record<string, string> }).properties ?? c) as Record<string, string>,
+        );
+        return send(res, 200, { ok: true, stored: hubspot.seed(props) });
+      } catch {
+        return send(res, 400, { error: 'contacts must be a JSON array of {"properties": {"email": ...}}' });
+      }
+    }
     if (req.method === 'POST' && path === '/__admin/reset') {
       emulator.reset();
       return send(res, 200, { ok: true });
@@ -214,6 +229,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     if (req.method === 'POST' && path === base) reply = hubspot.createOne(body);
     else if (req.method === 'POST' && path === `${base}/batch/create`) reply = hubspot.batchCreate(body);
     else if (req.method === 'POST' && path === `${base}/batch/upsert`) reply = hubspot.batchUpsert(body);
+    else if (req.method === 'POST' && path === `${base}/batch/read`) reply = hubspot.batchRead(body);
+    else if (req.method === 'POST' && path === `${base}/batch/update`) reply = hubspot.batchUpdate(body);
     else if (req.method === 'POST' && path === `${base}/search`) reply = hubspot.search(body);
     else if (req.method === 'GET' && path.startsWith(`${base}/`) && !path.slice(base.length + 1).includes('/')) {
       reply = hubspot.get(decodeURIComponent(path.slice(base.length + 1)), url.searchParams.get('idProperty'));
@@ -307,6 +324,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         server.closeAllConnections();
       }),
     contacts: () => hubspot.contacts(),
+    seed: (contacts) => hubspot.seed(contacts),
     webhookReceived: () => receiver.received(),
     stats: () => structuredClone(stats),
     requests: () => log.map((r) => ({ ...r })),

@@ -11,6 +11,8 @@
 //   Existing emails still reject the whole batch with one 409 by default (conflictMode 'batch-409', the observed
 //   behaviour and the harder case for clients); conflictMode 'multi-status' reports them per input in the 207.
 // - batch upsert by email is all-or-nothing (the guide's caveat: no partial upserts with idProperty=email).
+// - batch read (by id or a unique property such as email) and batch update (by id) answer 200, or 207 with one
+//   OBJECT_NOT_FOUND error listing the inputs not found (context.ids), the shape HubSpot is seen to send.
 //
 // Unique properties (HubSpot lets a portal mark up to 10 contact properties unique) give the other kind of 409: a
 // create whose value of such a property another contact already has is a CONFLICT that is not the duplicate-email
@@ -360,6 +362,182 @@ export class HubSpotApi {
     };
   }
 
+  /**
+   * POST /crm/v3/objects/contacts/batch/read, as specs/hubspot/contacts-v3.json defines it: the body is a
+   * BatchReadInputSimplePublicObjectId (required: inputs [{id}], properties, propertiesWithHistory; optional
+   * idProperty, a unique property such as email, absent to read by contact id). Found contacts come back as
+   * SimplePublicObjects (id, properties: the ones asked for plus hs_object_id, createdate, lastmodifieddate); when
+   * some inputs are not found the answer is 207 (BatchResponseSimplePublicObjectWithErrors) with one StandardError of
+   * category OBJECT_NOT_FOUND whose context.ids lists them, in the wording HubSpot is seen to use.
+   */
+  batchRead(body: unknown): HubSpotReply {
+    const schema = 'BatchReadInputSimplePublicObjectId';
+    if (!isObject(body)) return missing(schema, ['inputs', 'properties', 'propertiesWithHistory']);
+    const absent = ['inputs', 'properties', 'propertiesWithHistory'].filter((k) => body[k] === undefined);
+    if (absent.length) return missing(schema, absent);
+    if (!Array.isArray(body.inputs) || !Array.isArray(body.properties) || !Array.isArray(body.propertiesWithHistory))
+      return missing(schema, ['inputs']);
+    const inputs = body.inputs as unknown[];
+    if (inputs.length > MAX_BATCH || inputs.length === 0) {
+      return {
+        status: 400,
+        body: hubspotError(
+          'VALIDATION_ERROR',
+          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
+        ),
+      };
+    }
+    for (const input of inputs)
+      if (!isObject(input) || typeof input.id !== 'string') return missing('SimplePublicObjectId', ['id']);
+    const idProperty = body.idProperty;
+    if (
+      idProperty !== undefined &&
+      idProperty !== 'email' &&
+      idProperty !== 'hs_object_id' &&
+      !this.byUnique.has(String(idProperty))
+    )
+      return {
+        status: 400,
+        body: hubspotError('VALIDATION_ERROR', `Property ${String(idProperty)} is not a unique identifier`),
+      };
+    const wanted = (body.properties as unknown[]).filter((p): p is string => typeof p === 'string');
+    const started = new Date(this.now()).toISOString();
+    const results: unknown[] = [];
+    const missingIds: string[] = [];
+    const seen = new Set<string>();
+    for (const input of inputs as Array<{ id: string }>) {
+      const found = this.find(input.id, idProperty as string | undefined);
+      if (!found) {
+        missingIds.push(input.id);
+        continue;
+      }
+      if (seen.has(found.id)) continue;
+      seen.add(found.id);
+      const view = this.view(found) as { properties: Record<string, string> };
+      const properties: Record<string, string> = {};
+      for (const name of [...wanted, 'hs_object_id', 'createdate', 'lastmodifieddate'])
+        if (view.properties[name] !== undefined) properties[name] = view.properties[name];
+      results.push({ ...view, properties });
+    }
+    const base = { status: 'COMPLETE', results, startedAt: started, completedAt: new Date(this.now()).toISOString() };
+    if (missingIds.length === 0) return { status: 200, body: base };
+    return {
+      status: 207,
+      body: {
+        ...base,
+        numErrors: 1,
+        errors: [
+          {
+            status: 'error',
+            category: 'OBJECT_NOT_FOUND',
+            message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.',
+            context: { ids: missingIds },
+            errors: [],
+            links: {},
+          },
+        ],
+      },
+    };
+  }
+
+  /**
+   * POST /crm/v3/objects/contacts/batch/update (BatchInputSimplePublicObjectBatchInput: inputs [{id, properties,
+   * objectWriteTraceId?}]), by contact id: the provided values overwrite. An invalid property fails the whole batch
+   * (400); ids that name no contact come back in a 207 as one OBJECT_NOT_FOUND error listing them, the others updated.
+   */
+  batchUpdate(body: unknown): HubSpotReply {
+    if (!isObject(body) || !Array.isArray(body.inputs))
+      return missing('BatchInputSimplePublicObjectBatchInput', ['inputs']);
+    const inputs = body.inputs as unknown[];
+    if (inputs.length > MAX_BATCH || inputs.length === 0) {
+      return {
+        status: 400,
+        body: hubspotError(
+          'VALIDATION_ERROR',
+          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
+        ),
+      };
+    }
+    const ids = new Set<string>();
+    for (const input of inputs) {
+      if (!isObject(input)) return missing('SimplePublicObjectBatchInput', ['id', 'properties']);
+      const absent = ['id', 'properties'].filter((k) => input[k] === undefined);
+      if (absent.length) return missing('SimplePublicObjectBatchInput', absent);
+      if (typeof input.id !== 'string' || !isObject(input.properties))
+        return missing('SimplePublicObjectBatchInput', ['id']);
+      if (input.idProperty !== undefined && input.idProperty !== 'hs_object_id')
+        return {
+          status: 400,
+          body: hubspotError(
+            'VALIDATION_ERROR',
+            `Unable to perform update by ${String(input.idProperty)}: the emulator updates by contact id`,
+          ),
+        };
+      if (ids.has(input.id))
+        return {
+          status: 400,
+          body: hubspotError('VALIDATION_ERROR', `Duplicate IDs found in batch input: [${input.id}]`),
+        };
+      ids.add(input.id);
+      const errors = this.validateProperties(input.properties);
+      if (errors.length) return this.propertyErrorReply(errors);
+    }
+    const started = new Date(this.now()).toISOString();
+    const results: unknown[] = [];
+    const missingIds: string[] = [];
+    for (const input of inputs as Array<{
+      id: string;
+      properties: Record<string, string>;
+      objectWriteTraceId?: string;
+    }>) {
+      const existing = this.byId.get(input.id);
+      if (!existing) {
+        missingIds.push(input.id);
+        continue;
+      }
+      const { email, ...rest } = input.properties;
+      Object.assign(existing.properties, rest);
+      if (email !== undefined && email.toLowerCase() !== existing.properties.email) {
+        if (existing.properties.email) this.byEmail.delete(existing.properties.email);
+        existing.properties.email = email.toLowerCase();
+        this.byEmail.set(existing.properties.email, existing);
+      }
+      existing.updatedAt = new Date(this.now()).toISOString();
+      const trace = input.objectWriteTraceId !== undefined ? { objectWriteTraceId: input.objectWriteTraceId } : {};
+      results.push({ ...this.view(existing), ...trace });
+    }
+    const base = { status: 'COMPLETE', results, startedAt: started, completedAt: new Date(this.now()).toISOString() };
+    if (missingIds.length === 0) return { status: 200, body: base };
+    return {
+      status: 207,
+      body: {
+        ...base,
+        numErrors: 1,
+        errors: [
+          {
+            status: 'error',
+            category: 'OBJECT_NOT_FOUND',
+            message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.',
+            context: { ids: missingIds },
+            errors: [],
+            links: {},
+          },
+        ],
+      },
+    };
+  }
+
+  /** Stores contacts as if the portal already had them (an admin route: no validation, no rate limit). */
+  seed(contacts: Array<Record<string, string>>): number {
+    let n = 0;
+    for (const props of contacts) {
+      if (props.email && this.byEmail.has(props.email.toLowerCase())) continue;
+      this.store(props);
+      n++;
+    }
+    return n;
+  }
+
   /** POST /crm/v3/objects/contacts/search: EQ / IN / HAS_PROPERTY filters, OR between groups, AND within. */
   search(body: unknown): HubSpotReply {
     if (!isObject(body))
@@ -416,6 +594,14 @@ export class HubSpotApi {
     const found = idProperty === 'email' ? this.byEmail.get(idOrValue.toLowerCase()) : this.byId.get(idOrValue);
     if (!found) return { status: 404, body: hubspotError('OBJECT_NOT_FOUND', 'resource not found') };
     return { status: 200, body: this.view(found) };
+  }
+
+  /** A contact by id, or by the value of a unique property (email, hs_object_id, a portal's unique property). */
+  private find(value: string, idProperty: string | undefined): StoredContact | undefined {
+    if (idProperty === undefined || idProperty === 'hs_object_id') return this.byId.get(value);
+    if (idProperty === 'email') return this.byEmail.get(value.toLowerCase());
+    const id = this.byUnique.get(idProperty)?.get(value);
+    return id === undefined ? undefined : this.byId.get(id);
   }
 
   private store(props: Record<string, string>): StoredContact {

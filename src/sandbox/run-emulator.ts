@@ -68,6 +68,9 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   log(`  webhook:       ${u}/webhook  and  ${u}/hooks/*`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
+  log(
+    `                 POST ${u}/__admin/contacts (JSON [{"properties":{"email":...}}]: people the CRM already holds)`,
+  );
   log('Press Ctrl-C to stop.');
   await new Promise<void>((resolve) => {
     const stop = (): void => {

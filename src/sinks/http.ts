@@ -140,6 +140,18 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
+/**
+ * The request never left: the run stopped (or was cut) while it waited for the rate limiter, a retry's backoff or a
+ * connection, and no earlier attempt of it may have reached the server. Nothing can have been committed, so its
+ * events are released rather than left in doubt.
+ */
+export class RequestNotSent extends Error {
+  constructor(message = 'not sent: the run stopped before the request left') {
+    super(message);
+    this.name = 'RequestNotSent';
+  }
+}
+
 /** Keep-alive HTTP client applying the retry, timeout, rate-limit and redaction policy. */
 export class HttpClient {
   readonly limiter: RateLimiter;
@@ -163,6 +175,8 @@ export class HttpClient {
   private readonly userAgent: string;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
+  /** Aborted when the run stops: a request that has not left yet is abandoned (RequestNotSent); one on the wire goes on. */
+  private stopSignal: AbortSignal | undefined;
 
   constructor(options: HttpClientOptions = {}) {
     this.opts = {
@@ -190,6 +204,14 @@ export class HttpClient {
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets });
   }
 
+  /**
+   * From the run's stop (Ctrl-C / SIGTERM) on, no new request leaves: requests waiting for the rate limiter, a
+   * retry's backoff or a connection throw RequestNotSent; those already written are answered (or cut by their signal).
+   */
+  abandonUnsentOn(stop: AbortSignal): void {
+    this.stopSignal = stop;
+  }
+
   /** Add a value to mask in messages (e.g. a token read after construction). */
   addSecret(secret: string): void {
     this.secrets.push(secret);
@@ -205,8 +227,31 @@ export class HttpClient {
     const url = new URL(req.url);
     const shownUrl = `${url.origin}${url.pathname}`;
     let maybeCommitted = false;
+    const stop = this.stopSignal;
+    const waitSignal = stop && req.signal ? AbortSignal.any([stop, req.signal]) : (stop ?? req.signal);
+    // Stopped before an attempt left: nothing of it reached the server. An earlier attempt that may have committed
+    // makes the request in doubt; otherwise it was never sent.
+    const notLeft = (): HttpResult => {
+      if (!maybeCommitted) throw new RequestNotSent();
+      return {
+        kind: 'failure',
+        failure: {
+          inDoubt: true,
+          reason: this.redact(`stopped before a retry of ${shownUrl}; an earlier attempt may have been applied`),
+          code: 'ESTOPPED',
+          attempts: 0,
+        },
+      };
+    };
     for (let attempt = 1; ; attempt++) {
-      const ticket = await this.limiter.acquire(req.signal);
+      if (stop?.aborted || req.signal?.aborted) return notLeft();
+      let ticket;
+      try {
+        ticket = await this.limiter.acquire(waitSignal);
+      } catch (e) {
+        if (stop?.aborted || req.signal?.aborted) return notLeft();
+        throw e;
+      }
       const waited = ticket.waitedMs;
       if (waited > 0) {
         this.stats.rateLimitWaitMs += waited;
@@ -215,7 +260,13 @@ export class HttpClient {
       this.stats.requests++;
       this.emit({ type: 'request', method: req.method, url: shownUrl, attempt });
       const started = this.now();
-      const result = await this.once(url, req).finally(() => ticket.done());
+      const result = await this.once(url, req, stop)
+        .catch((e: unknown) => {
+          if (e instanceof RequestNotSent && maybeCommitted) return undefined;
+          throw e;
+        })
+        .finally(() => ticket.done());
+      if (result === undefined) return notLeft();
       const durationMs = this.now() - started;
       const canRetry = attempt <= this.opts.maxRetries;
 
@@ -259,7 +310,14 @@ export class HttpClient {
           status: result.status,
         });
         // A 429 waits inside the limiter's acquire(), together with every other request of this sink.
-        if (result.status !== 429) await this.sleep(delay, req.signal);
+        if (result.status !== 429) {
+          try {
+            await this.sleep(delay, waitSignal);
+          } catch (e) {
+            if (stop?.aborted || req.signal?.aborted) return notLeft();
+            throw e;
+          }
+        }
         continue;
       }
 
@@ -284,7 +342,12 @@ export class HttpClient {
       const delay = this.backoff(attempt);
       this.stats.retries++;
       this.emit({ type: 'retry', method: req.method, url: shownUrl, attempt, delayMs: delay, reason: result.code });
-      await this.sleep(delay, req.signal);
+      try {
+        await this.sleep(delay, waitSignal);
+      } catch (e) {
+        if (stop?.aborted || req.signal?.aborted) return notLeft();
+        throw e;
+      }
     }
   }
 
@@ -304,8 +367,12 @@ export class HttpClient {
     this.onEvent?.(event);
   }
 
-  /** One attempt; never throws except when the caller's signal aborts. */
-  private once(url: URL, req: HttpRequest): Promise<Attempt> {
+  /**
+   * One attempt; never throws except when the caller's signal aborts (RequestNotSent when the request had not left
+   * yet) or `stop` aborts before the request left (RequestNotSent). "Left" is conservative: from the moment a
+   * connected socket carries it, even before every byte is written.
+   */
+  private once(url: URL, req: HttpRequest, stop?: AbortSignal): Promise<Attempt> {
     const timeout = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     const isHttps = url.protocol === 'https:';
@@ -318,18 +385,27 @@ export class HttpClient {
     if (body) headers['content-length'] = String(body.length);
     return new Promise<Attempt>((resolve, reject) => {
       let written = false;
+      let left = false;
+      let abandoned = false;
       let settled = false;
+      const onStop = (): void => {
+        if (left || settled) return;
+        abandoned = true;
+        r.destroy(new RequestNotSent());
+      };
       const done = (a: Attempt): void => {
         if (!settled) {
           settled = true;
+          stop?.removeEventListener('abort', onStop);
           resolve(a);
         }
       };
       const fail = (err: NodeJS.ErrnoException): void => {
         if (settled) return;
-        if (req.signal?.aborted) {
+        if (abandoned || req.signal?.aborted) {
           settled = true;
-          reject(req.signal.reason);
+          stop?.removeEventListener('abort', onStop);
+          reject(left ? req.signal?.reason : new RequestNotSent());
           return;
         }
         const timedOut = timeout.aborted;
@@ -343,9 +419,15 @@ export class HttpClient {
         agent: isHttps ? this.httpsAgent : this.httpAgent,
         signal,
       });
+      r.on('socket', (socket) => {
+        if (!socket.connecting) left = true;
+        else socket.once('connect', () => (left = true));
+      });
       r.on('finish', () => {
         written = true;
       });
+      if (stop?.aborted) onStop();
+      else stop?.addEventListener('abort', onStop, { once: true });
       r.on('error', fail);
       r.on('response', (res) => {
         const chunks: Buffer[] = [];

@@ -1,6 +1,13 @@
 // HubSpot contacts v3 sink: batch create with one objectWriteTraceId per input (so partial success is reported per
 // input), batch upsert by email for `--existing update`, and lookup by email for in-doubt recovery.
 //
+// A CRM that already holds the people: HubSpot's batch create refuses a whole batch with one 409 when any of its
+// contacts exists, naming only the first. Instead of working through such a batch one collision at a time, the
+// sink reads the batch's people by email (batch read with idProperty email, up to 100 inputs) on that 409, settles
+// those it holds as `exists` with their id (or updates them by id under `--existing update`), and creates the rest
+// in one more call. While recent batches keep meeting existing people, it reads before creating, so a batch of
+// people the CRM holds costs one request. In-doubt recovery looks people up the same way, a batch at a time.
+//
 // HubSpot has no Idempotency-Key. Exactly-once comes from email being unique in HubSpot: a retry of a create that
 // was committed but whose answer was lost gets a 409 naming the existing contact, reported as `exists` with its id.
 // Only that answer ("Contact already exists. Existing ID: N") is `exists`; any other 409 or CONFLICT is a failure
@@ -8,7 +15,7 @@
 import { CredentialsError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
 import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
-import type { HttpClient, HttpResponse, HttpResult } from './http.js';
+import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from './http.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
 import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 
@@ -71,6 +78,8 @@ export class HubSpotSink implements Sink {
   private readonly http: HttpClient;
   private readonly token: string;
   private readonly sourceProperty: string | undefined;
+  /** Whether each of the last few batches met people the CRM already holds (newest last): see readFirst(). */
+  private readonly metExisting: boolean[] = [];
 
   constructor(opts: HubSpotSinkOptions) {
     const url = checkSinkUrl(opts.baseUrl ?? 'https://api.hubapi.com', 'HubSpot', opts.allowInsecure);
@@ -104,9 +113,32 @@ export class HubSpotSink implements Sink {
           reason: 'a HubSpot contact can only be updated by email, and this lead has none',
         };
     });
-    if (creates.length) await this.run(items, creates, outcomes, 'create', signal);
+    if (creates.length) await this.create(items, creates, outcomes, signal);
     if (updates.length) await this.run(items, updates, outcomes, 'upsert', signal);
     return outcomes.map((o) => o ?? { kind: 'unknown', reason: "HubSpot's answer did not mention this lead" });
+  }
+
+  /**
+   * Look people up a batch at a time: emails by one batch read of up to 100 (idProperty email), phones by search one
+   * at a time. One result per key, in their order. Throws when HubSpot could not answer: the events stay in doubt.
+   */
+  async lookupMany(naturalKeys: string[], signal?: AbortSignal): Promise<LookupResult[]> {
+    const out: LookupResult[] = [];
+    const emails = [...new Set(naturalKeys.filter((k) => k.includes('@')).map((k) => k.toLowerCase()))];
+    const found = new Map<string, string>();
+    for (let i = 0; i < emails.length; i += HUBSPOT_MAX_BATCH) {
+      const read = await this.readEmails(emails.slice(i, i + HUBSPOT_MAX_BATCH), signal);
+      if ('error' in read) throw new Error(this.http.redact(`HubSpot batch read failed: ${read.error}`));
+      for (const [email, id] of read.found) found.set(email, id);
+    }
+    for (const key of naturalKeys) {
+      if (!key.includes('@')) out.push(await this.lookup(key, signal));
+      else {
+        const id = found.get(key.toLowerCase());
+        out.push(id !== undefined ? { found: true, crmId: id } : { found: false });
+      }
+    }
+    return out;
   }
 
   /** Find a contact by email (or E.164 phone) for in-doubt recovery. */
@@ -150,6 +182,119 @@ export class HubSpotSink implements Sink {
   }
 
   /**
+   * Creates, knowing which people the CRM holds: read first while recent batches met existing people (one request
+   * for a batch the CRM holds whole), else create and read only on a duplicate 409. Existing people settle as
+   * `exists` with their id, or, for items that ask (`--existing update`), are updated by that id.
+   */
+  private async create(
+    items: SendItem[],
+    indices: number[],
+    outcomes: Array<SinkOutcome | undefined>,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const read = new Set<number>();
+    let rest: number[] | undefined = indices;
+    if (this.readFirst()) {
+      for (const i of indices) read.add(i);
+      rest = await this.settleExisting(items, indices, outcomes, signal);
+      if (rest === undefined) return;
+    }
+    if (rest.length) await this.run(items, rest, outcomes, 'create', signal, read);
+    if (indices.some((i) => outcomes[i]?.kind === 'released')) return;
+    const existing = indices.filter((i) => outcomes[i]?.kind === 'exists');
+    this.noteExisting(existing.length > 0);
+    const ids = new Map<number, string>();
+    for (const i of existing) {
+      const o = outcomes[i] as { crmId?: string };
+      if (items[i]?.ifExists === 'update' && o.crmId !== undefined) ids.set(i, o.crmId);
+    }
+    if (ids.size === 0) return;
+    for (const i of ids.keys()) outcomes[i] = undefined;
+    await this.run(items, [...ids.keys()], outcomes, 'update', signal, undefined, ids);
+  }
+
+  /**
+   * Read a batch more often than not meets people the CRM holds (two of the last four batches did): reading first
+   * then costs a request for a batch the CRM holds whole, where create-then-read costs two, and three for a mixed
+   * batch instead of two. A push into a CRM that holds nobody never reads.
+   */
+  private readFirst(): boolean {
+    const met = this.metExisting.filter(Boolean).length;
+    return met > 0 && 2 * met >= this.metExisting.length;
+  }
+
+  private noteExisting(met: boolean): void {
+    this.metExisting.push(met);
+    if (this.metExisting.length > 4) this.metExisting.shift();
+  }
+
+  /**
+   * Reads a group's people by email: those the CRM holds settle as `exists` with their id; returns the others (the
+   * whole group when the read got no usable answer: the create's own 409 still tells). A read has no effect in the
+   * CRM, so a stop during it releases the group: undefined.
+   */
+  private async settleExisting(
+    items: SendItem[],
+    group: number[],
+    outcomes: Array<SinkOutcome | undefined>,
+    signal?: AbortSignal,
+  ): Promise<number[] | undefined> {
+    const emails = [...new Set(group.map((i) => items[i]?.lead.email?.toLowerCase()).filter((e) => e !== undefined))];
+    if (emails.length === 0) return group;
+    let read: Awaited<ReturnType<HubSpotSink['readEmails']>>;
+    try {
+      read = await this.readEmails(emails, signal);
+    } catch (e) {
+      if (e instanceof CredentialsError) throw e;
+      for (const i of group) outcomes[i] = released(e);
+      return undefined;
+    }
+    if ('error' in read) return group;
+    const rest: number[] = [];
+    for (const i of group) {
+      const id = read.found.get(items[i]?.lead.email?.toLowerCase() ?? '');
+      if (id !== undefined) outcomes[i] = { kind: 'exists', crmId: id };
+      else rest.push(i);
+    }
+    return rest;
+  }
+
+  /**
+   * POST /crm/v3/objects/contacts/batch/read with idProperty email (specs/hubspot/contacts-v3.json,
+   * BatchReadInputSimplePublicObjectId: inputs [{id}], properties and propertiesWithHistory required). HubSpot
+   * answers 200 when it holds every input, 207 (BatchResponseSimplePublicObjectWithErrors) when some are not found,
+   * those listed in an OBJECT_NOT_FOUND error: found people are exactly the results, each with its id and email.
+   */
+  private async readEmails(
+    emails: string[],
+    signal?: AbortSignal,
+  ): Promise<{ found: Map<string, string> } | { error: string }> {
+    const body = {
+      inputs: emails.map((id) => ({ id })),
+      idProperty: 'email',
+      properties: ['email'],
+      propertiesWithHistory: [],
+    };
+    const result = await this.post(`${CONTACTS}/batch/read`, body, signal);
+    if (result.kind === 'failure') return { error: result.failure.reason };
+    const res = result.response;
+    this.throwOnCredentials(res);
+    if (res.status !== 200 && res.status !== 207)
+      return { error: this.http.redact(describeHubSpotError(parseHubSpotError(res.text), res.status)) };
+    const found = new Map<string, string>();
+    try {
+      const parsed = JSON.parse(res.text) as { results?: ResultObject[] };
+      for (const r of parsed.results ?? []) {
+        const email = r.properties?.email;
+        if (typeof email === 'string' && typeof r.id === 'string') found.set(email.toLowerCase(), r.id);
+      }
+    } catch {
+      return { error: `HubSpot answered ${res.status} with a body that is not JSON` };
+    }
+    return { found };
+  }
+
+  /**
    * Work through groups of item indices until each has an outcome. A group is one batch call; a whole-batch
    * duplicate 409 settles the one named input and re-queues the rest; a whole-batch 400, or a 409 that is not the
    * duplicate answer, is split in halves, so one bad lead ends up alone, failed with the CRM's message, and the good
@@ -159,8 +304,12 @@ export class HubSpotSink implements Sink {
     items: SendItem[],
     indices: number[],
     outcomes: Array<SinkOutcome | undefined>,
-    op: 'create' | 'upsert',
+    op: 'create' | 'upsert' | 'update',
     signal?: AbortSignal,
+    /** create: the items whose people were already read by email (a 409 among them is not read again). */
+    read?: Set<number>,
+    /** update: each item's contact id. */
+    ids?: Map<number, string>,
   ): Promise<void> {
     const queue: number[][] = [];
     for (let i = 0; i < indices.length; i += HUBSPOT_MAX_BATCH) queue.push(indices.slice(i, i + HUBSPOT_MAX_BATCH));
@@ -181,8 +330,17 @@ export class HubSpotSink implements Sink {
       }
       if (later.length) queue.push(later);
 
-      const inputs = now.map((i) => this.input(items[i] as SendItem, op));
-      const result = await this.post(`${CONTACTS}/batch/${op}`, { inputs }, signal);
+      const inputs = now.map((i) => this.input(items[i] as SendItem, op, ids?.get(i)));
+      let result: HttpResult;
+      try {
+        result = await this.post(`${CONTACTS}/batch/${op}`, { inputs }, signal);
+      } catch (e) {
+        // Stopped: this call never left (released), or was cut while HubSpot had it (in doubt); the calls still
+        // queued never left.
+        for (const i of now) outcomes[i] = e instanceof RequestNotSent ? released(e) : cut(e);
+        for (const g of queue) for (const i of g) outcomes[i] = released(e);
+        return;
+      }
       if (result.kind === 'failure') {
         const f = result.failure;
         for (const i of now)
@@ -194,13 +352,36 @@ export class HubSpotSink implements Sink {
       const res = result.response;
       this.throwOnCredentials(res);
       if (res.status === 200 || res.status === 201 || res.status === 207) {
-        this.applyBatch(items, now, outcomes, res, op);
+        this.applyBatch(items, now, outcomes, res, op, ids);
         continue;
       }
       const err = parseHubSpotError(res.text);
       const id = res.status === 409 && op === 'create' ? duplicateContactId(err) : undefined;
+      if (id !== undefined && read && now.length > 1 && now.some((i) => !read.has(i))) {
+        // Which of them does the CRM hold? One read tells for the whole group, then the rest is created at once.
+        for (const i of now) read.add(i);
+        const rest = await this.settleExisting(items, now, outcomes, signal);
+        if (rest === undefined) {
+          for (const g of queue) for (const i of g) outcomes[i] = released(new RequestNotSent());
+          return;
+        }
+        if (rest.length < now.length) {
+          if (rest.length) queue.unshift(rest);
+          continue;
+        }
+        // The read found none of them (the 409 is about an address a read by email does not see): as below.
+      }
       if (id !== undefined) {
-        const who = now.length === 1 ? now[0] : await this.whoConflicts(items, now, id, signal);
+        let who: number | undefined;
+        try {
+          who = now.length === 1 ? now[0] : await this.whoConflicts(items, now, id, signal);
+        } catch (e) {
+          if (e instanceof CredentialsError) throw e;
+          // Stopped while asking which input collided: the 409 created nothing, so nothing of the group was sent.
+          for (const i of now) outcomes[i] = released(e);
+          for (const g of queue) for (const i of g) outcomes[i] = released(e);
+          return;
+        }
         if (who !== undefined) {
           outcomes[who] = { kind: 'exists', crmId: id };
           const rest = now.filter((i) => i !== who);
@@ -221,23 +402,28 @@ export class HubSpotSink implements Sink {
     }
   }
 
-  /** Match a 200/201/207 body back to inputs: by objectWriteTraceId, else by email. */
+  /** Match a 200/201/207 body back to inputs: by objectWriteTraceId, else by contact id (update), else by email. */
   private applyBatch(
     items: SendItem[],
     group: number[],
     outcomes: Array<SinkOutcome | undefined>,
     res: HttpResponse,
-    op: 'create' | 'upsert',
+    op: 'create' | 'upsert' | 'update',
+    ids?: Map<number, string>,
   ): void {
     const byTrace = new Map<string, number>();
     const byEmail = new Map<string, number>();
+    const byId = new Map<string, number>();
     for (const i of group) {
       const item = items[i] as SendItem;
       byTrace.set(item.downstreamKey, i);
       if (item.lead.email) byEmail.set(item.lead.email.toLowerCase(), i);
+      const id = ids?.get(i);
+      if (id !== undefined) byId.set(id, i);
     }
-    const find = (trace: unknown, email: unknown): number | undefined =>
+    const find = (trace: unknown, email: unknown, id?: unknown): number | undefined =>
       (typeof trace === 'string' ? byTrace.get(trace) : undefined) ??
+      (typeof id === 'string' ? byId.get(id) : undefined) ??
       (typeof email === 'string' ? byEmail.get(email.toLowerCase()) : undefined);
     let body: {
       results?: ResultObject[];
@@ -251,12 +437,29 @@ export class HubSpotSink implements Sink {
       return;
     }
     for (const r of body.results ?? []) {
-      const i = find(r.objectWriteTraceId, r.properties?.email);
+      const i = find(r.objectWriteTraceId, r.properties?.email, op === 'update' ? r.id : undefined);
       if (i === undefined || outcomes[i] !== undefined) continue;
       const crmId = typeof r.id === 'string' ? { crmId: r.id } : {};
-      outcomes[i] = op === 'upsert' && r.new !== true ? { kind: 'updated', ...crmId } : { kind: 'created', ...crmId };
+      outcomes[i] =
+        op === 'update' || (op === 'upsert' && r.new !== true)
+          ? { kind: 'updated', ...crmId }
+          : { kind: 'created', ...crmId };
     }
     for (const e of body.errors ?? []) {
+      if (op === 'update' && e.category === 'OBJECT_NOT_FOUND') {
+        // The contact the read found is gone (merged, deleted): the next run reads again and creates it if need be.
+        const gone = e.context?.ids;
+        for (const id of Array.isArray(gone) ? gone : []) {
+          const i = typeof id === 'string' ? byId.get(id) : undefined;
+          if (i !== undefined && outcomes[i] === undefined)
+            outcomes[i] = {
+              kind: 'failed',
+              permanent: false,
+              reason: `HubSpot no longer holds contact ${id} (merged or deleted?): not updated`,
+            };
+        }
+        continue;
+      }
       const i = find(contextValue(e.context, 'objectWriteTraceId'), contextValue(e.context, 'email'));
       if (i === undefined || outcomes[i] !== undefined) continue;
       const id = duplicateContactId(e);
@@ -293,9 +496,14 @@ export class HubSpotSink implements Sink {
     }
   }
 
-  private input(item: SendItem, op: 'create' | 'upsert'): Record<string, unknown> {
+  private input(item: SendItem, op: 'create' | 'upsert' | 'update', id?: string): Record<string, unknown> {
     const properties = leadToHubSpotProperties(item.lead, this.sourceProperty);
     if (op === 'create') return { properties, associations: [], objectWriteTraceId: item.downstreamKey };
+    if (op === 'update') {
+      // The contact was found by this email: it stays as HubSpot has it (an address it also knows the person by).
+      const { email: _email, ...rest } = properties;
+      return { id, properties: rest, objectWriteTraceId: item.downstreamKey };
+    }
     // The id carries the email; properties.email stays too so the contact keeps it when the upsert creates.
     return { id: item.lead.email, idProperty: 'email', properties, objectWriteTraceId: item.downstreamKey };
   }
@@ -341,4 +549,15 @@ export class HubSpotSink implements Sink {
       ...(signal ? { signal } : {}),
     });
   }
+}
+
+/** The outcome of an item whose request never left, or whose only request was a read: nothing reached the CRM. */
+function released(e: unknown): SinkOutcome {
+  return { kind: 'released', reason: e instanceof RequestNotSent ? e.message : 'not sent: the run stopped' };
+}
+
+/** The outcome of an item whose request HubSpot had when the run cut it: it may have been applied. */
+function cut(e: unknown): SinkOutcome {
+  const why = e instanceof Error && e.message ? ` (${e.message})` : '';
+  return { kind: 'unknown', reason: `cut by the stop while HubSpot had the request: its answer was not awaited${why}` };
 }

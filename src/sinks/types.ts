@@ -25,6 +25,8 @@ export interface SendItem {
   occurredAt?: string;
   /** create: a new lead; update: a known lead under `--existing update`. */
   mode: 'create' | 'update';
+  /** A create whose person the CRM already holds: settled as `exists` (skip, the default) or updated there. */
+  ifExists?: 'skip' | 'update';
 }
 
 /** What happened to one lead, in the order of the items sent. */
@@ -36,7 +38,12 @@ export type SinkOutcome =
   /** permanent: a 4xx the CRM will give again; retryable: 408/429/5xx/network after retries ran out. */
   | { kind: 'failed'; permanent: boolean; reason: string; status?: number }
   /** The request may have reached the CRM (timeout or reset after sending): the event is in doubt. */
-  | { kind: 'unknown'; reason: string };
+  | { kind: 'unknown'; reason: string }
+  /**
+   * Nothing reached the CRM: the run stopped while the request waited for the rate limiter or a connection (or only
+   * a read was cut). The claim is undone, as if the event had not been taken.
+   */
+  | { kind: 'released'; reason: string };
 
 /** The result of looking a person up in the CRM. */
 export type LookupResult = { found: true; crmId?: string } | { found: false };

@@ -51,9 +51,10 @@ export async function openInput(
   input: ResolvedInput,
   stdin?: NodeJS.ReadableStream,
   signal?: AbortSignal,
+  onBytes?: (bytes: number) => void,
 ): Promise<OpenedInput> {
   const live = input.path === null || !statSync(input.path).isFile();
-  const opened = await openBytes(input, stdin, live ? signal : undefined, live);
+  const opened = await openBytes(input, stdin, live ? signal : undefined, live, onBytes);
   const h = opened.head;
   const utf16 =
     h.length >= 2 && h[0] === 0xff && h[1] === 0xfe && !(h[2] === 0 && h[3] === 0)
@@ -102,6 +103,7 @@ async function openBytes(
   stdin: NodeJS.ReadableStream | undefined,
   signal: AbortSignal | undefined,
   live: boolean,
+  onBytes?: (bytes: number) => void,
 ): Promise<OpenedInput> {
   const path = input.path;
   const file = path === null ? undefined : createReadStream(path, { highWaterMark: READ_CHUNK });
@@ -113,7 +115,9 @@ async function openBytes(
     (raw as { destroy?: () => void }).destroy?.();
     if (opening && path !== null) releaseFifoOpen(path);
   };
-  const rawIt = watch((raw as AsyncIterable<Buffer | string>)[Symbol.asyncIterator](), { destroy: abandonRaw });
+  const rawIt = watch(counted((raw as AsyncIterable<Buffer | string>)[Symbol.asyncIterator](), onBytes), {
+    destroy: abandonRaw,
+  });
   const first = await takeAtLeast(rawIt, 2);
   const firstBytes = Buffer.concat(first.chunks);
   const gzip = firstBytes.length >= 2 && firstBytes[0] === 0x1f && firstBytes[1] === 0x8b;
@@ -157,6 +161,7 @@ async function openBytes(
       }
       const { bytesRead } = await file.read(into, offset, length, position);
       position += bytesRead;
+      onBytes?.(bytesRead);
       return bytesRead;
     };
     opened.close = async () => {
@@ -166,6 +171,23 @@ async function openBytes(
     };
   }
   return opened;
+}
+
+// The raw chunks of an input, each told to onBytes as it is taken (progress: bytes read of the total on disk).
+function counted<T extends Buffer | string>(
+  it: AsyncIterator<T>,
+  onBytes: ((bytes: number) => void) | undefined,
+): AsyncIterator<T> {
+  if (!onBytes) return it;
+  return {
+    next: async () => {
+      const r = await it.next();
+      if (!r.done) onBytes(typeof r.value === 'string' ? Buffer.byteLength(r.value) : r.value.length);
+      return r;
+    },
+    ...(it.return ? { return: (v?: unknown) => it.return!(v) } : {}),
+    ...(it.throw ? { throw: (e?: unknown) => it.throw!(e) } : {}),
+  };
 }
 
 /**

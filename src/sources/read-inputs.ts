@@ -2,6 +2,7 @@
 // the order given. Every input is checked before the first record is read. A failure inside one input (a
 // truncated gzip, a vanished file) becomes a reject naming the line reached, and the next input is read.
 
+import { statSync } from 'node:fs';
 import { LeadledgerError, UsageError } from '../errors.js';
 import { normalizeEncoding } from './detect-encoding.js';
 import { openInput, type OpenedInput } from './open-input.js';
@@ -36,10 +37,27 @@ export async function* readInputsWith<B>(
 ): AsyncGenerator<B> {
   const options = validateOptions(opts);
   const resolved = await resolveInputs(inputs);
+  if (opts.onTotalBytes) opts.onTotalBytes(totalBytes(resolved));
   for (const input of resolved) {
     if (opts.signal?.aborted) return;
     yield* readOne(input, options, read, fromReject);
   }
+}
+
+/** The size of every input together, as on disk; undefined when one is not a regular file (stdin, a FIFO). */
+function totalBytes(inputs: ResolvedInput[]): number | undefined {
+  let total = 0;
+  for (const input of inputs) {
+    if (input.path === null) return undefined;
+    try {
+      const st = statSync(input.path);
+      if (!st.isFile()) return undefined;
+      total += st.size;
+    } catch {
+      return undefined;
+    }
+  }
+  return total;
 }
 
 /** Checks and normalizes the options (UsageError on a bad one), so that no input is read with a typo'd flag. */
@@ -82,7 +100,7 @@ async function* readOne<B>(
   let opened: OpenedInput | null = null;
   let info: InputInfo | undefined;
   try {
-    opened = await openInput(input, opts.stdin, opts.signal);
+    opened = await openInput(input, opts.stdin, opts.signal, opts.onBytesRead);
     info = decideInputInfo(input, opened, opts);
     opts.onInput?.(info);
     yield* read(opened, info, ctx);

@@ -64,6 +64,14 @@ export interface ReadOptions {
   onInput?: (info: InputInfo) => void;
   /** Called once per input that was opened, when it has been read: how it was read, and what to know about it. */
   onInputRead?: (read: InputRead) => void;
+  /**
+   * Called once, before the first input is read, with the bytes of every input together as they are on disk
+   * (compressed files at their compressed size); undefined when one of them has no size known in advance (stdin, a
+   * FIFO).
+   */
+  onTotalBytes?: (bytes: number | undefined) => void;
+  /** Called as bytes are read from the inputs (as on disk, before decompression): progress against onTotalBytes. */
+  onBytesRead?: (bytes: number) => void;
 }
 
 /** How one input is read, as decided from its name, its first bytes and the options. */

@@ -516,6 +516,31 @@ export class PostgresLedger implements LedgerStore {
     );
   }
 
+  /** As SQLite's release: in one transaction, inserted rows removed, re-claimed ones back to their status. */
+  async release(items: Array<{ key: string; to: EventStatus | null }>, runId: number, detail: string): Promise<void> {
+    if (!items.length) return;
+    const t = now();
+    const drop = items.filter((i) => i.to === null).map((i) => i.key);
+    const back = items.filter((i) => i.to !== null);
+    await this.sql.transaction(async (tx) => {
+      if (drop.length)
+        await tx.run(`DELETE FROM events WHERE key = ANY(?::text[]) AND run_id = ? AND status = 'pending'`, [
+          drop,
+          runId,
+        ]);
+      if (back.length)
+        await tx.run(
+          `WITH b AS (SELECT * FROM unnest(?::text[], ?::text[]) AS b(key, status)),
+           moved AS (
+             UPDATE events e SET status = b.status, updated_at = ? FROM b
+             WHERE e.key = b.key AND e.run_id = ? AND e.status = 'pending' RETURNING e.key
+           )
+           INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, ?, ?, 'released', ? FROM moved`,
+          [back.map((i) => i.key), back.map((i) => i.to), t, runId, runId, t, detail],
+        );
+    });
+  }
+
   async rowsInStatus(status: EventStatus, sink?: string): Promise<LedgerEventRow[]> {
     return this.sql.all<LedgerEventRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE status = ? ${sink ? 'AND sink = ?' : ''} ORDER BY first_seen_at, key`,

@@ -1,0 +1,42 @@
+// The command a person runs to settle what a run left in doubt, written from the run's own sink flags.
+import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
+import type { Sink } from '../sinks/types.js';
+import type { SinkFlags } from './open-sink.js';
+
+/** How in-doubt events of a sink get settled, and the replay command that does it. */
+export interface InDoubtResolution {
+  command: string;
+  /** What the command does with them: looked up first, re-sent with their key, or re-sent blind. */
+  how: string;
+}
+
+/**
+ * The `leadledger replay --in-doubt ...` line for this sink and ledger (no token: it comes from the environment or
+ * --token-file as it did for this run), and what it will do: look each event up in the CRM first where the sink
+ * can, re-send it with its key where the destination drops repeats, else (--resend) re-send it as is.
+ */
+export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink): InDoubtResolution {
+  const caps = sink.capabilities;
+  const args = ['leadledger', 'replay', '--in-doubt'];
+  if (!caps.lookupByNaturalKey && !caps.honoursIdempotencyKey) args.push('--resend');
+  if (f.sink) args.push('--sink', f.sink);
+  if (f.hubspotUrl) args.push('--hubspot-url', redactUrl(f.hubspotUrl));
+  if (f.url) args.push('--url', redactUrl(f.url));
+  if (f.output) args.push('--output', f.output);
+  if (f.tokenFile) args.push('--token-file', f.tokenFile);
+  // A --pg-url from the environment comes from there again; one given on the command line is repeated.
+  if (f.pgUrl && f.pgUrlFrom === undefined) args.push('--pg-url', redactPgUrl(f.pgUrl));
+  if (f.sink === 'postgres' && f.table) args.push('--table', f.table);
+  if (f.ledger) args.push('--ledger', f.ledger);
+  const how = caps.lookupByNaturalKey
+    ? 'each looked up in the CRM first, re-sent only where it is not there'
+    : caps.honoursIdempotencyKey
+      ? 're-sent with the same key, which the destination drops if it has it'
+      : 're-sent as they are: the destination may get them twice';
+  return { command: args.map(shellWord).join(' '), how };
+}
+
+// A word as a POSIX shell reads it back: as is when it is plain, else in single quotes.
+function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,221 @@
+// Ctrl-C during a push to HubSpot (the emulator on 127.0.0.1): the summary says how many in-flight sends were
+// settled, how many were cut after the grace period (in doubt) and how many never left (released), and those
+// counts are the ledger's.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
+import { BIN, inheritedEnv, ROOT, runCli } from '../helpers/cli.js';
+import { jsonlEvents } from '../helpers/events.js';
+import { writeFileSync } from 'node:fs';
+import { tmpDir } from '../helpers/tmp.js';
+
+const TOKEN = 'pat-na1-interrupt-token';
+const env = { HUBSPOT_TOKEN: TOKEN };
+
+interface Stopped {
+  settled: number;
+  cut: number;
+  released: number;
+}
+interface Report {
+  counts: Record<string, number>;
+  delivery: Record<string, number>;
+  stopped?: Stopped;
+  inDoubtResolution?: { command: string; how: string };
+  interrupted?: boolean;
+  exitCode: number;
+}
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+  report: Report;
+  /** ms from the first signal to the exit */
+  afterSignal: number;
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts a push, waits until `ready`, sends SIGINT (twice with `twice`, `gapMs` apart), resolves on exit. */
+async function pushAndInterrupt(
+  args: string[],
+  ready: () => boolean,
+  opts: { twice?: boolean; gapMs?: number } = {},
+): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...inheritedEnv(), ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('close', (code, signal) => r({ code, signal })),
+  );
+  for (let i = 0; i < 600 && !ready() && child.exitCode === null; i++) await wait(50);
+  assert.equal(child.exitCode, null, `the push ended before the moment to interrupt it: ${stderr}`);
+  const sentAt = Date.now();
+  child.kill('SIGINT');
+  if (opts.twice) {
+    await wait(opts.gapMs ?? 300);
+    child.kill('SIGINT');
+  }
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const e = await done;
+  clearTimeout(killer);
+  return { ...e, stderr, report: JSON.parse(stdout) as Report, afterSignal: Date.now() - sentAt };
+}
+
+/** The ledger's events by status, as `ledger stats --json` counts them. */
+async function ledgerStatuses(ledger: string): Promise<Record<string, number>> {
+  const r = await runCli(['ledger', 'stats', '--json', '--ledger', ledger]);
+  assert.equal(r.code, 0, r.stderr);
+  const stats = JSON.parse(r.stdout) as { events: number; byStatus: Array<{ status: string; count: number }> };
+  const out: Record<string, number> = { events: stats.events };
+  for (const s of stats.byStatus) out[s.status] = (out[s.status] ?? 0) + s.count;
+  return out;
+}
+
+/** The numbers the human summary gives on its interrupted line. */
+function summaryCounts(stderr: string): Stopped {
+  const m =
+    /interrupted: (\d+) in-flight sends? settled in the grace period; (\d+) cut after it \(in doubt\); (\d+) never sent/.exec(
+      stderr,
+    );
+  assert.ok(m, `the summary says what the stop did: ${stderr}`);
+  return { settled: Number(m[1]), cut: Number(m[2]), released: Number(m[3]) };
+}
+
+async function setUp(n: number, emuOpts: Parameters<typeof startEmulator>[0]) {
+  const emu = await startEmulator({ token: TOKEN, ...emuOpts });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const file = join(dir, 'events.jsonl');
+  writeFileSync(file, jsonlEvents(n));
+  const ledger = join(dir, 'l.db');
+  const args = ['push', file, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json'];
+  return { emu, ledger, args, file };
+}
+
+/** The counts the run reports agree with each other, with the summary and with the ledger. */
+async function consistent(run: Run, ledger: string, emu: Emulator, hubspot = true): Promise<Record<string, number>> {
+  assert.equal(run.signal, null, `ended by itself: ${run.stderr}`);
+  assert.equal(run.code, 130, run.stderr);
+  const d = run.report.delivery;
+  const s = run.report.stopped!;
+  assert.deepEqual(summaryCounts(run.stderr), s);
+  const st = await ledgerStatuses(ledger);
+  assert.equal(st.pending ?? 0, 0, 'nothing left pending');
+  assert.equal(st.in_doubt ?? 0, d.inDoubt, 'in doubt: the report and the ledger agree');
+  assert.equal(st.sent ?? 0, d.sent + d.exists + d.updated, 'sent: the report and the ledger agree');
+  assert.equal(
+    st.events,
+    d.sent + d.exists + d.updated + d.failed + d.inDoubt,
+    'released events are not in the ledger',
+  );
+  assert.equal(d.inDoubt, s.cut, 'what is in doubt is what was cut');
+  const verify = await runCli(['ledger', 'verify', '--ledger', ledger]);
+  assert.equal(verify.code, 0, `the released claims leave a sound ledger: ${verify.stdout}${verify.stderr}`);
+  if (hubspot) assert.ok(emu.contacts().length >= d.sent);
+  return st;
+}
+
+test(
+  'Ctrl-C while requests wait for the rate limiter: they are released at once, none left in doubt; the next run sends them',
+  async () => {
+    // One request per 20 s: after the first answer every other batch waits for the limiter.
+    const { emu, ledger, args } = await setUp(1000, { rateLimit: '1/20s' });
+    const run = await pushAndInterrupt(args, () => emu.contacts().length >= 100);
+    assert.ok(run.afterSignal < 5000, `no wait for a grace period: exited ${run.afterSignal} ms after the signal`);
+    await consistent(run, ledger, emu);
+    const d = run.report.delivery;
+    assert.equal(d.sent, 100);
+    assert.equal(d.inDoubt, 0);
+    assert.equal(run.report.stopped!.released, 900, 'claimed or not, every event that did not go out is released');
+    assert.equal(d.released, 900);
+    assert.doesNotMatch(run.stderr, /to settle the/);
+    // The next run decides them new again.
+    const plan = await runCli([...args, '--dry-run']);
+    assert.equal((JSON.parse(plan.stdout) as { counts: { new: number } }).counts.new, 900);
+  },
+  { timeout: 60_000 },
+);
+
+test('Ctrl-C while batches are on the wire: they settle in the grace period and are counted so; the rest is released', async () => {
+  const { emu, ledger, args } = await setUp(1000, { faults: { latencyMs: 800 } });
+  const run = await pushAndInterrupt(args, () => emu.stats().requests >= 4);
+  await consistent(run, ledger, emu);
+  const s = run.report.stopped!;
+  assert.equal(s.cut, 0);
+  assert.ok(s.settled >= 400, `the four batches in flight settled: ${JSON.stringify(s)}`);
+  assert.equal(run.report.delivery.sent, s.settled);
+  assert.equal(s.settled + s.released, run.report.counts.new, 'every event decided to send is one of the two');
+  assert.equal(emu.contacts().length, s.settled);
+});
+
+test('Ctrl-C twice while batches are on the wire: they are cut and in doubt, the summary names the command that settles them, which looks them up first', async () => {
+  // The emulator stores each batch after 3 s, whether or not the client still waits for the answer.
+  const { emu, ledger, args } = await setUp(1000, { faults: { latencyMs: 3000 } });
+  const run = await pushAndInterrupt(args, () => emu.stats().requests >= 4, { twice: true });
+  assert.ok(run.afterSignal < 3000, `the second Ctrl-C cut the sends at once: ${run.afterSignal} ms`);
+  await consistent(run, ledger, emu);
+  const s = run.report.stopped!;
+  assert.equal(s.settled, 0);
+  assert.equal(s.cut, 400, JSON.stringify(s));
+  assert.equal(s.released, run.report.counts.new - 400, 'the events read and not on the wire are released');
+  const m =
+    /to settle the 400 in doubt: (leadledger replay --in-doubt --sink hubspot --hubspot-url \S+ --ledger \S+) \(each looked up in the CRM first/.exec(
+      run.stderr,
+    );
+  assert.ok(m, run.stderr);
+  assert.equal(run.report.inDoubtResolution?.command, m[1]);
+  // The CRM stored them after the client left; the command finds them there and creates nothing.
+  for (let i = 0; i < 100 && emu.contacts().length < 400; i++) await wait(50);
+  emu.setFaults({});
+  const replay = await runCli([...m[1]!.split(' ').slice(1), '--json'], { env });
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.equal((JSON.parse(replay.stdout) as Report).delivery.recovered, 400);
+  const rest = await runCli(args, { env });
+  assert.equal(rest.code, 0, rest.stderr);
+  assert.equal((JSON.parse(rest.stdout) as Report).delivery.sent, 600);
+  assert.equal(emu.contacts().length, 1000, 'every person once');
+  assert.equal(new Set(emu.contacts().map((c) => c.properties.email)).size, 1000);
+});
+
+test('Ctrl-C while a retry of earlier failures waits out its backoff: released back to failed, not in doubt', async () => {
+  const { emu, ledger, args } = await setUp(300, { faults: { outage: true } });
+  // HubSpot is down: the first run fails every event, retryably.
+  const first = await runCli([...args, '--max-retries', '0'], { env });
+  assert.equal(first.code, 1, first.stderr);
+  assert.equal((await ledgerStatuses(ledger)).failed, 300);
+  // Still down: the rerun claims them again, gets a 503 and waits 20 s before its retry. Ctrl-C then.
+  const run = await pushAndInterrupt([...args, '--backoff', '20000'], () => emu.stats().requests >= 4);
+  assert.ok(run.afterSignal < 5000, `the backoff is not waited out: ${run.afterSignal} ms`);
+  assert.equal(run.code, 130, run.stderr);
+  assert.deepEqual(run.report.stopped, { settled: 0, cut: 0, released: 300 });
+  assert.deepEqual(summaryCounts(run.stderr), run.report.stopped);
+  const st = await ledgerStatuses(ledger);
+  assert.equal(st.failed, 300, 'back to the failures they were: the next run retries them');
+  assert.equal(st.in_doubt ?? 0, 0);
+  assert.equal(st.pending ?? 0, 0);
+});
+
+test('webhook sink: Ctrl-C while leads wait for --rate releases them; those answered count as settled', async () => {
+  const { emu, ledger, file } = await setUp(50, {});
+  const args = ['push', file, '--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger, '--json'];
+  const run = await pushAndInterrupt([...args, '--rate', '2'], () => emu.webhookReceived().requests >= 2);
+  assert.ok(run.afterSignal < 5000, `exited ${run.afterSignal} ms after the signal`);
+  await consistent(run, ledger, emu, false);
+  const s = run.report.stopped!;
+  assert.equal(s.cut, 0);
+  assert.equal(run.report.delivery.inDoubt, 0);
+  // Sent before the stop or settled in the grace period, else released: each event decided new is one of them.
+  assert.equal(run.report.delivery.sent + s.released, run.report.counts.new);
+  assert.ok(s.released > 0);
+  assert.ok(s.settled <= run.report.delivery.sent);
+  assert.equal(emu.webhookReceived().requests, run.report.delivery.sent);
+});

@@ -1,0 +1,75 @@
+// Progress off a terminal (cron logs): a plain line every few seconds with the share of the input read, the counts
+// and an ETA for the whole input; for stdin, the counts without a share. Spawned CLI against the emulator.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEmulator } from '../../src/sandbox/emulator.js';
+import { BIN, inheritedEnv, ROOT } from '../helpers/cli.js';
+import { jsonlEvents } from '../helpers/events.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const TOKEN = 'pat-na1-progress-token';
+const LINE = /^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] (.*)$/gm;
+
+/** Runs a push until its first progress line is out, then stops it with Ctrl-C; returns the progress lines. */
+async function firstProgress(args: string[], input?: string): Promise<string[]> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...inheritedEnv(), HUBSPOT_TOKEN: TOKEN } as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  if (input !== undefined) child.stdin.write(input);
+  const closed = new Promise((r) => child.on('close', r));
+  for (let i = 0; i < 300 && !/^\[\d{4}-/m.test(stderr) && child.exitCode === null; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  child.kill('SIGINT');
+  child.stdin.end();
+  await closed;
+  const lines = [...stderr.matchAll(LINE)].map((m) => m[1]!);
+  assert.ok(lines.length > 0, `a progress line within 15 s: ${stderr}`);
+  return lines;
+}
+
+test('off a terminal, a push of files prints the share of the input read and an ETA for all of it', async () => {
+  const emu = await startEmulator({ token: TOKEN, rateLimit: '4/1s' });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const a = join(dir, 'a.jsonl');
+  const b = join(dir, 'b.jsonl');
+  const all = jsonlEvents(120_000).split('\n');
+  writeFileSync(a, all.slice(0, 60_000).join('\n') + '\n');
+  writeFileSync(b, all.slice(60_000).join('\n'));
+  const lines = await firstProgress([
+    'push',
+    a,
+    b,
+    '--sink',
+    'hubspot',
+    '--hubspot-url',
+    emu.url,
+    '--ledger',
+    join(dir, 'l.db'),
+  ]);
+  const m = /^(\d+)% of ([\d.]+) MB · read (\d+) · \d+\/s · sent (\d+)\/(\d+) · ETA (.+)$/.exec(lines[0]!);
+  assert.ok(m, lines[0]);
+  const pct = Number(m[1]);
+  assert.ok(pct < 50, `a share of both files, and only the part read ahead of the sends: ${lines[0]}`);
+  assert.equal(m[2], ((statSync(a).size + statSync(b).size) / 1e6).toFixed(1), 'the total is both files');
+  // 120,000 people at 4 requests of 100 a second: the ETA is for all of them (minutes), not for what is queued.
+  assert.match(m[6]!, /min/, lines[0]);
+});
+
+test('off a terminal, a push from stdin prints counts without a share or an ETA', async () => {
+  const emu = await startEmulator({ token: TOKEN, rateLimit: '4/1s' });
+  after(() => emu.close());
+  const dir = tmpDir();
+  const lines = await firstProgress(
+    ['push', '-', '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', join(dir, 'l.db')],
+    jsonlEvents(5000),
+  );
+  assert.match(lines[0]!, /^read \d+ · \d+\/s · sent \d+\/\d+$/);
+});
