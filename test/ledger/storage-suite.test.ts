@@ -126,6 +126,23 @@ for (const st of storages) {
       (await b.rowsByKeys(['k3', 'nope', 'k1'])).map((r) => r.key),
       ['k3', 'k1'],
     );
+    // A claim whose request never left is released: an inserted row goes, a re-claimed one returns to its status.
+    await b.settle([{ key: 'k3', status: 'failed', failure: 'retryable', error: '503' }], rb);
+    assert.deepEqual([...(await b.claimExisting(['k3'], rb, ['failed'], 's'))], ['k3']);
+    assert.deepEqual([...(await b.claimNew([claim('k4', 'w@w.io')], rb, 's'))], ['k4']);
+    await b.release(
+      [
+        { key: 'k3', to: 'failed' },
+        { key: 'k4', to: null },
+      ],
+      rb,
+      'stopped',
+    );
+    const left = await b.lookupKeys(['k3', 'k4']);
+    assert.equal(left.get('k3')?.status, 'failed');
+    assert.equal(left.has('k4'), false);
+    const released = await b.sql.all<{ key: string }>(`SELECT key FROM attempts WHERE outcome = 'released'`);
+    assert.deepEqual(released, [{ key: 'k3' }]);
     await b.finishRun(rb, 'done', {});
     await a.close();
     await b.close();
