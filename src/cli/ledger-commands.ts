@@ -43,7 +43,7 @@ export function registerLedgerCommands(ledger: Command): void {
       import('../commands/ledger/stats.js'),
       import('./ledger-views.js'),
     ]);
-    const r = ledgerStats({ ledger: str(flags.ledger) }, ctx);
+    const r = await ledgerStats({ ledger: str(flags.ledger) }, ctx);
     print(flags.json ? json(r) : v.formatStats(r, out.chalk));
   });
 
@@ -61,7 +61,10 @@ export function registerLedgerCommands(ledger: Command): void {
         import('../commands/ledger/list.js'),
         import('./ledger-views.js'),
       ]);
-      const r = ledgerList({ ledger: str(flags.ledger), ...filterFlags(flags), limit: flags.limit as number }, ctx);
+      const r = await ledgerList(
+        { ledger: str(flags.ledger), ...filterFlags(flags), limit: flags.limit as number },
+        ctx,
+      );
       print(flags.json ? json(r.events) : r.events.length ? v.formatEventList(r) : '');
       if (!r.events.length) out.info('no matching events');
       else if (r.total > r.events.length)
@@ -78,7 +81,7 @@ export function registerLedgerCommands(ledger: Command): void {
   ).action(async (key: string, flags: Flags) => {
     const { out, ctx } = await setup(flags);
     const [{ ledgerShow }, v] = await Promise.all([import('../commands/ledger/show.js'), import('./ledger-views.js')]);
-    const r = ledgerShow({ ledger: str(flags.ledger), key }, ctx);
+    const r = await ledgerShow({ ledger: str(flags.ledger), key }, ctx);
     print(flags.json ? json(r) : v.formatShow(r, out.chalk));
   });
 
@@ -94,7 +97,7 @@ export function registerLedgerCommands(ledger: Command): void {
         import('../commands/ledger/runs.js'),
         import('./ledger-views.js'),
       ]);
-      const r = ledgerRuns({ ledger: str(flags.ledger), limit: flags.limit as number }, ctx);
+      const r = await ledgerRuns({ ledger: str(flags.ledger), limit: flags.limit as number }, ctx);
       print(flags.json ? json(r.runs) : r.runs.length ? v.formatRuns(r) : '');
       if (!r.runs.length) out.info('no runs recorded');
       else if (r.total > r.runs.length) out.info(`showing ${r.runs.length} of ${r.total} runs (--limit 0 for all)`);
@@ -219,10 +222,28 @@ export function registerLedgerCommands(ledger: Command): void {
       import('./ledger-views.js'),
       import('../errors.js'),
     ]);
-    const r = ledgerVerify({ ledger: str(flags.ledger) }, ctx);
+    const r = await ledgerVerify({ ledger: str(flags.ledger) }, ctx);
     if (flags.json) print(json(r));
     else if (!r.ok || !out.quiet) print(v.formatVerify(r, out.chalk));
     if (!r.ok) process.exitCode = ExitCode.ledger;
+  });
+
+  common(
+    ledger
+      .command('migrate')
+      .description(
+        'copy this ledger (events, runs, attempts, tombstones) into a new one, e.g. PostgreSQL for several hosts; the counts are checked and the source is left as it is',
+      )
+      .requiredOption('--to <ledger>', 'the new ledger: postgres://user@host/db[?schema=name], or a file'),
+  ).action(async (flags: Flags) => {
+    const { out, ctx } = await setup(flags);
+    const { ledgerMigrate } = await import('../commands/ledger/migrate.js');
+    const r = await ledgerMigrate({ ledger: str(flags.ledger), to: str(flags.to)! }, ctx);
+    if (flags.json) print(json(r));
+    const t = r.tables;
+    out.info(
+      `copied ${r.ledger} to ${r.to}: ${t.events.copied} events, ${t.runs.copied} runs, ${t.attempts.copied} attempts, ${t.tombstones.copied} tombstones (counts checked)`,
+    );
   });
 
   addOptions(

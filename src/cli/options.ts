@@ -45,7 +45,7 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--ledger <file>',
-    description: 'the ledger file',
+    description: 'the ledger: a file, or postgres://user@host/db[?schema=name] for several hosts',
     env: 'LEADLEDGER_LEDGER',
     default: '.leadledger/ledger.db',
     commands: ['push', 'replay', 'ledger'],

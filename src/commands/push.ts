@@ -5,7 +5,9 @@ import { resolve } from 'node:path';
 import type { Decision } from '../decide/types.js';
 import type { Deliverer, SettledItem } from '../deliver/deliver.js';
 import { ledgerFailure } from '../ledger/failure.js';
-import { ledgerPath, openLedger, type Ledger } from '../ledger/ledger.js';
+import { ledgerPath } from '../ledger/ledger.js';
+import { ledgerName, openLedgerStore } from '../ledger/open.js';
+import { isPostgresUrl, mayStillSend, stopKeepAlive, type LedgerStore } from '../ledger/store.js';
 import { loadConfig } from '../mapping/config.js';
 import type { ReportFile } from '../report/report-file.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
@@ -58,7 +60,8 @@ export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunR
     return await pushOnce(opts, ctx);
   } catch (e) {
     // The ledger is the only SQLite here: a SQLite error that got this far is the ledger's (damaged: exit 5).
-    throw ledgerFailure(e, resolve(ledgerPath(opts.ledger, ctx.env)));
+    const l = ledgerPath(opts.ledger, ctx.env);
+    throw ledgerFailure(e, isPostgresUrl(l) ? ledgerName(l) : resolve(l));
   }
 }
 
@@ -84,7 +87,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
   http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
-  const ledger: Ledger | undefined = openLedger(path, { readonly: opts.dryRun });
+  const ledger: LedgerStore | undefined = await openLedgerStore(path, { readonly: opts.dryRun, env: ctx.env });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
   const collector = new ReportCollector();
   let reportFile: ReportFile | undefined;
@@ -92,7 +95,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     // Opened before the run starts: a path that cannot be written is a usage error, and nothing is claimed.
     reportFile = opts.report ? (await import('../report/report-file.js')).ReportFile.open(opts.report) : undefined;
   } catch (e) {
-    ledger?.close();
+    await ledger?.close();
     await sink?.close?.();
     throw e;
   }
@@ -101,7 +104,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let interrupted = false;
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
   const progress: Progress = { phase: 'reading', read: 0, toSend: 0, settled: 0, startedAt: started, bytesRead: 0 };
-  let heartbeat: NodeJS.Timeout | undefined;
+  let heartbeat: ReturnType<LedgerStore['keepAlive']> | undefined;
   let bytesDecided = 0;
   let finalReport!: RunReport;
   let progressTimer: NodeJS.Timeout | undefined;
@@ -123,8 +126,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
 
   try {
     if (sink && ledger) {
-      runId = ledger.startRun('push', params, { exclusive: !opts.noLock, waitMs: opts.wait });
+      runId = await ledger.startRun('push', params, { exclusive: !opts.noLock, waitMs: opts.wait });
       heartbeat = ledger.keepAlive(runId);
+      const lease = heartbeat;
       const { Deliverer } = await import('../deliver/deliver.js');
       deliverer = new Deliverer({
         ledger,
@@ -135,12 +139,13 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
         existing: opts.existing ?? 'skip',
         stop: ctx.stop,
         hardStop: ctx.hardStop,
+        mayStillSend: () => mayStillSend(lease),
         onSettled: (s: SettledItem) => {
           progress.settled++;
           if (s.decision) writeRow(s.decision, s.result, s.crmId ?? '');
         },
       });
-      ledger.markOrphansInDoubt();
+      await ledger.markOrphansInDoubt();
       await deliverer.recoverInDoubt();
     }
 
@@ -209,12 +214,12 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     throw e;
   } finally {
     clearInterval(progressTimer);
-    clearInterval(heartbeat);
+    stopKeepAlive(heartbeat);
     reportFile?.close();
     const report = buildReport();
     if (ledger && runId !== undefined)
-      ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
-    ledger?.close();
+      await ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
+    await ledger?.close();
     await sink?.close?.();
     finalReport = report;
   }
@@ -225,7 +230,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     return {
       command: 'push',
       dryRun: opts.dryRun,
-      ledger: path,
+      ledger: ledgerName(path),
       runId,
       sink: sink?.describe(),
       inputs: opts.inputs,

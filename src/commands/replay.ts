@@ -6,9 +6,10 @@ import { RESEND_IN_DOUBT } from '../decide/decide.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { UsageError } from '../errors.js';
 import { ledgerFailure } from '../ledger/failure.js';
-import type { Ledger } from '../ledger/ledger.js';
+import { ledgerName } from '../ledger/open.js';
+import { EVENT_COLUMNS, likeOp, whereClause } from '../ledger/queries.js';
+import { mayStillSend, stopKeepAlive, type LedgerStore } from '../ledger/store.js';
 import type { EventStatus, LedgerEventRow } from '../ledger/types.js';
-import { whereClause } from '../ledger/queries.js';
 import { loadConfig } from '../mapping/config.js';
 import type { MapOptions } from '../mapping/map-record.js';
 import { resolvePreset } from '../presets/catalog.js';
@@ -89,7 +90,7 @@ export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?:
     return await replayOnce(o, ctx);
   } catch (e) {
     // The ledger is the only SQLite here: a SQLite error that got this far is the ledger's (damaged: exit 5).
-    throw ledgerFailure(e, resolveLedger(o.ledger, ctx));
+    throw ledgerFailure(e, ledgerName(resolveLedger(o.ledger, ctx)));
   }
 }
 
@@ -111,7 +112,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   });
   const stats = { nationalPhones: 0 };
 
-  const ledger = openExistingLedger(path, { readonly: o.dryRun });
+  const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env });
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
   const collector = new ReportCollector();
@@ -119,7 +120,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   let deliverer: Deliverer | undefined;
   let runId: number | undefined;
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
-  let heartbeat: NodeJS.Timeout | undefined;
+  let heartbeat: ReturnType<LedgerStore['keepAlive']> | undefined;
   let report!: RunReport;
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
@@ -130,9 +131,9 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       // The run takes the ledger before anything is selected: the claims of a run that died mid-send are marked in
       // doubt only once that run is marked crashed (startRun does it), and --in-doubt must find them among the rest.
       // Selected before, they were left behind, in doubt, by a replay that ended 0.
-      runId = ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
+      runId = await ledger.startRun('replay', params, { exclusive: !o.noLock, waitMs: o.wait });
       heartbeat = ledger.keepAlive(runId);
-      ledger.markOrphansInDoubt();
+      await ledger.markOrphansInDoubt();
     }
     const selected = await select(
       ledger,
@@ -219,6 +220,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         existing: 'skip',
         stop: ctx.stop,
         hardStop: ctx.hardStop,
+        mayStillSend: () => mayStillSend(heartbeat),
         onSettled: (s: SettledItem) => {
           const d = s.decision ?? decisions.get(s.key);
           if (d) writeRow(d, s.result, s.crmId ?? '');
@@ -252,7 +254,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         writeRow(d);
         continue;
       }
-      if (s.lead) ledger.storeLead(s.row.key, JSON.stringify(s.lead), s.row.payload_hash ?? '');
+      if (s.lead) await ledger.storeLead(s.row.key, JSON.stringify(s.lead), s.row.payload_hash ?? '');
       await deliverer.enqueueExisting(s.row, d.event!.lead, [s.from], d);
     }
     if (deliverer) {
@@ -273,14 +275,14 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     await deliverer?.drain();
     throw e;
   } finally {
-    clearInterval(heartbeat);
+    stopKeepAlive(heartbeat);
     reportFile?.close();
     const delivery = deliverer?.counts;
     const interrupted = ctx.stop.aborted;
     report = {
       command: 'replay',
       dryRun: o.dryRun,
-      ledger: path,
+      ledger: ledgerName(path),
       runId,
       sink: sink?.describe(),
       inputs: o.from ?? [],
@@ -305,8 +307,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       durationMs: Date.now() - started,
       exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
     };
-    if (runId !== undefined) ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
-    ledger.close();
+    if (runId !== undefined) await ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
+    await ledger.close();
     await sink?.close?.();
   }
   return report;
@@ -324,7 +326,7 @@ function chooseStatuses(o: ReplayOptions): { failed: boolean; permanent: boolean
 }
 
 async function select(
-  ledger: Ledger,
+  ledger: LedgerStore,
   o: ReplayOptions,
   st: ReturnType<typeof chooseStatuses>,
   mapOptions: MapOptions,
@@ -368,7 +370,7 @@ async function select(
       for (const m of batch)
         if ((m.kind === 'event' || m.kind === 'invalid') && m.nationalPhone) stats.nationalPhones++;
       const events = batch.flatMap((m) => (m.kind === 'event' ? [m] : []));
-      const rows = new Map(ledger.rowsByKeys([...new Set(events.map((e) => e.key))]).map((r) => [r.key, r]));
+      const rows = new Map((await ledger.rowsByKeys([...new Set(events.map((e) => e.key))])).map((r) => [r.key, r]));
       for (const e of events) {
         const r = rows.get(e.key);
         if (!r || (keySet && !keySet.has(e.key))) continue;
@@ -385,32 +387,41 @@ async function select(
   if (st.failed || st.permanent) statuses.push('failed');
   if (st.inDoubt) statuses.push('in_doubt');
   if (st.sent) statuses.push('sent');
-  const w = whereClause({
-    status: statuses,
-    since: o.since,
-    until: o.until,
-    source: o.source,
-    runId: o.run,
-    timeField: 'first_seen',
-  });
+  const like = likeOp(ledger.sql);
+  const w = whereClause(
+    {
+      status: statuses,
+      since: o.since,
+      until: o.until,
+      source: o.source,
+      runId: o.run,
+      timeField: 'first_seen',
+    },
+    like,
+  );
   const rows = keys
-    ? ledger.rowsByKeys(keys).filter((r) => statuses.includes(r.status))
-    : (ledger.db
-        .prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`)
-        .all(...w.params) as LedgerEventRow[]);
+    ? (await ledger.rowsByKeys(keys)).filter((r) => statuses.includes(r.status))
+    : await ledger.sql.all<LedgerEventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY first_seen_at, key`,
+        w.params,
+      );
   for (const r of rows) {
     if (keys && (o.since || o.until || o.source || o.run)) {
-      const one = whereClause({
-        since: o.since,
-        until: o.until,
-        source: o.source,
-        runId: o.run,
-        timeField: 'first_seen',
-      });
+      const one = whereClause(
+        {
+          since: o.since,
+          until: o.until,
+          source: o.source,
+          runId: o.run,
+          timeField: 'first_seen',
+        },
+        like,
+      );
       if (
-        !ledger.db
-          .prepare(`SELECT 1 FROM events ${one.sql ? one.sql + ' AND' : 'WHERE'} key = ?`)
-          .get(...one.params, r.key)
+        !(await ledger.sql.get(`SELECT 1 AS one FROM events ${one.sql ? one.sql + ' AND' : 'WHERE'} key = ?`, [
+          ...one.params,
+          r.key,
+        ]))
       )
         continue;
     }

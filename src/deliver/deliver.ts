@@ -3,8 +3,8 @@
 // committed AFTER it returns. A crash between the two leaves a pending row that the next run turns in_doubt.
 import { RESEND_IN_DOUBT } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
-import { CredentialsError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import { CredentialsError, LedgerError } from '../errors.js';
+import type { LedgerStore } from '../ledger/store.js';
 import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../ledger/types.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
@@ -14,7 +14,7 @@ import type { LookupResult, SendItem, Sink, SinkOutcome } from '../sinks/types.j
 
 /** Options of the deliver stage. */
 export interface DeliverOptions {
-  ledger: Ledger;
+  ledger: LedgerStore;
   sink: Sink;
   runId: number;
   /** Namespace of the downstream keys: sha256(namespace | event key). */
@@ -29,6 +29,11 @@ export interface DeliverOptions {
   hardStop: AbortSignal;
   /** Called once per settled event (report rows, progress). */
   onSettled?: (item: SettledItem) => void;
+  /**
+   * False once the run's hold on a shared ledger is lost or overdue (its lease): no send starts after that, and the
+   * events still queued stay unclaimed (claimed ones stay pending, for the next run to find in doubt).
+   */
+  mayStillSend?: () => boolean;
 }
 
 /** One event after its send was settled. */
@@ -171,7 +176,7 @@ export class Deliverer {
   ): Promise<{ recovered: number; resent: number; left: number }> {
     const { ledger, sink, runId } = this.o;
     const caps = sink.capabilities;
-    const rows = opts.rows ?? ledger.rowsInStatus('in_doubt', this.sinkId);
+    const rows = opts.rows ?? (await ledger.rowsInStatus('in_doubt', this.sinkId));
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
@@ -192,7 +197,8 @@ export class Deliverer {
         );
     }
     let recovered = 0;
-    const claimed = ledger.claimExisting(
+    this.checkLease();
+    const claimed = await ledger.claimExisting(
       usable.map((r) => r.key),
       runId,
       ['in_doubt'],
@@ -222,7 +228,7 @@ export class Deliverer {
     }
     await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
       if (this.o.stop.aborted || this.fatal) {
-        ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
+        await ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
         leave('not checked: the run was stopped');
         return;
       }
@@ -240,13 +246,13 @@ export class Deliverer {
             : e instanceof RequestNotSent
               ? 'not checked: the run was stopped'
               : `lookup failed: ${(e as Error).message}`;
-          ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
+          await ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
           leave(error);
           if (cred) this.fatal ??= e as Error;
           return;
         }
         if (found.found) {
-          ledger.settle(
+          await ledger.settle(
             [
               {
                 key: row.key,
@@ -283,7 +289,7 @@ export class Deliverer {
       resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });
     });
     if (this.fatal) {
-      ledger.settle(
+      await ledger.settle(
         resend.map((p) => ({ key: p.key, status: 'in_doubt', error: 'not re-sent: the run stopped' })),
         runId,
       );
@@ -300,6 +306,16 @@ export class Deliverer {
     }
     this.counts.inDoubt += stayed;
     return { recovered, resent: resend.length, left: stayed };
+  }
+
+  // The fence of a shared ledger: a run that lost (or could not renew) its lease sends nothing more.
+  private checkLease(): void {
+    if (this.o.mayStillSend && !this.o.mayStillSend()) {
+      this.fatal ??= new LedgerError(
+        'the run lost its lease on the ledger (it could not renew it in time): it stopped sending',
+      );
+      throw this.fatal;
+    }
   }
 
   private async dispatch(): Promise<void> {
@@ -319,11 +335,12 @@ export class Deliverer {
 
   private async claimAndSend(batch: Pending[]): Promise<void> {
     const { ledger, runId } = this.o;
+    this.checkLease();
     // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
     const fresh = batch.filter((p) => !p.claimFrom);
     const claimed = new Set<string>();
     if (fresh.length)
-      for (const k of ledger.claimNew(
+      for (const k of await ledger.claimNew(
         fresh.map((p) => p.claim!),
         runId,
         this.sinkId,
@@ -333,7 +350,7 @@ export class Deliverer {
     for (const p of batch)
       if (p.claimFrom) existing.set(p.claimFrom.join(), [...(existing.get(p.claimFrom.join()) ?? []), p]);
     for (const group of existing.values()) {
-      for (const k of ledger.claimExisting(
+      for (const k of await ledger.claimExisting(
         group.map((p) => p.key),
         runId,
         group[0]!.claimFrom!,
@@ -355,6 +372,9 @@ export class Deliverer {
   /** Sends events this run has claimed and commits their outcomes. */
   private async sendClaimed(mine: Pending[]): Promise<void> {
     const { sink } = this.o;
+    // Claimed, but the lease is gone: not sent. The rows stay pending under this run, which the next run finds dead
+    // and marks in doubt; sending now could race the run that already took them over.
+    this.checkLease();
     let outcomes: SinkOutcome[];
     try {
       outcomes = await sink.send(
@@ -376,14 +396,14 @@ export class Deliverer {
             ? { kind: 'released', reason: e.message }
             : { kind: 'unknown', reason },
       );
-      this.settleAll(mine, outcomes);
+      await this.settleAll(mine, outcomes);
       if (cred) throw e;
       return;
     }
-    this.settleAll(mine, outcomes);
+    await this.settleAll(mine, outcomes);
   }
 
-  private settleAll(mine: Pending[], outcomes: SinkOutcome[]): void {
+  private async settleAll(mine: Pending[], outcomes: SinkOutcome[]): Promise<void> {
     const settlements: Settlement[] = [];
     const releases: Array<{ key: string; to: EventStatus | null }> = [];
     const done: SettledItem[] = [];
@@ -454,8 +474,8 @@ export class Deliverer {
       }
     });
     // Settle: committed after the send, in one transaction for the batch.
-    if (settlements.length) this.o.ledger.settle(settlements, this.o.runId);
-    if (releases.length) this.o.ledger.release(releases, this.o.runId, 'the run stopped before the request left');
+    if (settlements.length) await this.o.ledger.settle(settlements, this.o.runId);
+    if (releases.length) await this.o.ledger.release(releases, this.o.runId, 'the run stopped before the request left');
     for (const d of done) this.o.onSettled?.(d);
   }
 

@@ -8,6 +8,8 @@ import { Decider } from './decider.js';
 import type { Decision, DecisionTally } from '../decide/types.js';
 import { ledgerFailure } from '../ledger/failure.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { LedgerStore } from '../ledger/store.js';
+import { PrefetchedLedger } from './prefetch-ledger.js';
 import { LedgerIndex } from './ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
@@ -28,7 +30,7 @@ export interface DecideInputsOptions {
   read: ReadOptions;
   map: MapOptions;
   /** Absent in a dry-run before the ledger file exists. */
-  ledger?: Ledger;
+  ledger?: LedgerStore;
   /** Stops reading between batches (and, given as read.signal too, abandons a wait on stdin or a FIFO). */
   stop?: AbortSignal;
   /**
@@ -98,8 +100,25 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   // A read-only ledger is what a dry-run gets: nothing writes it during the run, so it can be read once into an
   // index (ledger-index.ts) that the workers probe; one the index cannot hold is looked up by the workers in
   // SQLite, ahead of the decisions. A writing run claims as it goes, so there lookups stay with the decider.
-  const readonlyLedger = o.ledger?.readonly ? o.ledger : undefined;
-  const decider = new Decider({ ledger: o.ledger, memoryCapacity: o.memoryCapacity });
+  // SQLite is asked by the decider (and a dry-run's map workers) itself; a ledger that answers asynchronously
+  // (PostgreSQL) is asked a block ahead, here, and its dry-run index is read before the first input.
+  const sqlite = o.ledger?.kind === 'sqlite' ? (o.ledger as Ledger) : undefined;
+  const prefetched = o.ledger && !sqlite ? new PrefetchedLedger(o.ledger) : undefined;
+  const readonlyLedger = sqlite?.readonly ? sqlite : undefined;
+  const decider = new Decider({ ledger: sqlite ?? prefetched, memoryCapacity: o.memoryCapacity });
+  if (prefetched && o.ledger!.readonly) {
+    // Erased keys are only hashes, which no fingerprint can be checked against: then every block is looked up.
+    const tombstones = await o.ledger!.sql.get('SELECT 1 AS one FROM tombstones LIMIT 1');
+    if (!tombstones) {
+      const { indexPages } = await import('../ledger/postgres/index-rows.js');
+      try {
+        decider.index = await LedgerIndex.fromRows(indexPages(o.ledger!), o.indexMaxRows);
+      } catch (e) {
+        throw ledgerFailure(e, o.ledger!.path);
+      }
+    }
+  }
+
   const want = o.workers ?? 'auto';
   let pool: MapPool | undefined;
   // Built when the first input is read. With map workers, once they have their first blocks: they map those while
@@ -185,6 +204,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     for await (const b of readInputsWith(o.inputs, readOptions, read, rejected)) {
       if (o.stop?.aborted) return;
       if (b.unread) for (const u of b.unread) o.onUnread?.(u);
+      if (prefetched) await prefetched.prepare(b.block, decider.index);
       // Progress: the input bytes a block came from (its own count, else what was read since the last block) are
       // spread over its slices of decisions, so that the share shown is of records decided, not read ahead.
       const n = b.block.n;

@@ -1,7 +1,6 @@
 // The decider: the decision rules (decide/decide.ts) applied to the engine's blocks, in input order. It answers the
 // rules' questions from a block's numbers (fingerprints, ledger codes) and from this run's memory, and puts their
 // outcome into words only for the decisions someone reads.
-import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerIndex } from './ledger-index.js';
 import { differingFields } from '../mapping/keys.js';
 import type { Lead, Mapped } from '../mapping/types.js';
@@ -33,6 +32,7 @@ import {
   S_REASON,
   S_WARN,
   str,
+  type LedgerReader,
   type MappedBlock,
 } from './block.js';
 import {
@@ -53,10 +53,19 @@ import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } 
 import type { EventStatus } from '../ledger/types.js';
 import { RECENT, RunMemory } from './run-memory.js';
 
+/**
+ * What the decider asks the ledger, synchronously: SQLite's Ledger, or a PrefetchedLedger that asked an
+ * asynchronous one ahead of each block (prefetch-ledger.ts).
+ */
+export interface DecideLedger extends LedgerReader {
+  deliveredBy(naturalKey: string): string | undefined;
+  getLeadJson(key: string): string | undefined;
+}
+
 /** Options of the decide stage. */
 export interface DecideOptions {
   /** The ledger to check against; absent in a dry-run with no ledger file yet. */
-  ledger?: Ledger;
+  ledger?: DecideLedger;
   /** Keys (and people) held in memory before the run memory spills to a temp file; tests make it tiny. */
   memoryCapacity?: number;
 }

@@ -9,6 +9,7 @@
 // probability of about n·m/2⁹⁶ (10⁻¹⁷ for a million keys against a million rows); the payload hashes are compared
 // on their first 64 bits. Both only shape what a dry-run reports; no send ever relies on them.
 import type Database from 'better-sqlite3';
+import type { IndexRow } from '../ledger/types.js';
 import { fingerprintView } from './fingerprint.js';
 import { FpIndex, FpIndexBuilder, type SharedFpIndex } from './fp-index.js';
 import {
@@ -73,6 +74,11 @@ export class LedgerIndex {
     return new LedgerIndex(new FpIndex(s.keys), new FpIndex(s.people));
   }
 
+  /** The index of tables just built (IndexBuilder). */
+  static fromBuilt(keys: FpIndex, people: FpIndex): LedgerIndex {
+    return new LedgerIndex(keys, people);
+  }
+
   /** The index as shared data, to post to worker threads. */
   shared(): SharedLedgerIndex {
     return { keys: this.keys.shared(), people: this.people.shared() };
@@ -89,8 +95,6 @@ export class LedgerIndex {
     if (db.pragma('encoding', { simple: true }) !== 'UTF-8') return undefined;
     // Not through memory mapping, though it would read a fifth faster: the mapped pages of the whole ledger would
     // count in the process's resident memory (+60 MB for 400,000 events, measured), against the memory target.
-    const keys = new FpIndexBuilder(KEY_WIDTH, 4096);
-    const people = new FpIndexBuilder(3, 1024);
     // Every row as a record: rows imported as plain keys (or sent before any hash was kept) as P and their key;
     // the others as R and their key, ledger code (status and failure; 0: a status the index does not know), the
     // payload hash's first 16 digits after an h (none: empty), the run id (-1: one the index cannot hold), and the
@@ -106,51 +110,26 @@ export class LedgerIndex {
       "CASE WHEN natural_key IS NULL OR status = 'failed' THEN '' ELSE natural_key END",
     ];
     const record = `CASE WHEN ${plain} THEN 'P' || key || char(0) ELSE 'R' || key || char(0) || ${other.map((f) => `(${f}) || char(0)`).join(' || ')} END`;
-    const sent = STATUSES.indexOf('sent');
-    const ok = pages(db, record, (b, n) => {
-      const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-      let at = 0;
-      for (let i = 0; i < n; i++) {
-        const marker = b[at++];
-        const keyEnd = b.indexOf(0, at);
-        if (keyEnd < 0 || keys.size >= maxRows) return false;
-        const o = keys.slot();
-        const w = keys.array;
-        fingerprintView(view, b, at, keyEnd, w, o);
-        if (marker === 0x50 /* P */) {
-          w[o + K_CODE] = sent;
-          at = keyEnd + 1;
-          continue;
-        }
-        const codeEnd = b.indexOf(0, keyEnd + 1);
-        const hashEnd = b.indexOf(0, codeEnd + 1);
-        const runEnd = b.indexOf(0, hashEnd + 1);
-        const natEnd = b.indexOf(0, runEnd + 1);
-        if (marker !== 0x52 /* R */ || natEnd < 0) return false;
-        let code = decimal(b, keyEnd + 1, codeEnd);
-        const runId = decimal(b, hashEnd + 1, runEnd);
-        const hashLen = hashEnd - codeEnd - 1;
-        if (code <= 0 || (code & L_STATUS) === 0 || runId < 0 || (hashLen !== 0 && hashLen !== 17)) return false;
-        if (hashLen === 17) {
-          const hi = hex32(b, codeEnd + 2);
-          const lo = hex32(b, codeEnd + 10);
-          if (hi === undefined || lo === undefined) return false;
-          code |= HAS_HASH;
-          w[o + K_HASH] = hi;
-          w[o + K_HASH + 1] = lo;
-        }
-        w[o + K_CODE] = code | (runId << CODE_BITS);
-        if (natEnd > runEnd + 1) {
-          const p = people.slot(); // before reading people.array, which slot() may replace
-          fingerprintView(view, b, runEnd + 1, natEnd, people.array, p);
-        }
-        at = natEnd + 1;
-      }
-      // A key or person holding a NUL byte shifts the fields: the page does not end where its last record does.
-      return at === b.length;
-    });
-    if (!ok) return undefined;
-    return new LedgerIndex(keys.freeze(), people.freeze());
+    const builder = new IndexBuilder(maxRows);
+    if (!pages(db, record, (b, n) => builder.page(b, n))) return undefined;
+    return builder.finish();
+  }
+
+  /**
+   * The index of a ledger read elsewhere (PostgreSQL, streamed by a cursor): its rows a page at a time, each page
+   * made into the records build() reads from SQLite (indexRecord), so that both index alike. Undefined where
+   * build() would be.
+   */
+  static async fromRows(
+    pagesOfRows: AsyncIterable<IndexRow[]>,
+    maxRows = LedgerIndex.MAX_ROWS,
+  ): Promise<LedgerIndex | undefined> {
+    const builder = new IndexBuilder(maxRows);
+    for await (const rows of pagesOfRows) {
+      if (!rows.length) continue;
+      if (!builder.page(Buffer.from(rows.map(indexRecord).join(''), 'utf8'), rows.length)) return undefined;
+    }
+    return builder.finish();
   }
 
   /** The ledger's answer for the key whose fingerprint is at ints[o..o+2]. */
@@ -198,6 +177,86 @@ export class LedgerIndex {
    */
   hasPerson(ints: Int32Array, o: number): boolean {
     return this.people.find(ints[o]!, ints[o + 1]!, ints[o + 2]!) >= 0;
+  }
+}
+
+export type { IndexRow };
+
+/** The record build()'s SQL makes of a row (see build), made in JavaScript: the same fields, each ended by NUL. */
+export function indexRecord(r: IndexRow): string {
+  if (
+    r.status === 'sent' &&
+    r.failure === null &&
+    r.payload_hash === null &&
+    r.run_id === null &&
+    r.natural_key === null
+  )
+    return 'P' + r.key + '\0';
+  const st = STATUSES.indexOf(r.status as (typeof STATUSES)[number]);
+  const status = st > 0 ? st : 0;
+  const failure = r.failure === 'retryable' ? L_RETRYABLE : r.failure === 'permanent' ? L_PERMANENT : 0;
+  const hash = r.payload_hash === null ? '' : 'h' + r.payload_hash.slice(0, 16);
+  const run =
+    r.run_id === null ? 0 : Number.isInteger(r.run_id) && r.run_id >= 0 && r.run_id <= MAX_RUN_ID ? r.run_id : -1;
+  const nat = r.natural_key === null || r.status === 'failed' ? '' : r.natural_key;
+  return `R${r.key}\0${status + failure}\0${hash}\0${run}\0${nat}\0`;
+}
+
+// Reads pages of records into the fingerprint tables; false from page() means the ledger cannot be indexed.
+class IndexBuilder {
+  private readonly keys = new FpIndexBuilder(KEY_WIDTH, 4096);
+  private readonly people = new FpIndexBuilder(3, 1024);
+
+  constructor(private readonly maxRows: number) {}
+
+  page(b: Buffer, n: number): boolean {
+    const sent = STATUSES.indexOf('sent');
+    // Locals, not fields, in the loop over every row of the ledger.
+    const { keys, people, maxRows } = this;
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const marker = b[at++];
+      const keyEnd = b.indexOf(0, at);
+      if (keyEnd < 0 || keys.size >= maxRows) return false;
+      const o = keys.slot();
+      const w = keys.array;
+      fingerprintView(view, b, at, keyEnd, w, o);
+      if (marker === 0x50 /* P */) {
+        w[o + K_CODE] = sent;
+        at = keyEnd + 1;
+        continue;
+      }
+      const codeEnd = b.indexOf(0, keyEnd + 1);
+      const hashEnd = b.indexOf(0, codeEnd + 1);
+      const runEnd = b.indexOf(0, hashEnd + 1);
+      const natEnd = b.indexOf(0, runEnd + 1);
+      if (marker !== 0x52 /* R */ || natEnd < 0) return false;
+      let code = decimal(b, keyEnd + 1, codeEnd);
+      const runId = decimal(b, hashEnd + 1, runEnd);
+      const hashLen = hashEnd - codeEnd - 1;
+      if (code <= 0 || (code & L_STATUS) === 0 || runId < 0 || (hashLen !== 0 && hashLen !== 17)) return false;
+      if (hashLen === 17) {
+        const hi = hex32(b, codeEnd + 2);
+        const lo = hex32(b, codeEnd + 10);
+        if (hi === undefined || lo === undefined) return false;
+        code |= HAS_HASH;
+        w[o + K_HASH] = hi;
+        w[o + K_HASH + 1] = lo;
+      }
+      w[o + K_CODE] = code | (runId << CODE_BITS);
+      if (natEnd > runEnd + 1) {
+        const p = people.slot(); // before reading people.array, which slot() may replace
+        fingerprintView(view, b, runEnd + 1, natEnd, people.array, p);
+      }
+      at = natEnd + 1;
+    }
+    // A key or person holding a NUL byte shifts the fields: the page does not end where its last record does.
+    return at === b.length;
+  }
+
+  finish(): LedgerIndex {
+    return LedgerIndex.fromBuilt(this.keys.freeze(), this.people.freeze());
   }
 }
 

@@ -3,7 +3,9 @@
 // remains in the database or its WAL). Callers hold the run lock, so no live run owns a row being deleted.
 import type Database from 'better-sqlite3';
 import { LedgerError } from '../errors.js';
-import { escapeLike, tombstoneHash } from './queries.js';
+import { escapeLike, likeOp, tombstoneHash } from './queries.js';
+import { SqliteDb, type SqlDb } from './sql.js';
+import type { LedgerStore } from './store.js';
 
 /** An events row as a forget plan shows it. */
 export interface ForgetTarget {
@@ -47,101 +49,105 @@ const EVENT_TEXT_COLUMNS = ['last_error', 'source', 'sink', 'crm_id'] as const;
 const RUN_TEXT_COLUMNS = ['args_json', 'counts_json'] as const;
 
 /** Looks up the keys to forget, sorting them into found, tombstoned and missing. */
-export function planForgetKeys(db: Database.Database, keys: string[]): ForgetKeysPlan {
-  const get = db.prepare('SELECT key, status, run_id AS runId FROM events WHERE key = ?');
-  const tomb = db.prepare('SELECT 1 FROM tombstones WHERE key_hash = ?').pluck();
+export async function planForgetKeys(db: SqlDb, keys: string[]): Promise<ForgetKeysPlan> {
   const plan: ForgetKeysPlan = { found: [], missing: [], tombstoned: [] };
   for (const key of new Set(keys)) {
-    const row = get.get(key) as ForgetTarget | undefined;
+    const row = await db.get<ForgetTarget>('SELECT key, status, run_id AS "runId" FROM events WHERE key = ?', [key]);
     if (row) plan.found.push(row);
-    else if (tomb.get(tombstoneHash(key))) plan.tombstoned.push(key);
+    else if (await db.get('SELECT 1 AS one FROM tombstones WHERE key_hash = ?', [tombstoneHash(key)]))
+      plan.tombstoned.push(key);
     else plan.missing.push(key);
   }
   return plan;
 }
 
 /** Deletes events rows and their attempts in one transaction; the keys count as new on the next push. */
-export function forgetKeys(db: Database.Database, keys: string[]): { deleted: number; attemptsDeleted: number } {
-  return db.transaction(() => deleteRows(db, [...new Set(keys)])).immediate();
+export function forgetKeys(db: SqlDb, keys: string[]): Promise<{ deleted: number; attemptsDeleted: number }> {
+  return db.transaction((tx) => deleteRows(tx, [...new Set(keys)]));
 }
 
 /** Finds everything an erasure of this (normalized) address would touch. */
-export function planErasure(db: Database.Database, email: string): ErasurePlan {
-  const found = personRows(db, email);
+export async function planErasure(db: SqlDb, email: string): Promise<ErasurePlan> {
+  const like = likeOp(db);
+  const found = await personRows(db, email);
   const keys = new Set(found.map((r) => r.key));
-  const attemptRows = db.prepare('SELECT key FROM attempts WHERE key = ?').pluck();
   let attempts = 0;
-  for (const k of keys) attempts += attemptRows.all(k).length;
+  for (const k of keys) attempts += (await db.all('SELECT key FROM attempts WHERE key = ?', [k])).length;
   const pattern = likePattern(email);
   const scrubAttempts = (
-    db.prepare(`SELECT key FROM attempts WHERE detail LIKE ? ESCAPE '\\'`).pluck().all(pattern) as string[]
-  ).filter((k) => !keys.has(k)).length;
+    await db.all<{ key: string }>(`SELECT key FROM attempts WHERE detail ${like} ? ESCAPE '\\'`, [pattern])
+  ).filter((r) => !keys.has(r.key)).length;
   const scrubEvents = (
-    db
-      .prepare(`SELECT key FROM events WHERE ${EVENT_TEXT_COLUMNS.map((c) => `${c} LIKE ? ESCAPE '\\'`).join(' OR ')}`)
-      .pluck()
-      .all(...EVENT_TEXT_COLUMNS.map(() => pattern)) as string[]
-  ).filter((k) => !keys.has(k)).length;
-  const scrubRuns = db
-    .prepare(`SELECT count(*) FROM runs WHERE ${RUN_TEXT_COLUMNS.map((c) => `${c} LIKE ? ESCAPE '\\'`).join(' OR ')}`)
-    .pluck()
-    .get(...RUN_TEXT_COLUMNS.map(() => pattern)) as number;
+    await db.all<{ key: string }>(
+      `SELECT key FROM events WHERE ${EVENT_TEXT_COLUMNS.map((c) => `${c} ${like} ? ESCAPE '\\'`).join(' OR ')}`,
+      EVENT_TEXT_COLUMNS.map(() => pattern),
+    )
+  ).filter((r) => !keys.has(r.key)).length;
+  const scrubRuns = (await db.get<{ n: number }>(
+    `SELECT count(*) AS n FROM runs WHERE ${RUN_TEXT_COLUMNS.map((c) => `${c} ${like} ? ESCAPE '\\'`).join(' OR ')}`,
+    RUN_TEXT_COLUMNS.map(() => pattern),
+  ))!.n;
   return { found, attempts, scrub: { attempts: scrubAttempts, events: scrubEvents, runs: scrubRuns } };
 }
 
 /**
  * Erases a person: tombstones, then deletes, their rows (so their old events stay duplicates), scrubs the address
- * from the text of other rows, then compacts the file so no freed page or WAL frame still holds it.
+ * from the text of other rows, then compacts the storage so no freed page (or SQLite WAL frame) still holds it.
  */
-export function eraseEmail(db: Database.Database, email: string): ErasureResult {
+export async function eraseEmail(store: LedgerStore, email: string): Promise<ErasureResult> {
+  const db = store.sql;
+  const like = likeOp(db);
   // Deleted cells are overwritten with zeros instead of only being unlinked; VACUUM then rebuilds every page.
-  db.pragma('secure_delete = ON');
+  if (db instanceof SqliteDb) db.raw.pragma('secure_delete = ON');
   const pattern = likePattern(email);
   const re = new RegExp(email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
   const scrubText = (v: string | null) => (v === null ? null : v.replace(re, ERASED));
-  const counts = db
-    .transaction(() => {
-      const rows = personRows(db, email);
-      const insTomb = db.prepare('INSERT INTO tombstones (key_hash) VALUES (?) ON CONFLICT DO NOTHING');
-      let tombstonesAdded = 0;
-      for (const r of rows) tombstonesAdded += insTomb.run(tombstoneHash(r.key)).changes;
-      const { deleted, attemptsDeleted } = deleteRows(
-        db,
-        rows.map((r) => r.key),
-      );
+  const counts = await db.transaction(async (tx) => {
+    const rows = await personRows(tx, email);
+    let tombstonesAdded = 0;
+    for (const r of rows)
+      tombstonesAdded += await tx.run('INSERT INTO tombstones (key_hash) VALUES (?) ON CONFLICT DO NOTHING', [
+        tombstoneHash(r.key),
+      ]);
+    const { deleted, attemptsDeleted } = await deleteRows(
+      tx,
+      rows.map((r) => r.key),
+    );
 
-      const scrubbed = { attempts: 0, events: 0, runs: 0 };
-      const attempts = db
-        .prepare(`SELECT id, detail FROM attempts WHERE detail LIKE ? ESCAPE '\\'`)
-        .all(pattern) as Array<{ id: number; detail: string }>;
-      const updAttempt = db.prepare('UPDATE attempts SET detail = ? WHERE id = ?');
-      for (const a of attempts) scrubbed.attempts += updAttempt.run(scrubText(a.detail), a.id).changes;
-      for (const col of EVENT_TEXT_COLUMNS) {
-        const hits = db
-          .prepare(`SELECT key, ${col} AS v FROM events WHERE ${col} LIKE ? ESCAPE '\\'`)
-          .all(pattern) as Array<{ key: string; v: string }>;
-        const upd = db.prepare(`UPDATE events SET ${col} = ? WHERE key = ?`);
-        for (const h of hits) scrubbed.events += upd.run(scrubText(h.v), h.key).changes;
-      }
-      for (const col of RUN_TEXT_COLUMNS) {
-        const hits = db
-          .prepare(`SELECT id, ${col} AS v FROM runs WHERE ${col} LIKE ? ESCAPE '\\'`)
-          .all(pattern) as Array<{ id: number; v: string }>;
-        const upd = db.prepare(`UPDATE runs SET ${col} = ? WHERE id = ?`);
-        for (const h of hits) scrubbed.runs += upd.run(scrubText(h.v), h.id).changes;
-      }
-      return { deleted, attemptsDeleted, tombstonesAdded, scrubbed };
-    })
-    .immediate();
-  const walTruncated = compact(db);
+    const scrubbed = { attempts: 0, events: 0, runs: 0 };
+    const attempts = await tx.all<{ id: number; detail: string }>(
+      `SELECT id, detail FROM attempts WHERE detail ${like} ? ESCAPE '\\'`,
+      [pattern],
+    );
+    for (const a of attempts)
+      scrubbed.attempts += await tx.run('UPDATE attempts SET detail = ? WHERE id = ?', [scrubText(a.detail), a.id]);
+    for (const col of EVENT_TEXT_COLUMNS) {
+      const hits = await tx.all<{ key: string; v: string }>(
+        `SELECT key, ${col} AS v FROM events WHERE ${col} ${like} ? ESCAPE '\\'`,
+        [pattern],
+      );
+      for (const h of hits)
+        scrubbed.events += await tx.run(`UPDATE events SET ${col} = ? WHERE key = ?`, [scrubText(h.v), h.key]);
+    }
+    for (const col of RUN_TEXT_COLUMNS) {
+      const hits = await tx.all<{ id: number; v: string }>(
+        `SELECT id, ${col} AS v FROM runs WHERE ${col} ${like} ? ESCAPE '\\'`,
+        [pattern],
+      );
+      for (const h of hits)
+        scrubbed.runs += await tx.run(`UPDATE runs SET ${col} = ? WHERE id = ?`, [scrubText(h.v), h.id]);
+    }
+    return { deleted, attemptsDeleted, tombstonesAdded, scrubbed };
+  });
+  const walTruncated = await store.compact();
   return { ...counts, walTruncated };
 }
 
 /**
- * Rewrites the database without free pages (VACUUM), then copies the WAL back and truncates it to zero bytes.
+ * Rewrites a SQLite database without free pages (VACUUM), then copies the WAL back and truncates it to zero bytes.
  * Returns false when another connection held the WAL, so old frames may survive until the next checkpoint.
  */
-export function compact(db: Database.Database): boolean {
+export function compactSqlite(db: Database.Database): boolean {
   try {
     db.exec('VACUUM');
   } catch (e) {
@@ -155,28 +161,26 @@ export function compact(db: Database.Database): boolean {
 }
 
 // Rows and their attempts go together: an attempt left behind would keep the key (and its error text) around.
-function deleteRows(db: Database.Database, keys: string[]): { deleted: number; attemptsDeleted: number } {
-  const delEvent = db.prepare('DELETE FROM events WHERE key = ?');
-  const delAttempts = db.prepare('DELETE FROM attempts WHERE key = ?');
+async function deleteRows(db: SqlDb, keys: string[]): Promise<{ deleted: number; attemptsDeleted: number }> {
   let deleted = 0;
   let attemptsDeleted = 0;
   for (const key of keys) {
-    deleted += delEvent.run(key).changes;
-    attemptsDeleted += delAttempts.run(key).changes;
+    deleted += await db.run('DELETE FROM events WHERE key = ?', [key]);
+    attemptsDeleted += await db.run('DELETE FROM attempts WHERE key = ?', [key]);
   }
   return { deleted, attemptsDeleted };
 }
 
 /** Rows that belong to the person: their natural key, or the address anywhere in the stored lead or the key. */
-function personRows(db: Database.Database, email: string): ForgetTarget[] {
+function personRows(db: SqlDb, email: string): Promise<ForgetTarget[]> {
   const pattern = likePattern(email);
-  // LIKE is case-insensitive for ASCII, so an address stored as typed ("Ana@X.io") is found too.
-  return db
-    .prepare(
-      `SELECT key, status, run_id AS runId FROM events
-      WHERE natural_key = ? OR lead_json LIKE ? ESCAPE '\\' OR key LIKE ? ESCAPE '\\' ORDER BY first_seen_at, key`,
-    )
-    .all(email, pattern, pattern) as ForgetTarget[];
+  const like = likeOp(db);
+  // LIKE is case-insensitive for ASCII (ILIKE on PostgreSQL), so an address stored as typed ("Ana@X.io") is found too.
+  return db.all<ForgetTarget>(
+    `SELECT key, status, run_id AS "runId" FROM events
+      WHERE natural_key = ? OR lead_json ${like} ? ESCAPE '\\' OR key ${like} ? ESCAPE '\\' ORDER BY first_seen_at, key`,
+    [email, pattern, pattern],
+  );
 }
 
 function likePattern(value: string): string {

@@ -1,16 +1,20 @@
 // The store of record: which event keys were seen, claimed, sent, failed or are in doubt. SQLite through
 // better-sqlite3; every write that guards a side effect is one committed statement (claim before, settle after).
 import type Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import { openReadOnly, openReadWrite } from './connect.js';
+import { compactSqlite } from './erase.js';
 import { ledgerFailure } from './failure.js';
 import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
+import { claimsOf, ledgerInUse, ORPHAN_DETAIL, ORPHAN_ERROR, ORPHAN_PENDING, settleRecords } from './rules.js';
+import { SqliteDb } from './sql.js';
+import type { LedgerStore, StorageFacts } from './store.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from './types.js';
 
 /** Where the ledger lives unless --ledger or LEADLEDGER_LEDGER says otherwise. */
@@ -52,10 +56,15 @@ export function openLedger(path: string, opts: { readonly?: boolean } = {}): Led
   }
 }
 
-/** The ledger: lookups for decide/, claims and settlements for deliver/, runs and their lock. */
-export class Ledger {
+/**
+ * The ledger on SQLite: lookups for decide/, claims and settlements for deliver/, runs and their lock. Its calls
+ * answer at once (the storage is synchronous); the rules they follow are rules.ts's, shared with PostgreSQL.
+ */
+export class Ledger implements LedgerStore {
+  readonly kind = 'sqlite' as const;
   private readonly stmts = new Map<string, Database.Statement>();
   private readonly lookup: LedgerLookup;
+  private sqlDb: SqliteDb | undefined;
   /** Retention: drop the stored lead once an event is sent (config retention.sentPayloads = "drop"). */
   dropSentPayloads = false;
 
@@ -107,6 +116,11 @@ export class Ledger {
         })
         .immediate();
     }
+  }
+
+  /** The database, for the management queries shared with PostgreSQL. */
+  get sql(): SqliteDb {
+    return (this.sqlDb ??= new SqliteDb(this.db));
   }
 
   private stmt(sql: string): Database.Statement {
@@ -173,9 +187,7 @@ export class Ledger {
         .immediate();
       if (typeof holder === 'number') return holder;
       if (Date.now() >= deadline) {
-        throw new LedgerError(
-          `ledger ${this.path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
-        );
+        throw ledgerInUse(this.path, holder);
       }
       sleepSync(Math.min(500, Math.max(10, deadline - Date.now())));
     }
@@ -211,16 +223,16 @@ export class Ledger {
     const t = now();
     return this.db
       .transaction(() => {
-        const rows = this.stmt(
-          `SELECT key FROM events WHERE status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`,
-        ).all() as Array<{ key: string }>;
+        const rows = this.stmt(`SELECT key FROM events WHERE ${ORPHAN_PENDING}`).all() as Array<{ key: string }>;
         for (const r of rows) {
           this.stmt(
-            `UPDATE events SET status = 'in_doubt', updated_at = ?, last_error = 'run ended before the send was settled' WHERE key = ? AND status = 'pending'`,
-          ).run(t, r.key);
-          this.stmt(
-            `INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, NULL, ?, 'unknown', 'owner run died mid-send')`,
-          ).run(r.key, t);
+            `UPDATE events SET status = 'in_doubt', updated_at = ?, last_error = ? WHERE key = ? AND status = 'pending'`,
+          ).run(t, ORPHAN_ERROR, r.key);
+          this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, NULL, ?, 'unknown', ?)`).run(
+            r.key,
+            t,
+            ORPHAN_DETAIL,
+          );
         }
         return rows.length;
       })
@@ -240,7 +252,7 @@ export class Ledger {
     );
     this.db
       .transaction(() => {
-        for (const it of items) {
+        for (const it of claimsOf(items)) {
           const r = ins.run(
             it.key,
             it.keyKind,
@@ -292,20 +304,19 @@ export class Ledger {
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
     this.db
       .transaction(() => {
-        for (const s of settlements) {
+        for (const s of settleRecords(settlements)) {
           upd.run({
             status: s.status,
-            outcome: s.outcome ?? null,
-            failure: s.failure ?? null,
-            crm: s.crmId ?? null,
-            error: s.error ?? null,
+            outcome: s.outcome,
+            failure: s.failure,
+            crm: s.crmId,
+            error: s.error,
             t,
             key: s.key,
             run: runId,
             drop: this.dropSentPayloads ? 1 : 0,
           });
-          const what = s.status === 'sent' ? (s.outcome ?? 'sent') : s.status === 'failed' ? 'failed' : 'unknown';
-          hist.run(s.key, runId, t, what, s.error ?? (s.crmId ? `crm id ${s.crmId}` : null));
+          hist.run(s.key, runId, t, s.attempt, s.detail);
         }
       })
       .immediate();
@@ -384,6 +395,33 @@ export class Ledger {
       for (const k of chunk) if (byKey.has(k)) out.push(byKey.get(k)!);
     }
     return out;
+  }
+
+  /** Schema version (PRAGMA user_version) and the bytes of the file and its -wal and -shm. */
+  storageFacts(): StorageFacts {
+    const size = (p: string) => (existsSync(p) ? statSync(p).size : 0);
+    const files = { db: size(this.path), wal: size(this.path + '-wal'), shm: size(this.path + '-shm') };
+    return {
+      schemaVersion: this.db.pragma('user_version', { simple: true }) as number,
+      size: { ...files, total: files.db + files.wal + files.shm },
+    };
+  }
+
+  /** SQLite's integrity_check: empty when the file is sound. */
+  integrity(): string[] {
+    let found: string[];
+    try {
+      found = (this.db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check);
+    } catch (e) {
+      // A badly damaged file can stop the check itself ("database disk image is malformed").
+      found = [(e as Error).message];
+    }
+    return found.length === 1 && found[0] === 'ok' ? [] : found;
+  }
+
+  /** VACUUM, then the WAL emptied (see erase.ts's compactSqlite). */
+  compact(): boolean {
+    return compactSqlite(this.db);
   }
 
   /** Closes the database (checkpointing the WAL when writable). */

@@ -1,7 +1,7 @@
 // Read-only queries behind `ledger list`, `ledger show`, `ledger runs` and `ledger export`. Filters are built as
 // SQL with bound parameters only: values a person types never become SQL text.
-import type Database from 'better-sqlite3';
 import { sha256 } from '../hash.js';
+import type { SqlDb } from './sql.js';
 import type { EventStatus, LedgerEventRow } from './types.js';
 
 /** The statuses an events row may have. */
@@ -53,8 +53,13 @@ export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => '\\' + c);
 }
 
+/** LIKE as SQLite reads it (case-insensitive for ASCII) on either database: PostgreSQL's ILIKE. */
+export function likeOp(db: SqlDb): 'LIKE' | 'ILIKE' {
+  return db.dialect === 'postgres' ? 'ILIKE' : 'LIKE';
+}
+
 /** The WHERE clause (possibly empty) and its parameters for a filter. */
-export function whereClause(f: EventFilter): { sql: string; params: unknown[] } {
+export function whereClause(f: EventFilter, like: 'LIKE' | 'ILIKE' = 'LIKE'): { sql: string; params: unknown[] } {
   const parts: string[] = [];
   const params: unknown[] = [];
   if (f.status?.length) {
@@ -72,7 +77,7 @@ export function whereClause(f: EventFilter): { sql: string; params: unknown[] } 
     params.push(f.until.toISOString());
   }
   if (f.source !== undefined) {
-    parts.push(`(source = ? OR source LIKE ? ESCAPE '\\')`);
+    parts.push(`(source = ? OR source ${like} ? ESCAPE '\\')`);
     params.push(f.source, '%/' + escapeLike(f.source));
   }
   if (f.runId !== undefined) {
@@ -83,57 +88,68 @@ export function whereClause(f: EventFilter): { sql: string; params: unknown[] } 
 }
 
 /** Events matching a filter, most recently updated first; `limit` 0 means all. */
-export function listEvents(
-  db: Database.Database,
+export async function listEvents(
+  db: SqlDb,
   f: EventFilter,
   limit: number,
-): { rows: LedgerEventRow[]; total: number } {
-  const w = whereClause(f);
-  const total = (db.prepare(`SELECT count(*) AS n FROM events ${w.sql}`).get(...w.params) as { n: number }).n;
+): Promise<{ rows: LedgerEventRow[]; total: number }> {
+  const w = whereClause(f, likeOp(db));
+  const total = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM events ${w.sql}`, w.params))!.n;
   const lim = limit > 0 ? `LIMIT ${Math.floor(limit)}` : '';
-  const rows = db
-    .prepare(`SELECT * FROM events ${w.sql} ORDER BY updated_at DESC, key ${lim}`)
-    .all(...w.params) as LedgerEventRow[];
+  const rows = await db.all<LedgerEventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY updated_at DESC, key ${lim}`,
+    w.params,
+  );
   return { rows, total };
 }
 
 /** Streams events matching a filter in a stable order (first seen, then key), for exports of any size. */
-export function iterateEvents(db: Database.Database, f: EventFilter): IterableIterator<LedgerEventRow> {
-  const w = whereClause(f);
-  return db
-    .prepare(`SELECT * FROM events ${w.sql} ORDER BY first_seen_at, key`)
-    .iterate(...w.params) as IterableIterator<LedgerEventRow>;
+export function iterateEvents(db: SqlDb, f: EventFilter): AsyncIterable<LedgerEventRow> {
+  const w = whereClause(f, likeOp(db));
+  return db.iterate<LedgerEventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY first_seen_at, key`,
+    w.params,
+  );
 }
 
 /** One events row by key. */
-export function getEvent(db: Database.Database, key: string): LedgerEventRow | undefined {
-  return db.prepare('SELECT * FROM events WHERE key = ?').get(key) as LedgerEventRow | undefined;
+export function getEvent(db: SqlDb, key: string): Promise<LedgerEventRow | undefined> {
+  return db.get<LedgerEventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE key = ?`, [key]);
 }
 
 /** The attempts recorded for a key, oldest first. */
-export function attemptsFor(db: Database.Database, key: string): AttemptRow[] {
-  return db.prepare('SELECT * FROM attempts WHERE key = ? ORDER BY at, id').all(key) as AttemptRow[];
+export function attemptsFor(db: SqlDb, key: string): Promise<AttemptRow[]> {
+  return db.all<AttemptRow>('SELECT id, key, run_id, at, outcome, detail FROM attempts WHERE key = ? ORDER BY at, id', [
+    key,
+  ]);
 }
 
 /** Runs by id, in id order; unknown ids are left out. */
-export function runsById(db: Database.Database, ids: number[]): RunRow[] {
+export async function runsById(db: SqlDb, ids: number[]): Promise<RunRow[]> {
   if (!ids.length) return [];
-  return db
-    .prepare(`SELECT * FROM runs WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY id`)
-    .all(...ids) as RunRow[];
+  return db.all<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY id`,
+    ids,
+  );
 }
 
 /** The most recent runs first; `limit` 0 means all. */
-export function listRuns(db: Database.Database, limit: number): { rows: RunRow[]; total: number } {
-  const total = (db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n;
+export async function listRuns(db: SqlDb, limit: number): Promise<{ rows: RunRow[]; total: number }> {
+  const total = (await db.get<{ n: number }>('SELECT count(*) AS n FROM runs'))!.n;
   const lim = limit > 0 ? `LIMIT ${Math.floor(limit)}` : '';
-  return { rows: db.prepare(`SELECT * FROM runs ORDER BY id DESC ${lim}`).all() as RunRow[], total };
+  return { rows: await db.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY id DESC ${lim}`), total };
 }
 
 /** True when the key was erased by `forget --email` (only sha256('key|' + key) remains). */
-export function isTombstoned(db: Database.Database, key: string): boolean {
-  return !!db.prepare('SELECT 1 FROM tombstones WHERE key_hash = ?').get(tombstoneHash(key));
+export async function isTombstoned(db: SqlDb, key: string): Promise<boolean> {
+  return !!(await db.get('SELECT 1 AS one FROM tombstones WHERE key_hash = ?', [tombstoneHash(key)]));
 }
+
+/** The columns of an events row, in the schema's order (what SELECT * reads on SQLite). */
+export const EVENT_COLUMNS =
+  'key, key_kind, payload_hash, natural_key, status, failure, outcome, crm_id, attempts, last_error, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at, sent_at';
+/** The columns of a runs row, in the schema's order (PostgreSQL's runs also hold the lease). */
+export const RUN_COLUMNS = 'id, command, args_json, host, pid, started_at, heartbeat_at, ended_at, status, counts_json';
 
 /** The tombstone of an erased key, as Ledger.lookupKeys looks it up. */
 export function tombstoneHash(key: string): string {

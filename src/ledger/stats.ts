@@ -1,6 +1,5 @@
 // What is in a ledger, counted: behind `ledger stats`.
-import type Database from 'better-sqlite3';
-import { existsSync, statSync } from 'node:fs';
+import type { LedgerStore } from './store.js';
 
 /** Counts and sizes of one ledger. */
 export interface LedgerStats {
@@ -20,41 +19,39 @@ export interface LedgerStats {
   size: { db: number; wal: number; shm: number; total: number };
 }
 
-/** Counts a ledger's rows by status, source and run, and measures its files. */
-export function collectStats(db: Database.Database, file: string): LedgerStats {
-  const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  const byStatus = db
-    .prepare('SELECT status, failure, count(*) AS count FROM events GROUP BY status, failure ORDER BY count DESC')
-    .all() as LedgerStats['byStatus'];
-  const bySource = db
-    .prepare('SELECT source, count(*) AS count FROM events GROUP BY source ORDER BY count DESC, source')
-    .all() as LedgerStats['bySource'];
-  const byRun = db
-    .prepare(
-      `SELECT e.run_id AS runId, r.command AS command, r.status AS status, count(*) AS count
-       FROM events e LEFT JOIN runs r ON r.id = e.run_id GROUP BY e.run_id ORDER BY e.run_id DESC`,
-    )
-    .all() as LedgerStats['byRun'];
-  const span = db.prepare('SELECT min(first_seen_at) AS oldest, max(first_seen_at) AS newest FROM events').get() as {
-    oldest: string | null;
-    newest: string | null;
-  };
-  const size = (p: string) => (existsSync(p) ? statSync(p).size : 0);
-  const files = { db: size(file), wal: size(file + '-wal'), shm: size(file + '-shm') };
+/** Counts a ledger's rows by status, source and run, and measures its storage. */
+export async function collectStats(store: LedgerStore): Promise<LedgerStats> {
+  const db = store.sql;
+  const count = async (sql: string) => (await db.get<{ n: number }>(sql))!.n;
+  const byStatus = await db.all<LedgerStats['byStatus'][number]>(
+    'SELECT status, failure, count(*) AS count FROM events GROUP BY status, failure ORDER BY count DESC, status, failure IS NOT NULL, failure',
+  );
+  const bySource = await db.all<LedgerStats['bySource'][number]>(
+    'SELECT source, count(*) AS count FROM events GROUP BY source ORDER BY count DESC, source IS NOT NULL, source',
+  );
+  // r.command and r.status are grouped too: one run id has one of each (PostgreSQL wants them named).
+  const byRun = await db.all<LedgerStats['byRun'][number]>(
+    `SELECT e.run_id AS "runId", r.command AS command, r.status AS status, count(*) AS count
+     FROM events e LEFT JOIN runs r ON r.id = e.run_id GROUP BY e.run_id, r.command, r.status ORDER BY e.run_id DESC NULLS LAST`,
+  );
+  const span = (await db.get<{ oldest: string | null; newest: string | null }>(
+    'SELECT min(first_seen_at) AS oldest, max(first_seen_at) AS newest FROM events',
+  ))!;
+  const facts = await store.storageFacts();
   return {
-    schemaVersion: db.pragma('user_version', { simple: true }) as number,
-    events: count('SELECT count(*) AS n FROM events'),
+    schemaVersion: facts.schemaVersion,
+    events: await count('SELECT count(*) AS n FROM events'),
     byStatus,
     bySource,
     byRun,
     oldestFirstSeen: span.oldest,
     newestFirstSeen: span.newest,
-    payloadsPruned: count(
+    payloadsPruned: await count(
       `SELECT count(*) AS n FROM events WHERE status = 'sent' AND lead_json IS NULL AND key_kind <> 'imported'`,
     ),
-    attempts: count('SELECT count(*) AS n FROM attempts'),
-    runs: count('SELECT count(*) AS n FROM runs'),
-    tombstones: count('SELECT count(*) AS n FROM tombstones'),
-    size: { ...files, total: files.db + files.wal + files.shm },
+    attempts: await count('SELECT count(*) AS n FROM attempts'),
+    runs: await count('SELECT count(*) AS n FROM runs'),
+    tombstones: await count('SELECT count(*) AS n FROM tombstones'),
+    size: facts.size,
   };
 }

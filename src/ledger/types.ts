@@ -59,3 +59,13 @@ export interface LedgerEventRow {
   updated_at: string;
   sent_at: string | null;
 }
+
+/** What an index is built from, a row of events (the columns build() reads in SQL). */
+export interface IndexRow {
+  key: string;
+  status: string;
+  failure: string | null;
+  payload_hash: string | null;
+  run_id: number | null;
+  natural_key: string | null;
+}

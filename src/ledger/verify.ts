@@ -1,7 +1,7 @@
 // `ledger verify`: SQLite's own integrity check, then the invariants of the ledger state machine (ARCHITECTURE.md)
 // that the schema alone does not enforce. Read-only: it reports, it never repairs.
-import type Database from 'better-sqlite3';
 import { EVENT_STATUSES, tombstoneHash } from './queries.js';
+import type { LedgerStore } from './store.js';
 
 /** One broken invariant, with up to a few example keys or ids. */
 export interface VerifyProblem {
@@ -20,19 +20,17 @@ const RUN_STATUSES = ['running', 'done', 'failed', 'interrupted', 'crashed'];
 const inList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(',');
 
 /** Checks the database file and the ledger invariants; an empty list means the ledger is sound. */
-export function verifyLedger(db: Database.Database): VerifyProblem[] {
+export async function verifyLedger(store: LedgerStore): Promise<VerifyProblem[]> {
+  const db = store.sql;
   const problems: VerifyProblem[] = [];
-  let integrity: string[];
-  try {
-    integrity = (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((r) => r.integrity_check);
-  } catch (e) {
-    // A badly damaged file can stop the check itself ("database disk image is malformed").
-    integrity = [(e as Error).message];
-  }
-  if (!(integrity.length === 1 && integrity[0] === 'ok')) {
+  const integrity = await store.integrity();
+  if (integrity.length) {
     problems.push({
       check: 'integrity',
-      message: 'SQLite integrity_check found damage in the file',
+      message:
+        store.kind === 'sqlite'
+          ? 'SQLite integrity_check found damage in the file'
+          : 'the ledger schema is not what leadledger wrote',
       count: integrity.length,
       examples: integrity.slice(0, EXAMPLES),
     });
@@ -122,7 +120,7 @@ export function verifyLedger(db: Database.Database): VerifyProblem[] {
   for (const c of checks) {
     let ids: Array<string | number>;
     try {
-      ids = db.prepare(c.sql).pluck().all() as Array<string | number>;
+      ids = (await db.all<{ id: string | number }>(c.sql)).map((r) => r.id);
     } catch (e) {
       problems.push({
         check: c.check,
@@ -142,13 +140,13 @@ export function verifyLedger(db: Database.Database): VerifyProblem[] {
   }
 
   // An erased key back in events means an erasure was undone (or only half done): the person is in the ledger again.
-  const hasTombstones = !!db.prepare('SELECT 1 FROM tombstones LIMIT 1').get();
+  const hasTombstones = !!(await db.get('SELECT 1 AS one FROM tombstones LIMIT 1'));
   if (hasTombstones) {
-    const isTomb = db.prepare('SELECT 1 FROM tombstones WHERE key_hash = ?').pluck();
+    const tombs = new Set((await db.all<{ h: string }>('SELECT key_hash AS h FROM tombstones')).map((r) => r.h));
     const back: string[] = [];
     let n = 0;
-    for (const key of db.prepare('SELECT key FROM events').pluck().iterate() as Iterable<string>) {
-      if (isTomb.get(tombstoneHash(key))) {
+    for await (const { key } of db.iterate<{ key: string }>('SELECT key FROM events')) {
+      if (tombs.has(tombstoneHash(key))) {
         n++;
         if (back.length < EXAMPLES) back.push(key);
       }

@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LedgerError, UsageError } from '../../errors.js';
 import { ledgerFailure } from '../../ledger/failure.js';
-import { ledgerPath, openLedger, type Ledger } from '../../ledger/ledger.js';
+import { ledgerPath } from '../../ledger/ledger.js';
+import { ledgerName, openLedgerStore } from '../../ledger/open.js';
+import { isPostgresUrl, type LedgerStore } from '../../ledger/store.js';
 import type { EventStatus } from '../../ledger/types.js';
 import { EVENT_STATUSES, type EventFilter, type TimeField } from '../../ledger/queries.js';
 import { parseTimeBound } from '../../mapping/map-record.js';
@@ -20,21 +22,38 @@ export interface EventFilterOptions {
   run?: number;
 }
 
-/** The absolute ledger path from --ledger, LEADLEDGER_LEDGER or the default, relative to the command's cwd. */
+/**
+ * The absolute ledger path from --ledger, LEADLEDGER_LEDGER or the default, relative to the command's cwd; a
+ * PostgreSQL URL as it is.
+ */
 export function resolveLedger(flag: string | undefined, ctx: CommandContext): string {
-  return resolve(ctx.cwd, ledgerPath(flag, ctx.env));
+  const l = ledgerPath(flag, ctx.env);
+  return isPostgresUrl(l) ? l : resolve(ctx.cwd, l);
 }
+
+/** How a result names the ledger: the path, or the URL without a password. */
+export { ledgerName };
 
 /**
  * Opens an existing ledger. Management commands never create one: a typo in --ledger must not look like an empty
  * ledger (read-only) or leave a stray file behind (writable).
  */
-export function openExistingLedger(path: string, opts: { readonly: boolean }): Ledger {
-  const ledger = existsSync(path) ? openLedger(path, opts) : undefined;
+export async function openExistingLedger(
+  path: string,
+  opts: { readonly: boolean; env?: Record<string, string | undefined> },
+): Promise<LedgerStore> {
+  const pg = isPostgresUrl(path);
+  const ledger =
+    pg || existsSync(path) ? await openLedgerStore(path, { ...opts, readonly: pg || opts.readonly }) : undefined;
   if (!ledger) {
     throw new LedgerError(
-      `no ledger at ${path}: nothing has been pushed with this ledger yet (pass --ledger <file> or set LEADLEDGER_LEDGER)`,
+      `no ledger at ${ledgerName(path)}: nothing has been pushed with this ledger yet (pass --ledger <file> or set LEADLEDGER_LEDGER)`,
     );
+  }
+  // A PostgreSQL ledger is looked for read-only (nothing is created for a typo), then opened as asked.
+  if (pg && !opts.readonly) {
+    await ledger.close();
+    return (await openLedgerStore(path, opts))!;
   }
   return ledger;
 }
@@ -43,14 +62,18 @@ export function openExistingLedger(path: string, opts: { readonly: boolean }): L
  * Runs fn with a ledger open and closes it afterwards, also when fn throws. A SQLite error of fn's is the ledger's
  * (exit 5): a damaged ledger says so, as it does wherever it is read.
  */
-export function withLedger<T>(path: string, opts: { readonly: boolean }, fn: (ledger: Ledger) => T): T {
-  const ledger = openExistingLedger(path, opts);
+export async function withLedger<T>(
+  path: string,
+  opts: { readonly: boolean; env?: Record<string, string | undefined> },
+  fn: (ledger: LedgerStore) => T | Promise<T>,
+): Promise<T> {
+  const ledger = await openExistingLedger(path, opts);
   try {
-    return fn(ledger);
+    return await fn(ledger);
   } catch (e) {
     throw ledgerFailure(e, ledger.path);
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 

@@ -1,5 +1,5 @@
 // Changing the ledger from a management command (forget, prune): confirmed first, then applied under the run lock.
-import type { Ledger } from '../../ledger/ledger.js';
+import type { LedgerStore } from '../../ledger/store.js';
 import { openExistingLedger } from './access.js';
 
 /** Asks the person to confirm a change (the CLI reads a TTY, or requires --yes); false means leave things as they are. */
@@ -9,25 +9,26 @@ export type Confirm = (question: string) => Promise<boolean>;
  * Applies a change under the run lock: a live push could otherwise settle, or re-claim, a row being deleted. The
  * change is recorded as a run of its own.
  */
-export function locked<T extends object>(
+export async function locked<T extends object>(
   path: string,
   command: string,
   args: Record<string, unknown>,
-  fn: (l: Ledger) => T,
-): T {
-  const l = openExistingLedger(path, { readonly: false });
+  fn: (l: LedgerStore) => T | Promise<T>,
+  env?: Record<string, string | undefined>,
+): Promise<T> {
+  const l = await openExistingLedger(path, { readonly: false, env });
   try {
-    const run = l.startRun(command, args, { exclusive: true });
+    const run = await l.startRun(command, args, { exclusive: true });
     try {
-      const r = fn(l);
-      l.finishRun(run, 'done', countsOf(r));
+      const r = await fn(l);
+      await l.finishRun(run, 'done', countsOf(r));
       return r;
     } catch (e) {
-      l.finishRun(run, 'failed', { error: (e as Error).message });
+      await l.finishRun(run, 'failed', { error: (e as Error).message });
       throw e;
     }
   } finally {
-    l.close();
+    await l.close();
   }
 }
 

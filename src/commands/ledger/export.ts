@@ -10,7 +10,7 @@ import type { LedgerEventRow } from '../../ledger/types.js';
 import { iterateEvents } from '../../ledger/queries.js';
 import type { CommandContext } from '../context.js';
 import { EXPORT_COLUMNS, exportCell } from './export-row.js';
-import { buildFilter, openExistingLedger, resolveLedger, type EventFilterOptions } from './access.js';
+import { buildFilter, ledgerName, openExistingLedger, resolveLedger, type EventFilterOptions } from './access.js';
 
 /** Options of `ledger export`. */
 export interface LedgerExportOptions extends EventFilterOptions {
@@ -46,13 +46,13 @@ export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext):
   if (toStdout && !o.stdout) throw new UsageError('export to - needs a stdout stream');
   const target = toStdout ? '-' : resolve(ctx.cwd, o.output);
   const tmp = `${target}.${process.pid}.tmp`;
-  const ledger = openExistingLedger(path, { readonly: true });
+  const ledger = await openExistingLedger(path, { readonly: true, env: ctx.env });
   let out: NodeJS.WritableStream;
   try {
     // Opened synchronously so that a bad path fails here, with its reason, before anything is read.
     out = toStdout ? o.stdout! : createWriteStream('', { fd: openSync(tmp, CREATE_NEW_NO_FOLLOW, 0o600) });
   } catch (e) {
-    ledger.close();
+    await ledger.close();
     if ((e as NodeJS.ErrnoException).code === 'EEXIST')
       throw new UsageError(
         `cannot write ${target}: its temporary file ${tmp} already exists (a link, or left by an earlier export); remove it and run again`,
@@ -65,7 +65,7 @@ export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext):
   let rows = 0;
   try {
     // One statement on one connection reads a consistent snapshot, even while a push writes.
-    for (const chunk of chunks(iterateEvents(ledger.db, filter), format)) {
+    for await (const chunk of chunks(iterateEvents(ledger.sql, filter), format)) {
       if (failed) throw failed;
       rows += chunk.rows;
       if (!out.write(chunk.text)) await once(out, 'drain');
@@ -84,12 +84,12 @@ export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext):
       (out as WriteStream).destroy();
       rmSync(tmp, { force: true });
     }
-    throw ledgerFailure(e, path);
+    throw ledgerFailure(e, ledger.path);
   } finally {
     out.off('error', onError);
-    ledger.close();
+    await ledger.close();
   }
-  return { ledger: path, output: target, format, rows };
+  return { ledger: ledgerName(path), output: target, format, rows };
 }
 
 /** The export format: --format, else the file extension; stdout defaults to JSONL. */
@@ -106,13 +106,13 @@ export function exportFormat(output: string, format?: string): 'csv' | 'jsonl' {
 }
 
 // Rows become text 2000 at a time, so memory stays flat on a ledger of millions.
-function* chunks(
-  rows: IterableIterator<LedgerEventRow>,
+async function* chunks(
+  rows: AsyncIterable<LedgerEventRow>,
   format: 'csv' | 'jsonl',
-): Generator<{ text: string; rows: number }> {
+): AsyncGenerator<{ text: string; rows: number }> {
   if (format === 'csv') yield { text: stringify([[...EXPORT_COLUMNS]]), rows: 0 };
   let buf: string[] = [];
-  for (const r of rows) {
+  for await (const r of rows) {
     buf.push(
       format === 'csv'
         ? stringify([EXPORT_COLUMNS.map((c) => exportCell(r[c]))])

@@ -12,7 +12,7 @@ import {
 } from '../../ledger/erase.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
 import type { CommandContext } from '../context.js';
-import { resolveLedger, withLedger } from './access.js';
+import { ledgerName, resolveLedger, withLedger } from './access.js';
 import { locked, type Confirm } from './change.js';
 
 /** Options of `ledger forget`: keys, or --email, not both. */
@@ -60,20 +60,21 @@ export async function ledgerForget(
   if (o.email !== undefined) {
     const e = normalizeEmail(o.email);
     if (!e.ok) throw new UsageError(`--email: ${e.reason}`);
-    return eraseCommand(path, e.value, dryRun, o.confirm);
+    return eraseCommand(path, e.value, dryRun, o.confirm, ctx.env);
   }
-  return forgetKeysCommand(path, o.keys, dryRun, o.confirm);
+  return forgetKeysCommand(path, o.keys, dryRun, o.confirm, ctx.env);
 }
 
 async function forgetKeysCommand(
   path: string,
   keys: string[],
   dryRun: boolean,
-  confirm?: Confirm,
+  confirm: Confirm | undefined,
+  env: Record<string, string | undefined>,
 ): Promise<ForgetKeysResult> {
-  const plan = withLedger(path, { readonly: true }, (l) => planForgetKeys(l.db, keys));
+  const plan = await withLedger(path, { readonly: true, env }, (l) => planForgetKeys(l.sql, keys));
   const res: ForgetKeysResult = {
-    ledger: path,
+    ledger: ledgerName(path),
     mode: 'keys',
     dryRun,
     applied: false,
@@ -90,23 +91,30 @@ async function forgetKeysCommand(
     ))
   )
     return res;
-  return locked(path, 'ledger forget', { keys: n }, (l) => {
-    const r = forgetKeys(
-      l.db,
-      plan.found.map((f) => f.key),
-    );
-    return { ...res, applied: true, ...r };
-  });
+  return locked(
+    path,
+    'ledger forget',
+    { keys: n },
+    async (l) => {
+      const r = await forgetKeys(
+        l.sql,
+        plan.found.map((f) => f.key),
+      );
+      return { ...res, applied: true, ...r };
+    },
+    env,
+  );
 }
 
 async function eraseCommand(
   path: string,
   email: string,
   dryRun: boolean,
-  confirm?: Confirm,
+  confirm: Confirm | undefined,
+  env: Record<string, string | undefined>,
 ): Promise<ErasureCommandResult> {
-  const plan = withLedger(path, { readonly: true }, (l) => planErasure(l.db, email));
-  const res: ErasureCommandResult = { ledger: path, mode: 'email', dryRun, applied: false, plan };
+  const plan = await withLedger(path, { readonly: true, env }, (l) => planErasure(l.sql, email));
+  const res: ErasureCommandResult = { ledger: ledgerName(path), mode: 'email', dryRun, applied: false, plan };
   if (dryRun) return res;
   const n = plan.found.length;
   const mentions = plan.scrub.attempts + plan.scrub.events + plan.scrub.runs;
@@ -122,9 +130,11 @@ async function eraseCommand(
       return res;
   }
   // The run's recorded args name no address: the runs table must not undo the erasure.
-  return locked(path, 'ledger forget', { by: 'email' }, (l) => ({
-    ...res,
-    applied: true,
-    erasure: eraseEmail(l.db, email),
-  }));
+  return locked(
+    path,
+    'ledger forget',
+    { by: 'email' },
+    async (l) => ({ ...res, applied: true, erasure: await eraseEmail(l, email) }),
+    env,
+  );
 }

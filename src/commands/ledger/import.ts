@@ -3,7 +3,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { ledgerPath, openLedger } from '../../ledger/ledger.js';
+import { ledgerPath } from '../../ledger/ledger.js';
+import { ledgerName, openLedgerStore } from '../../ledger/open.js';
 import { planFields, readField } from '../../mapping/fields.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
 import { readInputs } from '../../sources/read-inputs.js';
@@ -36,9 +37,9 @@ export interface LedgerImportResult {
 /** Imports keys and emails from text (one value per line), CSV or JSON(L) files into the ledger as delivered. */
 export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext): Promise<LedgerImportResult> {
   const path = ledgerPath(o.ledger, ctx.env);
-  const ledger = openLedger(path)!;
+  const ledger = (await openLedgerStore(path, { env: ctx.env }))!;
   const res: LedgerImportResult = {
-    ledger: path,
+    ledger: ledgerName(path),
     added: 0,
     alreadyPresent: 0,
     keys: 0,
@@ -52,14 +53,14 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
     res.rejectedCount++;
     if (res.rejected.length < 20) res.rejected.push({ source, line, reason });
   };
-  const flush = (source: string) => {
+  const flush = async (source: string) => {
     if (!batch.length) return;
-    const r = ledger.importDelivered(batch, source);
+    const r = await ledger.importDelivered(batch, source);
     res.added += r.added;
     res.alreadyPresent += r.present;
     batch = [];
   };
-  const addValue = (raw: string, source: string, line: number) => {
+  const addValue = async (raw: string, source: string, line: number): Promise<void> => {
     const v = raw.trim();
     if (!v) return;
     const looksEmail = v.includes('@');
@@ -72,15 +73,15 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
       batch.push({ key: v });
       res.keys++;
     }
-    if (batch.length >= 10_000) flush(source);
+    if (batch.length >= 10_000) await flush(source);
   };
   try {
     for (const file of o.files) {
       if (isPlainList(file) && !o.read?.format) {
         const input = file.endsWith('.gz') ? createReadStream(file).pipe(createGunzip()) : createReadStream(file);
         let line = 0;
-        for await (const text of createInterface({ input, crlfDelay: Infinity })) addValue(text, file, ++line);
-        flush(file);
+        for await (const text of createInterface({ input, crlfDelay: Infinity })) await addValue(text, file, ++line);
+        await flush(file);
         continue;
       }
       for await (const items of readInputs([file], o.read ?? {})) {
@@ -100,7 +101,7 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
               batch.push({ key: x.key, naturalKey: x.naturalKey, crmId: x.crmId });
               res.keys++;
             } else reject(it.source, it.line, x.reason);
-            if (batch.length >= 10_000) flush(it.source);
+            if (batch.length >= 10_000) await flush(it.source);
             continue;
           }
           const plan = planFields(it.fields, {});
@@ -122,13 +123,13 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
             batch.push({ key: id });
             res.keys++;
           } else reject(it.source, it.line, o.as === 'emails' ? 'no email' : 'no event key or email');
-          if (batch.length >= 10_000) flush(it.source);
+          if (batch.length >= 10_000) await flush(it.source);
         }
-        flush(file);
+        await flush(file);
       }
     }
   } finally {
-    ledger.close();
+    await ledger.close();
   }
   return res;
 }

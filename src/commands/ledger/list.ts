@@ -2,7 +2,7 @@
 import type { LedgerEventRow } from '../../ledger/types.js';
 import { listEvents } from '../../ledger/queries.js';
 import type { CommandContext } from '../context.js';
-import { buildFilter, resolveLedger, withLedger, type EventFilterOptions } from './access.js';
+import { buildFilter, ledgerName, resolveLedger, withLedger, type EventFilterOptions } from './access.js';
 
 /** Options of `ledger list`. */
 export interface LedgerListOptions extends EventFilterOptions {
@@ -22,11 +22,11 @@ export interface LedgerListResult {
 }
 
 /** Lists events matching the filters. Read-only. */
-export function ledgerList(o: LedgerListOptions, ctx: CommandContext): LedgerListResult {
+export async function ledgerList(o: LedgerListOptions, ctx: CommandContext): Promise<LedgerListResult> {
   const path = resolveLedger(o.ledger, ctx);
   const filter = buildFilter(o);
-  return withLedger(path, { readonly: true }, (l) => {
-    const { rows, total } = listEvents(l.db, filter, o.limit ?? 50);
-    return { ledger: path, total, events: rows.map(({ lead_json: _lead, ...rest }) => rest) };
+  return withLedger(path, { readonly: true, env: ctx.env }, async (l) => {
+    const { rows, total } = await listEvents(l.sql, filter, o.limit ?? 50);
+    return { ledger: ledgerName(path), total, events: rows.map(({ lead_json: _lead, ...rest }) => rest) };
   });
 }

@@ -4,7 +4,7 @@
 import { UsageError } from '../../errors.js';
 import { planPrune, prune, type PruneMode } from '../../ledger/prune.js';
 import type { CommandContext } from '../context.js';
-import { parseTimeFlag, resolveLedger, withLedger } from './access.js';
+import { ledgerName, parseTimeFlag, resolveLedger, withLedger } from './access.js';
 import { locked, type Confirm } from './change.js';
 
 /** Options of `ledger prune`. */
@@ -40,9 +40,9 @@ export async function ledgerPrune(o: LedgerPruneOptions, ctx: CommandContext): P
   if (cutoff.getTime() > Date.now()) throw new UsageError(`--older-than ${o.olderThan} is in the future`);
   const mode: PruneMode = o.rows ? 'rows' : 'payloads';
   const path = resolveLedger(o.ledger, ctx);
-  const plan = withLedger(path, { readonly: true }, (l) => planPrune(l.db, cutoff, mode));
+  const plan = await withLedger(path, { readonly: true, env: ctx.env }, (l) => planPrune(l.sql, cutoff, mode));
   const res: LedgerPruneResult = {
-    ledger: path,
+    ledger: ledgerName(path),
     mode,
     cutoff: cutoff.toISOString(),
     dryRun: !!o.dryRun,
@@ -60,9 +60,11 @@ export async function ledgerPrune(o: LedgerPruneOptions, ctx: CommandContext): P
       ? `Delete ${n}? They will no longer count as delivered: a later push that reads them sends them again.`
       : `Clear the stored lead of ${n}? They still count as delivered, but can no longer be replayed.`;
   if (o.confirm && !(await o.confirm(question))) return res;
-  return locked(path, 'ledger prune', { mode, olderThan: o.olderThan }, (l) => ({
-    ...res,
-    applied: true,
-    ...prune(l.db, cutoff, mode),
-  }));
+  return locked(
+    path,
+    'ledger prune',
+    { mode, olderThan: o.olderThan },
+    async (l) => ({ ...res, applied: true, ...(await prune(l.sql, cutoff, mode)) }),
+    ctx.env,
+  );
 }

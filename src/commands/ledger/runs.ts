@@ -1,7 +1,7 @@
 // `leadledger ledger runs`: the recorded runs, newest first.
 import { listRuns } from '../../ledger/queries.js';
 import type { CommandContext } from '../context.js';
-import { resolveLedger, withLedger } from './access.js';
+import { ledgerName, resolveLedger, withLedger } from './access.js';
 import { summarizeRun, type RunSummary } from './run-summary.js';
 
 /** Options of `ledger runs`. */
@@ -19,10 +19,10 @@ export interface LedgerRunsResult {
 }
 
 /** Lists recorded runs with their counts and (redacted) arguments. Read-only. */
-export function ledgerRuns(o: LedgerRunsOptions, ctx: CommandContext): LedgerRunsResult {
+export async function ledgerRuns(o: LedgerRunsOptions, ctx: CommandContext): Promise<LedgerRunsResult> {
   const path = resolveLedger(o.ledger, ctx);
-  return withLedger(path, { readonly: true }, (l) => {
-    const { rows, total } = listRuns(l.db, o.limit ?? 20);
-    return { ledger: path, total, runs: rows.map(summarizeRun) };
+  return withLedger(path, { readonly: true, env: ctx.env }, async (l) => {
+    const { rows, total } = await listRuns(l.sql, o.limit ?? 20);
+    return { ledger: ledgerName(path), total, runs: rows.map(summarizeRun) };
   });
 }

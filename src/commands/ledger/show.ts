@@ -3,7 +3,7 @@ import { ExitCode, LeadledgerError } from '../../errors.js';
 import type { LedgerEventRow } from '../../ledger/types.js';
 import { attemptsFor, getEvent, isTombstoned, runsById, type AttemptRow } from '../../ledger/queries.js';
 import type { CommandContext } from '../context.js';
-import { resolveLedger, withLedger } from './access.js';
+import { ledgerName, resolveLedger, withLedger } from './access.js';
 import { summarizeRun, type RunSummary } from './run-summary.js';
 
 /** Options of `ledger show`. */
@@ -21,17 +21,17 @@ export interface LedgerShowResult {
 }
 
 /** Shows one event; a key not in the ledger is an error (exit 1) that says whether it was erased. Read-only. */
-export function ledgerShow(o: LedgerShowOptions, ctx: CommandContext): LedgerShowResult {
+export async function ledgerShow(o: LedgerShowOptions, ctx: CommandContext): Promise<LedgerShowResult> {
   const path = resolveLedger(o.ledger, ctx);
-  return withLedger(path, { readonly: true }, (l) => {
-    const row = getEvent(l.db, o.key);
+  return withLedger(path, { readonly: true, env: ctx.env }, async (l) => {
+    const row = await getEvent(l.sql, o.key);
     if (!row) {
-      const msg = isTombstoned(l.db, o.key)
+      const msg = (await isTombstoned(l.sql, o.key))
         ? `key '${o.key}' was erased (ledger forget --email): only its hash remains, so the event still counts as a duplicate`
-        : `key '${o.key}' is not in the ledger ${path}`;
+        : `key '${o.key}' is not in the ledger ${ledgerName(path)}`;
       throw new LeadledgerError(msg, ExitCode.incomplete);
     }
-    const attempts = attemptsFor(l.db, o.key);
+    const attempts = await attemptsFor(l.sql, o.key);
     const runIds = new Set<number>();
     for (const a of attempts) if (a.run_id !== null) runIds.add(a.run_id);
     if (row.run_id !== null) runIds.add(row.run_id);
@@ -42,12 +42,14 @@ export function ledgerShow(o: LedgerShowOptions, ctx: CommandContext): LedgerSho
       lead = row.lead_json;
     }
     return {
-      ledger: path,
+      ledger: ledgerName(path),
       event: { ...row, lead },
       attempts,
-      runs: runsById(
-        l.db,
-        [...runIds].sort((a, b) => a - b),
+      runs: (
+        await runsById(
+          l.sql,
+          [...runIds].sort((a, b) => a - b),
+        )
       ).map(summarizeRun),
     };
   });

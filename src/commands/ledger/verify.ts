@@ -1,7 +1,7 @@
 // `leadledger ledger verify`: is the file sound and does the ledger hold to its own rules?
 import { verifyLedger, type VerifyProblem } from '../../ledger/verify.js';
 import type { CommandContext } from '../context.js';
-import { resolveLedger, withLedger } from './access.js';
+import { ledgerName, resolveLedger, withLedger } from './access.js';
 
 /** Options of `ledger verify`. */
 export interface LedgerVerifyOptions {
@@ -16,10 +16,10 @@ export interface LedgerVerifyResult {
 }
 
 /** Runs SQLite's integrity check and the ledger invariants. Read-only; the CLI exits 5 when problems are found. */
-export function ledgerVerify(o: LedgerVerifyOptions, ctx: CommandContext): LedgerVerifyResult {
+export async function ledgerVerify(o: LedgerVerifyOptions, ctx: CommandContext): Promise<LedgerVerifyResult> {
   const path = resolveLedger(o.ledger, ctx);
-  return withLedger(path, { readonly: true }, (l) => {
-    const problems = verifyLedger(l.db);
-    return { ledger: path, ok: problems.length === 0, problems };
+  return withLedger(path, { readonly: true, env: ctx.env }, async (l) => {
+    const problems = await verifyLedger(l);
+    return { ledger: ledgerName(path), ok: problems.length === 0, problems };
   });
 }

@@ -33,9 +33,9 @@ test('forget <key...> deletes the rows and their attempts; the keys are new agai
   );
   l.close();
   assert.equal(rowCount(path, `SELECT count(*) FROM attempts WHERE key IN ('evt-2','evt-3')`), 0);
-  assert.equal(ledgerVerify({ ledger: path }, testCtx(dir)).ok, true);
+  assert.equal((await ledgerVerify({ ledger: path }, testCtx(dir))).ok, true);
   // The change is recorded as a run of its own, with counts only.
-  const run = ledgerRuns({ ledger: path }, testCtx(dir)).runs[0]!;
+  const run = (await ledgerRuns({ ledger: path }, testCtx(dir))).runs[0]!;
   assert.equal(run.command, 'ledger forget');
   assert.equal(run.status, 'done');
 });
@@ -168,7 +168,7 @@ test('forget --email erases the person: tombstoned keys stay duplicates, and no 
     0,
   );
   after.close();
-  assert.equal(ledgerVerify({ ledger: path }, testCtx(dir)).ok, true);
+  assert.equal((await ledgerVerify({ ledger: path }, testCtx(dir))).ok, true);
 });
 
 test('forget --email of an address the ledger never saw changes no row and asks nothing', async () => {

@@ -6,12 +6,12 @@ import { openLedger } from '../../../src/ledger/ledger.js';
 import { tombstoneHash } from '../../../src/ledger/queries.js';
 import { seedLedger, testCtx } from './seed.js';
 
-test('a ledger written by the ledger API verifies clean', () => {
+test('a ledger written by the ledger API verifies clean', async () => {
   const { dir, path } = seedLedger();
-  assert.deepEqual(ledgerVerify({ ledger: path }, testCtx(dir)), { ledger: path, ok: true, problems: [] });
+  assert.deepEqual(await ledgerVerify({ ledger: path }, testCtx(dir)), { ledger: path, ok: true, problems: [] });
 });
 
-test('a deliberately broken ledger: every broken invariant is reported with examples', () => {
+test('a deliberately broken ledger: every broken invariant is reported with examples', async () => {
   const { dir, path } = seedLedger({ pending: true });
   const l = openLedger(path)!;
   const x = (sql: string, ...p: unknown[]) => l.db.prepare(sql).run(...p);
@@ -26,7 +26,7 @@ test('a deliberately broken ledger: every broken invariant is reported with exam
   x(`UPDATE runs SET status = 'weird' WHERE id = 1`);
   x(`INSERT INTO tombstones (key_hash) VALUES (?)`, tombstoneHash('evt-1'));
   l.close();
-  const r = ledgerVerify({ ledger: path }, testCtx(dir));
+  const r = await ledgerVerify({ ledger: path }, testCtx(dir));
   assert.equal(r.ok, false);
   const found = Object.fromEntries(r.problems.map((p) => [p.check, p.examples]));
   assert.deepEqual(found, {
@@ -42,14 +42,14 @@ test('a deliberately broken ledger: every broken invariant is reported with exam
   });
 });
 
-test('a damaged file is reported by the integrity check, not thrown', () => {
+test('a damaged file is reported by the integrity check, not thrown', async () => {
   const { dir, path } = seedLedger();
   // Overwrite the middle of the file (past the header), where table pages live.
   const size = statSync(path).size;
   const fd = openSync(path, 'r+');
   writeSync(fd, Buffer.alloc(Math.min(4096, size - 4096), 0xab), 0, undefined, 4096);
   closeSync(fd);
-  const r = ledgerVerify({ ledger: path }, testCtx(dir));
+  const r = await ledgerVerify({ ledger: path }, testCtx(dir));
   assert.equal(r.ok, false);
   assert.deepEqual(
     r.problems.map((p) => p.check),

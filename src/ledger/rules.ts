@@ -1,0 +1,177 @@
+// The ledger's rules, written once for every storage (ARCHITECTURE.md, the state machine): what a claim takes, what a
+// settle records, which rows a dead run leaves in doubt, when a run holds the ledger, and what an erasure leaves.
+// Storage (sqlite-store in ledger.ts, postgres/store.ts) only carries them out, each in one committed write.
+import { LedgerError } from '../errors.js';
+import type { ClaimInput, Settlement } from './types.js';
+
+/**
+ * The claims of one batch, one per key: the first occurrence wins, as an INSERT ... ON CONFLICT DO NOTHING of the
+ * batch would keep it (and PostgreSQL need not see one key twice in one statement).
+ */
+export function claimsOf(items: ClaimInput[]): ClaimInput[] {
+  const seen = new Set<string>();
+  const out: ClaimInput[] = [];
+  for (const it of items) {
+    if (seen.has(it.key)) continue;
+    seen.add(it.key);
+    out.push(it);
+  }
+  return out;
+}
+
+/** A settlement as storage writes it: the events row's new values and the attempts row recorded with it. */
+export interface SettleRecord {
+  key: string;
+  status: Settlement['status'];
+  outcome: string | null;
+  failure: string | null;
+  crmId: string | null;
+  error: string | null;
+  /** The attempts row's outcome. */
+  attempt: string;
+  /** The attempts row's detail. */
+  detail: string | null;
+}
+
+/**
+ * What a settle writes. It changes only rows still pending and owned by the settling run (the fence: a run whose
+ * claim was taken over, by a recovery after its lease ran out, changes nothing); its attempt is recorded either way.
+ */
+export function settleRecords(settlements: Settlement[]): SettleRecord[] {
+  return settlements.map((s) => ({
+    key: s.key,
+    status: s.status,
+    outcome: s.outcome ?? null,
+    failure: s.failure ?? null,
+    crmId: s.crmId ?? null,
+    error: s.error ?? null,
+    attempt: s.status === 'sent' ? (s.outcome ?? 'sent') : s.status === 'failed' ? 'failed' : 'unknown',
+    detail: s.error ?? (s.crmId ? `crm id ${s.crmId}` : null),
+  }));
+}
+
+/**
+ * Pending rows no running run owns: claimed, maybe sent, never settled. Their send's outcome is unknown, so they
+ * become in_doubt (never pending again by a timeout: recovery looks them up, or re-sends with the same key).
+ */
+export const ORPHAN_PENDING = `status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`;
+/** The last_error of a row left in doubt by its run. */
+export const ORPHAN_ERROR = 'run ended before the send was settled';
+/** The detail of the attempt recorded for it. */
+export const ORPHAN_DETAIL = 'owner run died mid-send';
+
+/** A run recorded as holding the ledger. */
+export interface RunHolder {
+  id: number;
+  host: string;
+  pid: number;
+}
+
+/** A run to record: what it is, and where it runs. */
+export interface NewRun {
+  command: string;
+  argsJson: string;
+  host: string;
+  pid: number;
+}
+
+/** The error of a run that found the ledger held, and did not (or no longer) wait. */
+export function ledgerInUse(path: string, holder: RunHolder): LedgerError {
+  return new LedgerError(
+    `ledger ${path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
+  );
+}
+
+/**
+ * Takes the ledger for a run, waiting up to waitMs for a holder to finish (or to be found dead): `attempt` is one
+ * atomic try of the storage (mark dead runs crashed, then insert the run unless a live one holds the ledger).
+ */
+export async function takeLedger(
+  path: string,
+  waitMs: number | undefined,
+  attempt: () => number | RunHolder | Promise<number | RunHolder>,
+  sleep: (ms: number) => void | Promise<void>,
+): Promise<number> {
+  const deadline = Date.now() + (waitMs ?? 0);
+  for (;;) {
+    const holder = await attempt();
+    if (typeof holder === 'number') return holder;
+    if (Date.now() >= deadline) throw ledgerInUse(path, holder);
+    await sleep(Math.min(500, Math.max(10, deadline - Date.now())));
+  }
+}
+
+/** The timings of a run's lease on a shared ledger: its length, how often it is renewed, and the safety margin. */
+export interface LeaseTimes {
+  /** The lease runs this long past the database's clock at each renewal. */
+  ttlMs: number;
+  /** Renewed this often. */
+  renewMs: number;
+  /**
+   * A run stops sending once this long has passed since its last successful renewal (measured on its own clock,
+   * from before the renewal was asked): always well before the lease it holds runs out on the database's clock.
+   */
+  fenceMs: number;
+}
+
+/** The default lease: 30 s, renewed every 5 s, no send starts later than 15 s after the last renewal. */
+export function leaseTimes(env: Record<string, string | undefined>): LeaseTimes {
+  // Hidden: tests shorten the lease so that a killed run is found dead in seconds.
+  const ttl = Number(env.LEADLEDGER_LEASE_MS) > 0 ? Number(env.LEADLEDGER_LEASE_MS) : 30_000;
+  return { ttlMs: ttl, renewMs: Math.max(50, Math.floor(ttl / 6)), fenceMs: Math.floor(ttl / 2) };
+}
+
+/**
+ * A run's hold on the ledger, renewed on a timer: `renew` returns false when the storage says the lease is gone
+ * (another run found it expired). `live()` is false once a renewal failed or is overdue: the run must not start
+ * another send (deliver/ asks before each), so no send of a run begins after its lease could have expired.
+ */
+export class LeaseKeeper {
+  private renewedAt: number;
+  private lost = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly times: LeaseTimes,
+    private readonly renew: () => boolean | Promise<boolean>,
+    private readonly onLost?: (why: string) => void,
+  ) {
+    this.renewedAt = Date.now();
+    this.timer = setInterval(() => void this.tick(), times.renewMs);
+    this.timer.unref();
+  }
+
+  private busy = false;
+
+  private async tick(): Promise<void> {
+    // A renewal slower than the period is not asked twice at once.
+    if (this.lost || this.busy) return;
+    this.busy = true;
+    const asked = Date.now();
+    try {
+      if (await this.renew()) this.renewedAt = asked;
+      else this.lose('the ledger says this run is no longer running (its lease ran out)');
+    } catch (e) {
+      // A failed renewal is not yet a lost lease: live() says so once the margin is used up.
+      if (!this.live()) this.lose(`the lease could not be renewed: ${(e as Error).message}`);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private lose(why: string): void {
+    this.lost = true;
+    this.onLost?.(why);
+  }
+
+  /** True while a send may start: renewed within the fence margin, and never lost. */
+  live(): boolean {
+    if (!this.lost && Date.now() - this.renewedAt > this.times.fenceMs) this.lose('the lease was not renewed in time');
+    return !this.lost;
+  }
+
+  /** Stops renewing. */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

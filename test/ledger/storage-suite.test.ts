@@ -1,0 +1,327 @@
+// One suite, both storages: the ledger's rules (claim, settle, recover, erase) and every `ledger` subcommand (stats,
+// list, show, runs, export, import, forget, prune, verify) on SQLite and on a real PostgreSQL, with the same answers.
+// PostgreSQL comes from test/helpers/postgres.ts: a missing server fails this file, it never skips.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openLedgerStore } from '../../src/ledger/open.js';
+import type { LedgerStore } from '../../src/ledger/store.js';
+import { ledgerStats } from '../../src/commands/ledger/stats.js';
+import { ledgerList } from '../../src/commands/ledger/list.js';
+import { ledgerShow } from '../../src/commands/ledger/show.js';
+import { ledgerRuns } from '../../src/commands/ledger/runs.js';
+import { ledgerExport } from '../../src/commands/ledger/export.js';
+import { ledgerImport } from '../../src/commands/ledger/import.js';
+import { ledgerForget } from '../../src/commands/ledger/forget.js';
+import { ledgerPrune } from '../../src/commands/ledger/prune.js';
+import { ledgerVerify } from '../../src/commands/ledger/verify.js';
+import { LedgerError } from '../../src/errors.js';
+import { LeaseKeeper } from '../../src/ledger/rules.js';
+import { Deliverer } from '../../src/deliver/deliver.js';
+import type { Decision } from '../../src/decide/types.js';
+import type { Sink } from '../../src/sinks/types.js';
+import { claim, testCtx } from '../commands/ledger/seed.js';
+import { pgDatabase, type PgDatabase } from '../helpers/postgres.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+interface Storage {
+  kind: 'sqlite' | 'postgres';
+  /** A new, empty ledger: its --ledger value, and the env and cwd the commands need. */
+  fresh(): { ledger: string; env: NodeJS.ProcessEnv; dir: string };
+}
+
+// At the top of the file: the database lives as long as the file's tests (a test's own after() would drop it).
+const db: PgDatabase = await pgDatabase('leadledger_suite');
+const storages: Storage[] = [
+  {
+    kind: 'sqlite',
+    fresh: () => {
+      const dir = tmpDir('leadledger-suite-');
+      return { ledger: join(dir, 'ledger.db'), env: {}, dir };
+    },
+  },
+  {
+    kind: 'postgres',
+    fresh: () => {
+      // A schema per test: one database, many ledgers side by side (the schema-name option).
+      const schema = 's_' + randomBytes(4).toString('hex');
+      return {
+        ledger: `${db.url}?schema=${schema}`,
+        env: { PGPASSWORD: db.cluster.password },
+        dir: tmpDir('leadledger-suite-'),
+      };
+    },
+  },
+];
+
+async function open(l: { ledger: string; env: NodeJS.ProcessEnv }, readonly = false): Promise<LedgerStore> {
+  return (await openLedgerStore(l.ledger, { readonly, env: l.env }))!;
+}
+
+/** The seed of ../commands/ledger/seed.ts, through the storage interface: run 1 sent, failed, in doubt, pending. */
+async function seed(l: { ledger: string; env: NodeJS.ProcessEnv }): Promise<void> {
+  const s = await open(l);
+  const run = await s.startRun('push', { sink: 'webhook', authorization: 'Bearer abc' }, { exclusive: true });
+  const claims = [
+    claim('evt-1', 'ana@example.com'),
+    claim('evt-2', 'bob@example.com', 'logs/events.jsonl', 2),
+    claim('evt-3', 'carla@example.com', 'other.csv', 7),
+    claim('evt-4', 'dan@example.com', 'other.csv', 8),
+  ];
+  assert.deepEqual([...(await s.claimNew(claims, run, 'webhook x'))].sort(), ['evt-1', 'evt-2', 'evt-3', 'evt-4']);
+  await s.settle(
+    [
+      { key: 'evt-1', status: 'sent', outcome: 'created', crmId: '101' },
+      { key: 'evt-2', status: 'failed', failure: 'permanent', error: 'HTTP 400: contact bob@example.com is invalid' },
+      { key: 'evt-3', status: 'in_doubt', error: 'timeout' },
+    ],
+    run,
+  );
+  await s.finishRun(run, 'done', { read: 4 });
+  await s.importDelivered([{ key: 'imp-1' }, { naturalKey: 'eve@example.com', crmId: '555' }], 'crm.csv');
+  await s.close();
+}
+
+// What differs between storages by nature: the ledger's name, timestamps, sizes, run durations.
+function normalize(v: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(v, (k, x: unknown) => {
+      if (k === 'ledger' || k === 'output' || k === 'size' || k === 'durationMs' || k === 'pid' || k === 'host')
+        return '*';
+      if (typeof x === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(x)) return 'T';
+      return x;
+    }),
+  );
+}
+
+const results: Record<string, Record<string, unknown>> = { sqlite: {}, postgres: {} };
+
+for (const st of storages) {
+  test(`${st.kind}: claims are one winner per key, settles are fenced, dead runs leave their claims in doubt`, async () => {
+    const l = st.fresh();
+    const a = await open(l);
+    const b = await open(l);
+    const ra = await a.startRun('push', {}, { exclusive: false });
+    const rb = await b.startRun('push', {}, { exclusive: false });
+    const mineA = await a.claimNew([claim('k1', 'x@x.io'), claim('k2', 'y@y.io'), claim('k1', 'x@x.io')], ra, 's');
+    const mineB = await b.claimNew([claim('k2', 'y@y.io'), claim('k3', 'z@z.io')], rb, 's');
+    assert.deepEqual([...mineA].sort(), ['k1', 'k2']);
+    assert.deepEqual([...mineB], ['k3'], 'a key claimed by another run is not claimed again');
+    // B settles a row it does not own: nothing changes (the fence), though the attempt is recorded.
+    await b.settle([{ key: 'k1', status: 'sent', outcome: 'created' }], rb);
+    assert.equal((await a.lookupKeys(['k1'])).get('k1')?.status, 'pending');
+    await a.settle([{ key: 'k1', status: 'sent', outcome: 'created', crmId: 'c1' }], ra);
+    assert.equal((await b.lookupKeys(['k1'])).get('k1')?.status, 'sent');
+    // A ends with k2 unsettled: the next run finds it in doubt, and may claim it from there, once.
+    await a.finishRun(ra, 'interrupted', {});
+    assert.equal(await b.markOrphansInDoubt(), 1);
+    assert.equal((await b.lookupKeys(['k2'])).get('k2')?.status, 'in_doubt');
+    assert.deepEqual([...(await b.claimExisting(['k2'], rb, ['in_doubt'], 's'))], ['k2']);
+    assert.deepEqual([...(await a.claimExisting(['k2'], rb, ['in_doubt'], 's'))], []);
+    assert.deepEqual([...(await b.lookupDelivered(['y@y.io', 'nobody@x.io']))], [['y@y.io', 'k2']]);
+    assert.equal(await b.getLeadJson('k3'), JSON.stringify({ email: 'z@z.io', name: 'Person k3' }));
+    assert.deepEqual(
+      (await b.rowsByKeys(['k3', 'nope', 'k1'])).map((r) => r.key),
+      ['k3', 'k1'],
+    );
+    // A claim whose request never left is released: an inserted row goes, a re-claimed one returns to its status.
+    await b.settle([{ key: 'k3', status: 'failed', failure: 'retryable', error: '503' }], rb);
+    assert.deepEqual([...(await b.claimExisting(['k3'], rb, ['failed'], 's'))], ['k3']);
+    assert.deepEqual([...(await b.claimNew([claim('k4', 'w@w.io')], rb, 's'))], ['k4']);
+    await b.release(
+      [
+        { key: 'k3', to: 'failed' },
+        { key: 'k4', to: null },
+      ],
+      rb,
+      'stopped',
+    );
+    const left = await b.lookupKeys(['k3', 'k4']);
+    assert.equal(left.get('k3')?.status, 'failed');
+    assert.equal(left.has('k4'), false);
+    const released = await b.sql.all<{ key: string }>(`SELECT key FROM attempts WHERE outcome = 'released'`);
+    assert.deepEqual(released, [{ key: 'k3' }]);
+    await b.finishRun(rb, 'done', {});
+    await a.close();
+    await b.close();
+  });
+
+  test(`${st.kind}: one run at a time holds the ledger; the second is refused with exit 5`, async () => {
+    const l = st.fresh();
+    const a = await open(l);
+    const run = await a.startRun('push', {}, { exclusive: true });
+    const b = await open(l);
+    await assert.rejects(
+      async () => b.startRun('push', {}, { exclusive: true }),
+      (e: Error) => e instanceof LedgerError && /is in use by run/.test(e.message),
+    );
+    await a.finishRun(run, 'done', {});
+    const again = await b.startRun('push', {}, { exclusive: true });
+    assert.ok(again > run);
+    await b.finishRun(again, 'done', {});
+    await a.close();
+    await b.close();
+  });
+
+  test(`${st.kind}: every ledger subcommand`, async () => {
+    const l = st.fresh();
+    const ctx = testCtx(l.dir, l.env);
+    const r = results[st.kind]!;
+    await assert.rejects(
+      () => ledgerStats({ ledger: l.ledger }, ctx),
+      (e: Error) => e instanceof LedgerError && /no ledger at/.test(e.message),
+      'a management command never creates a ledger',
+    );
+    await seed(l);
+    // A second run finds evt-4 pending under the finished run: in doubt now.
+    const s = await open(l);
+    const run2 = await s.startRun('replay', {}, { exclusive: true });
+    assert.equal(await s.markOrphansInDoubt(), 1);
+    await s.finishRun(run2, 'done', {});
+    await s.close();
+
+    r.stats = await ledgerStats({ ledger: l.ledger }, ctx);
+    r.list = await ledgerList({ ledger: l.ledger, status: 'in-doubt,failed' }, ctx);
+    r.listSource = await ledgerList({ ledger: l.ledger, source: 'EVENTS.jsonl' }, ctx);
+    r.show = await ledgerShow({ ledger: l.ledger, key: 'evt-4' }, ctx);
+    r.runs = await ledgerRuns({ ledger: l.ledger }, ctx);
+    r.verify = await ledgerVerify({ ledger: l.ledger }, ctx);
+    assert.equal((r.verify as { ok: boolean }).ok, true, JSON.stringify(r.verify));
+    assert.equal((r.stats as { events: number }).events, 6);
+
+    const out = join(l.dir, 'export.jsonl');
+    r.export = await ledgerExport({ ledger: l.ledger, output: out }, ctx);
+    r.exported = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((x) => JSON.parse(x) as unknown);
+    assert.equal((r.export as { rows: number }).rows, 6);
+
+    const ids = join(l.dir, 'ids.txt');
+    writeFileSync(ids, 'imp-1\nimp-2\nfrank@example.com\n');
+    r.import = await ledgerImport({ ledger: l.ledger, files: [ids], as: 'auto' }, ctx);
+    assert.equal((r.import as { added: number }).added, 2);
+
+    r.forgetKeys = await ledgerForget({ ledger: l.ledger, keys: ['evt-2', 'nope'] }, ctx);
+    r.erase = await ledgerForget({ ledger: l.ledger, keys: [], email: 'ANA@example.com' }, ctx);
+    const after = await open(l, true);
+    const known = await after.lookupKeys(['evt-1', 'evt-2']);
+    assert.equal(known.get('evt-1')?.tombstone, true, 'an erased key stays a duplicate');
+    assert.equal(known.has('evt-2'), false, 'a forgotten key is new again');
+    await after.close();
+    await assert.rejects(() => ledgerShow({ ledger: l.ledger, key: 'evt-1' }, ctx), /erased/);
+
+    // Backdate the imports, then prune their rows: only sent rows older than the cutoff go.
+    const w = await open(l);
+    await w.sql.run(`UPDATE events SET updated_at = '2020-01-01T00:00:00.000Z' WHERE key_kind = 'imported'`);
+    await w.close();
+    r.pruneDry = await ledgerPrune({ ledger: l.ledger, olderThan: '30d', rows: true, dryRun: true }, ctx);
+    r.prune = await ledgerPrune({ ledger: l.ledger, olderThan: '30d', rows: true }, ctx);
+    assert.equal((r.prune as { changed: number }).changed, 4);
+    r.statsAfter = await ledgerStats({ ledger: l.ledger }, ctx);
+    r.verifyAfter = await ledgerVerify({ ledger: l.ledger }, ctx);
+    assert.equal((r.verifyAfter as { ok: boolean }).ok, true, JSON.stringify(r.verifyAfter));
+  });
+}
+
+test('postgres: a run is a lease on the server clock; once it runs out another run takes the ledger, and the first can neither renew nor claim', async () => {
+  const l = storages[1]!.fresh();
+  const short = { ledger: l.ledger, env: { ...l.env, LEADLEDGER_LEASE_MS: '600' } };
+  const a = await open(short);
+  const b = await open(short);
+  const ra = await a.startRun('push', {}, { exclusive: true });
+  const keeper = a.keepAlive(ra) as LeaseKeeper;
+  assert.equal(keeper.live(), true);
+  keeper.stop(); // A stops renewing, as a host that froze or lost the network would.
+  await assert.rejects(async () => b.startRun('push', {}, { exclusive: true }), /is in use by run/);
+  // --wait: B waits for A's lease to run out, finds A dead, and takes the ledger.
+  const rb = await b.startRun('push', {}, { exclusive: true, waitMs: 5000 });
+  assert.ok(rb > ra);
+  assert.deepEqual([...(await a.claimNew([claim('late', 'late@x.io')], ra, 's'))], [], 'a dead run claims nothing');
+  assert.deepEqual([...(await b.claimNew([claim('late', 'late@x.io')], rb, 's'))], ['late']);
+  // A's own fence: its lease is gone, so it stops sending (live() false) as soon as it next renews or is overdue.
+  const renewer = a.keepAlive(ra) as LeaseKeeper;
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(renewer.live(), false, 'a run whose lease was taken over may not send');
+  renewer.stop();
+  await b.finishRun(rb, 'done', {});
+  await a.close();
+  await b.close();
+});
+
+test('a run that cannot renew its lease in time stops sending: nothing is claimed or sent after the fence', async () => {
+  let renewals = 0;
+  const keeper = new LeaseKeeper({ ttlMs: 300, renewMs: 50, fenceMs: 150 }, () => {
+    renewals++;
+    throw new Error('connection lost');
+  });
+  const sent: string[] = [];
+  const sink: Sink = {
+    name: 'spy',
+    capabilities: { maxBatch: 1, lookupByNaturalKey: false, honoursIdempotencyKey: false, upsertByNaturalKey: false },
+    send: (items) => {
+      sent.push(...items.map((i) => i.key));
+      return Promise.resolve(items.map(() => ({ kind: 'created' as const })));
+    },
+    describe: () => 'spy',
+  };
+  const l = storages[0]!.fresh();
+  const store = await open(l);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  const never = new AbortController().signal;
+  const d = new Deliverer({
+    ledger: store,
+    sink,
+    runId: run,
+    namespace: 'n',
+    concurrency: 1,
+    existing: 'skip',
+    stop: never,
+    hardStop: never,
+    mayStillSend: () => keeper.live(),
+  });
+  const decision = (key: string): Decision => ({
+    kind: 'new',
+    reason: 'x',
+    source: 's',
+    line: 1,
+    key,
+    event: {
+      kind: 'event',
+      source: 's',
+      line: 1,
+      key,
+      keyKind: 'id',
+      payloadHash: 'h',
+      lead: { email: `${key}@x.io` },
+    },
+  });
+  await d.enqueue(decision('before'));
+  await d.drain();
+  assert.deepEqual(sent, ['before']);
+  await new Promise((r) => setTimeout(r, 250));
+  assert.ok(renewals > 0);
+  await assert.rejects(async () => {
+    await d.enqueue(decision('after'));
+    await d.finish();
+  }, /lost its lease/);
+  assert.deepEqual(sent, ['before'], 'nothing was sent after the fence');
+  assert.equal((await store.lookupKeys(['after'])).size, 0, 'nor claimed');
+  keeper.stop();
+  await store.finishRun(run, 'failed', {});
+  await store.close();
+});
+
+test('both storages answer every subcommand alike', () => {
+  for (const k of Object.keys(results.sqlite!)) {
+    const a = normalize(results.sqlite![k]);
+    const b = normalize(results.postgres![k]);
+    // Storage facts differ by nature (file bytes, the schema version's own numbering).
+    if (k.startsWith('stats')) {
+      for (const x of [a, b] as Array<Record<string, unknown>>) delete x.schemaVersion;
+    }
+    assert.deepEqual(b, a, `ledger ${k}`);
+  }
+});
