@@ -17,7 +17,7 @@ function samples(): string[] {
       const p = join(dir, name);
       if (statSync(p).isDirectory()) {
         if (name !== 'fuzz') walk(p);
-      } else if (/\.(jsonl|json|csv|tsv)(\.gz)?$/.test(name) && !name.startsWith('broken')) out.push(p);
+      } else if (/\.(jsonl|json|csv|tsv|log)(\.gz)?$/.test(name) && !name.startsWith('broken')) out.push(p);
     }
   };
   walk(FIXTURES);
@@ -36,7 +36,8 @@ async function decisions(input: string, cwd: string, env: Record<string, string>
 
 test('the config init writes reproduces the decisions push makes without one, for every sample', async () => {
   const list = samples();
-  assert.ok(list.length >= 5, `samples found: ${list.length}`);
+  // The bundled fixtures and one or more per source (fixtures/sources/*/).
+  assert.ok(list.length >= 35, `samples found: ${list.length}`);
   for (const input of list) {
     const dir = tmpDir();
     // The user's machine, with a Brazilian locale; then cron's, with none: the config carries the country.
