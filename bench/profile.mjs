@@ -129,7 +129,12 @@ for (const f of files) {
         .map(([m, v]) => `${m} ${pct(v).trim()}`)
         .join(', '),
   );
-  for (const [fn, v] of sorted(all.fn).slice(0, o.top))
+  // Idle is a thread waiting, not a function: said once, then the top functions without it.
+  const idle = all.fn.get('(idle) idle') ?? 0;
+  console.log(`  idle ${pct(idle).trim()} (${(idle / 1e6).toFixed(2)} s); the top ${o.top} functions besides:`);
+  for (const [fn, v] of sorted(all.fn)
+    .filter(([f]) => f !== '(idle) idle')
+    .slice(0, o.top))
     console.log(`  ${pct(v)}  ${(v / 1e6).toFixed(2).padStart(6)} s  ${fn}`);
   console.log('');
 }
