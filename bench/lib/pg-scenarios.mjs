@@ -190,6 +190,7 @@ export async function pgScenarios(ctx, which) {
       t.runs.push(res);
       logRun(ctx, t.sc, t.name, res);
     }
+  removeSqlite(sqliteLedger(ctx));
   const peer = tools.find((t) => t.sc === '9');
   const peerRow = pgRow(
     ctx,
@@ -267,6 +268,9 @@ export async function scenario10(ctx) {
         `scenario 10, run ${r + 1}: sent ${fmtInt(d.sent)}, ${fmtInt(lines)} lines, ledger ${fmtInt(ledgerRows)}, expected ${fmtInt(people)} each; exit ${m.code} ${m.stderrTail.slice(-300)}`,
       );
   }
+  // Half a gigabyte each at 1M events: not kept.
+  rmSync(out, { force: true });
+  removeSqlite(ledger);
   const times = runs.map((r) => (r.m.code === 0 ? r.m.wallMs / 1000 : null));
   const med = median(times);
   const last = runs[runs.length - 1];
