@@ -14,15 +14,17 @@ const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(benchDir);
 const cli = path.join(root, 'bin', 'leadledger.js');
 
-const HELP = `usage: npm run bench:profile -- [--events N] [--format jsonl|csv] [--seed S] [--top K] [--keep]
+const HELP = `usage: npm run bench:profile -- [--events N] [--format jsonl|csv] [--push-jsonl] [--seed S] [--top K] [--keep]
 
   --events N     events in the audited file; the ledger holds 40% of that many ids (default 1000000)
   --format F     jsonl (scenario 1, default) or csv (scenario 2)
+  --push-jsonl   profile scenario 10 instead: a real push of the JSONL events to the JSONL sink (--output a temp
+                 file) with a fresh SQLite ledger; lists the top 15 functions (--top) across all threads too
   --seed S       generator seed (default 42)
   --top K        functions listed per thread (default 8)
   --keep         keep the .cpuprofile files (open them in Chrome DevTools) and print where they are`;
 
-const o = { events: 1_000_000, format: 'jsonl', seed: 42, top: 8, keep: false };
+const o = { events: 1_000_000, format: 'jsonl', seed: 42, top: null, keep: false, push: false };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -32,11 +34,14 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--seed') o.seed = Number(next());
   else if (a === '--top') o.top = Number(next());
   else if (a === '--keep') o.keep = true;
+  else if (a === '--push-jsonl') o.push = true;
   else {
     console.error(a === '-h' || a === '--help' ? HELP : `unknown option ${a}\n\n${HELP}`);
     process.exit(a === '-h' || a === '--help' ? 0 : 2);
   }
 }
+o.top ??= o.push ? 15 : 8;
+if (o.push) o.format = 'jsonl';
 if (!Number.isInteger(o.events) || o.events < 10 || !['jsonl', 'csv'].includes(o.format)) {
   console.error(HELP);
   process.exit(2);
@@ -51,17 +56,25 @@ const data = new Data({
 });
 const k = Math.floor(o.events * 0.4);
 const file = await data.events(o.events, o.format);
-const ids = await data.ledgerIds(o.events, k);
-const db = await data.ledgerDb(ids.file, k, cli);
-const ledger = data.ledgerCopy(db);
-await data.warm(file);
-
 const profDir = mkdtempSync(path.join(tmpdir(), 'leadledger-profile-'));
-log(`profiling: leadledger push ${path.basename(file)} --dry-run (ledger of ${k.toLocaleString('en-US')} ids) …`);
+let pushArgs;
+if (o.push) {
+  // Scenario 10: a fresh ledger, the sink's output in the temp directory (removed with it).
+  const ledger = path.join(profDir, 'ledger.db');
+  pushArgs = [file, '--sink', 'jsonl', '--output', path.join(profDir, 'out.jsonl'), '--ledger', ledger];
+  log(`profiling: leadledger push ${path.basename(file)} --sink jsonl, fresh SQLite ledger …`);
+} else {
+  const ids = await data.ledgerIds(o.events, k);
+  const db = await data.ledgerDb(ids.file, k, cli);
+  const ledger = data.ledgerCopy(db);
+  pushArgs = [file, '--dry-run', '--ledger', ledger];
+  log(`profiling: leadledger push ${path.basename(file)} --dry-run (ledger of ${k.toLocaleString('en-US')} ids) …`);
+}
+await data.warm(file);
 const t0 = Date.now();
 const run = spawnSync(
   process.execPath,
-  ['--cpu-prof', `--cpu-prof-dir=${profDir}`, cli, 'push', file, '--dry-run', '--ledger', ledger, '--json', '--quiet'],
+  ['--cpu-prof', `--cpu-prof-dir=${profDir}`, cli, 'push', ...pushArgs, '--json', '--quiet'],
   { encoding: 'utf8', maxBuffer: 1 << 26 },
 );
 const wall = (Date.now() - t0) / 1000;
@@ -76,18 +89,22 @@ const files = readdirSync(profDir)
   .filter((f) => f.endsWith('.cpuprofile'))
   .sort((a, b) => threadOf(a) - threadOf(b));
 console.log(
-  `${o.format.toUpperCase()} dry-run of ${o.events.toLocaleString('en-US')} events: ${wall.toFixed(2)} s wall (profiling slows it a little); read ${counts.read.toLocaleString('en-US')}, new ${counts.new.toLocaleString('en-US')}`,
+  `${o.format.toUpperCase()} ${o.push ? 'push to the JSONL sink' : 'dry-run'} of ${o.events.toLocaleString('en-US')} events: ${wall.toFixed(2)} s wall (profiling slows it a little); read ${counts.read.toLocaleString('en-US')}, new ${counts.new.toLocaleString('en-US')}`,
 );
 console.log(
   'Shares are of each thread\'s samples over the whole run; "idle" is time the thread waited (for input, for the other threads, or for a core).\n',
 );
+const all = { mod: new Map(), fn: new Map(), total: 0 };
 for (const f of files) {
   const t = threadOf(f);
   const p = JSON.parse(readFileSync(path.join(profDir, f), 'utf8'));
   const { byModule, byFunction, total } = summarize(p);
+  all.total += total;
+  for (const [m, v] of byModule) all.mod.set(m, (all.mod.get(m) ?? 0) + v);
+  for (const [fn, v] of byFunction) all.fn.set(fn, (all.fn.get(fn) ?? 0) + v);
   const pct = (v) => `${((100 * v) / total).toFixed(0).padStart(3)}%`;
   console.log(
-    `${t === 0 ? 'main thread (reads, decides, reports)' : `map worker ${t} (parses, maps, looks up)`}: ${(total / 1e6).toFixed(2)} s sampled`,
+    `${t === 0 ? `main thread${o.push ? '' : ' (reads, decides, reports)'}` : o.push ? `worker thread ${t}` : `map worker ${t} (parses, maps, looks up)`}: ${(total / 1e6).toFixed(2)} s sampled`,
   );
   console.log(
     '  by module:   ' +
@@ -97,6 +114,28 @@ for (const f of files) {
         .join(', '),
   );
   for (const [fn, v] of byFunction.slice(0, o.top)) console.log(`  ${pct(v)}  ${fn}`);
+  console.log('');
+}
+{
+  const sorted = (m) => [...m].sort((a, b) => b[1] - a[1]);
+  const pct = (v) => `${((100 * v) / all.total).toFixed(1).padStart(5)}%`;
+  console.log(
+    `all ${files.length} thread${files.length === 1 ? '' : 's'} together: ${(all.total / 1e6).toFixed(2)} s sampled (idle included), self time`,
+  );
+  console.log(
+    '  by module:   ' +
+      sorted(all.mod)
+        .slice(0, 9)
+        .map(([m, v]) => `${m} ${pct(v).trim()}`)
+        .join(', '),
+  );
+  // Idle is a thread waiting, not a function: said once, then the top functions without it.
+  const idle = all.fn.get('(idle) idle') ?? 0;
+  console.log(`  idle ${pct(idle).trim()} (${(idle / 1e6).toFixed(2)} s); the top ${o.top} functions besides:`);
+  for (const [fn, v] of sorted(all.fn)
+    .filter(([f]) => f !== '(idle) idle')
+    .slice(0, o.top))
+    console.log(`  ${pct(v)}  ${(v / 1e6).toFixed(2).padStart(6)} s  ${fn}`);
   console.log('');
 }
 if (o.keep) console.log(`profiles kept in ${profDir}`);

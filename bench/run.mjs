@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Data } from './lib/data.mjs';
 import { killChildren, which } from './lib/measure.mjs';
 import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6 } from './lib/scenarios.mjs';
+import { pgScenarios, scenario10, stopPg } from './lib/pg-scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -16,7 +17,9 @@ const cli = path.join(root, 'bin', 'leadledger.js');
 const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [options] after npm run build)
 
   --only 1,2,5         run only these scenarios (1 JSONL audit, 2 CSV audit, 3 push, 4 peak RSS 10M, 5 start-up,
-                       6 push into a CRM that holds every person)
+                       6 push into a CRM that holds every person; opt-in, never run by default: 7 push 1M into
+                       PostgreSQL with the SQLite ledger, 8 the same with the PostgreSQL ledger, 9 their bulk peer
+                       psql \\copy + INSERT ... ON CONFLICT (7 and 8 run it too), 10 push 1M to the JSONL sink)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -30,6 +33,8 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
   --shared-rps N       the second tight-limit push shares the quota with a client sending N req/s (default 4;
                        0 skips that variant)
   --startup-runs N     timed runs per command in scenario 5 (default 20)
+  --pg-events N        events pushed in scenarios 7-10 (default 1000000)
+  --pg-runs N          runs of each tool in scenarios 7-10 (default 1)
   --seed S             generator seed (default 42)
   --data-dir DIR       where generated data is cached (default bench/.data)
   --no-write           don't write bench/results.json and bench/results.md
@@ -50,6 +55,8 @@ function parseArgs(argv) {
     tightEvents: 2000,
     noiseRps: 4,
     startupRuns: 20,
+    pgEvents: 1_000_000,
+    pgRuns: 1,
     seed: 42,
     dataDir: path.join(benchDir, '.data'),
     write: true,
@@ -73,8 +80,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^[1-6]$/.test(x))) {
-          console.error('--only takes scenario numbers 1-6, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|10)$/.test(x))) {
+          console.error('--only takes scenario numbers 1-10, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -117,6 +124,12 @@ function parseArgs(argv) {
       }
       case '--startup-runs':
         o.startupRuns = num(flag, val());
+        break;
+      case '--pg-events':
+        o.pgEvents = num(flag, val(), 10);
+        break;
+      case '--pg-runs':
+        o.pgRuns = num(flag, val());
         break;
       case '--seed':
         o.seed = num(flag, val(), 0);
@@ -187,7 +200,7 @@ if (!which('hyperfine'))
 
 const machine = machineInfo(root, cli);
 log(
-  `leadledger bench: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB, Node ${machine.node}; scenarios ${[...opts.only].sort().join(',')}, ${opts.runs} run(s) each`,
+  `leadledger bench: ${machine.nproc} CPUs (${machine.cpu}), ${machine.ramGiB} GiB, Node ${machine.node}; scenarios ${[...opts.only].sort((a, b) => a - b).join(',')}, ${opts.runs} run(s) each`,
 );
 
 const rows = [];
@@ -220,6 +233,18 @@ try {
     log('\n== 6. push into a CRM that holds every person');
     rows.push(...(await scenario6(ctx)));
   }
+  const pgWhich = new Set(['7', '8', '9'].filter((x) => opts.only.has(x)));
+  if (pgWhich.size) {
+    log(
+      `\n== ${[...pgWhich].join(', ')}. push into PostgreSQL (the peer, 9, always runs: it is 7's and 8's yardstick)`,
+    );
+    rows.push(...(await pgScenarios(ctx, pgWhich)));
+    stopPg(ctx);
+  }
+  if (opts.only.has('10')) {
+    log('\n== 10. push to the JSONL sink');
+    rows.push(...(await scenario10(ctx)));
+  }
 } catch (e) {
   failure = e;
   log(`\nbench aborted: ${e?.stack ?? e}`);
@@ -235,7 +260,7 @@ console.log(
   `peers: sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}; ll/peer = leadledger median ÷ peer median (below 1 = leadledger faster)`,
 );
 console.log(table);
-console.log('\ntargets (issue 5):');
+console.log('\ntargets (issues 5, 15):');
 for (const l of summaryLines(rows)) console.log(l);
 if (mismatches.length) {
   console.log('\n!!!!!!!! MISMATCH !!!!!!!! a tool counted a different number of new unique event ids than expected:');
@@ -245,7 +270,7 @@ if (mismatches.length) {
 console.log(`\ntotal bench time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 
 if (opts.write && rows.length) {
-  const json = { machine, options: { ...opts, only: [...opts.only].sort() }, mismatches, results: rows };
+  const json = { machine, options: { ...opts, only: [...opts.only].sort((a, b) => a - b) }, mismatches, results: rows };
   writeFileSync(path.join(benchDir, 'results.json'), JSON.stringify(json, null, 2) + '\n');
   writeFileSync(path.join(benchDir, 'results.md'), markdown(rows, machine, opts, mismatches));
   console.log('wrote bench/results.json and bench/results.md');

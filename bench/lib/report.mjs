@@ -97,6 +97,20 @@ function extra(row) {
         .map((s) => (s == null ? '?' : `${s.toFixed(1)} s`))
         .join('/')}`,
     );
+  if (row.rowsInTable)
+    bits.push(
+      `rows in table ${row.rowsInTable.map((x) => Number(x).toLocaleString('en-US')).join('/')} of ${Number(row.expected).toLocaleString('en-US')} people`,
+    );
+  if (row.ledgerRows)
+    bits.push(
+      `ledger ${row.ledgerRows.map((x) => (x == null ? '?' : x.toLocaleString('en-US'))).join('/')} events sent`,
+    );
+  if (row.eventsPerS != null) bits.push(`${Math.round(row.eventsPerS).toLocaleString('en-US')} events/s`);
+  if (row.bytesPerEvent != null)
+    bits.push(
+      `ledger ${(row.ledgerBytes / 1e6).toFixed(1)} MB after the push (db ${(row.ledgerDbBytes / 1e6).toFixed(1)} + wal ${(row.ledgerWalBytes / 1e6).toFixed(1)}) = ${row.bytesPerEvent.toFixed(0)} bytes per event it holds`,
+    );
+  if (row.load) bits.push(`load average at start ${row.load.join(' / ')}`);
   if (row.growth != null) bits.push(`${row.growth.toFixed(2)}× the smaller run's peak RSS`);
   if (row.skipped) bits.push(row.skipped);
   if (row.errors?.length) bits.push(`errors: ${row.errors.join('; ')}`);
@@ -140,7 +154,7 @@ export function summaryLines(rows) {
     .filter((r) => r.target)
     .map(
       (r) =>
-        `  ${pad(verdict(r), 5)} ${r.scenario}. ${r.tool}: ${fmtValue(r.median, r.unit)}${r.target.startsWith('≤') ? ` = ${fmtRatio(ratioOf(rows, r))} the sqlite3 CLI's time` : ''}, target ${r.target}`,
+        `  ${pad(verdict(r), 5)} ${r.scenario}. ${r.tool}: ${fmtValue(r.median, r.unit)}${r.ratio != null ? ` = ${fmtRatio(r.ratio)} the peer's time` : r.target.includes('sqlite3') ? ` = ${fmtRatio(ratioOf(rows, r))} the sqlite3 CLI's time` : ''}, target ${r.target}`,
     );
 }
 function ratioOf(rows, r) {
