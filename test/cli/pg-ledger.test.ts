@@ -137,9 +137,12 @@ for (const mode of ['locked', 'no-lock'] as const) {
         `SELECT status, count(*)::int AS n FROM {s}.runs GROUP BY status ORDER BY status`,
       );
       console.log(`${mode}: ${killed} killed; attempts ${JSON.stringify(outcomes)}; runs ${JSON.stringify(runs)}`);
+      // Whether a kill lands after the CRM took a batch and before its settle (then 'recovered': found in the CRM)
+      // or before the request left (then re-sent) is timing; either way the claims it left were in doubt, and the
+      // reruns settled them without a second create (assertExactlyOnce above).
       assert.ok(
-        outcomes.some((o) => o.outcome === 'recovered'),
-        'some claims of killed runs were found in the CRM',
+        outcomes.some((o) => o.outcome === 'unknown'),
+        'some claims of killed runs were left in doubt, and settled by the reruns',
       );
       const v = await runCli(['ledger', 'verify', '--ledger', ledger, '--json'], { env });
       assert.equal(v.code, 0, `ledger verify: ${v.stdout}${v.stderr}`);
