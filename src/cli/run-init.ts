@@ -4,6 +4,7 @@ import { planInit, writeInitConfig, type InitPlan } from '../commands/init.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { ask } from './confirm.js';
+import { csvDelimiter } from './run-push.js';
 import { installStopSignals } from './signals.js';
 
 /** Runs `init` from parsed flags; returns the exit code. */
@@ -15,14 +16,13 @@ export async function runInit(
   const signals = installStopSignals(1000, () => undefined);
   try {
     const str = (k: string) => (typeof flags[k] === 'string' ? flags[k] : undefined);
-    const delimiter = str('delimiter');
     const plan = await planInit(
       {
         samples,
         read: {
           format: str('format') as 'jsonl' | 'json' | 'csv' | undefined,
           encoding: str('encoding'),
-          delimiter: delimiter === '\\t' || delimiter === 'tab' ? '\t' : delimiter,
+          delimiter: csvDelimiter(str('delimiter')),
         },
         defaultCountry: str('defaultCountry'),
         defaultCountryFrom: fromEnv.defaultCountry,

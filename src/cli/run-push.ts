@@ -14,6 +14,11 @@ export async function runPush(
   return runWithReport(flags, (ctx) => push(opts, ctx));
 }
 
+/** --delimiter as typed: `\\t` and `tab` (hard to type in a shell) mean a tab. */
+export function csvDelimiter(v: string | undefined): string | undefined {
+  return v === '\\t' || v === 'tab' ? '\t' : v;
+}
+
 /** Converts commander's flags into push options, validating what commander cannot. */
 export function toPushOptions(
   inputs: string[],
@@ -44,7 +49,7 @@ export function toPushOptions(
     config: str('config'),
     format: format as PushOptions['format'],
     encoding: str('encoding'),
-    delimiter: delimiter === '\\t' || delimiter === 'tab' ? '\t' : delimiter,
+    delimiter: csvDelimiter(delimiter),
     select: str('select'),
     preset: str('preset'),
     defaultCountry: str('defaultCountry'),

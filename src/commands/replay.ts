@@ -388,35 +388,18 @@ async function select(
   if (st.inDoubt) statuses.push('in_doubt');
   if (st.sent) statuses.push('sent');
   const like = likeOp(ledger.sql);
-  const w = whereClause(
-    {
-      status: statuses,
-      since: o.since,
-      until: o.until,
-      source: o.source,
-      runId: o.run,
-      timeField: 'first_seen',
-    },
-    like,
-  );
+  // The filters besides the status: on the query when no keys are given, checked key by key when they are.
+  const filters = { since: o.since, until: o.until, source: o.source, runId: o.run, timeField: 'first_seen' } as const;
+  const w = whereClause({ status: statuses, ...filters }, like);
   const rows = keys
     ? (await ledger.rowsByKeys(keys)).filter((r) => statuses.includes(r.status))
     : await ledger.sql.all<LedgerEventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY first_seen_at, key`,
         w.params,
       );
+  const one = whereClause(filters, like);
   for (const r of rows) {
     if (keys && (o.since || o.until || o.source || o.run)) {
-      const one = whereClause(
-        {
-          since: o.since,
-          until: o.until,
-          source: o.source,
-          runId: o.run,
-          timeField: 'first_seen',
-        },
-        like,
-      );
       if (
         !(await ledger.sql.get(`SELECT 1 AS one FROM events ${one.sql ? one.sql + ' AND' : 'WHERE'} key = ?`, [
           ...one.params,

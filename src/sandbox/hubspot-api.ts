@@ -91,6 +91,18 @@ export function hubspotError(
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** HubSpot's message for a body that misses required attributes of a schema. */
+// Every batch endpoint takes 1 to MAX_BATCH inputs, and says so in the same words.
+function batchSizeError(inputs: unknown[]): HubSpotReply | undefined {
+  if (inputs.length <= MAX_BATCH && inputs.length > 0) return undefined;
+  return {
+    status: 400,
+    body: hubspotError(
+      'VALIDATION_ERROR',
+      `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
+    ),
+  };
+}
+
 function missing(schema: string, attrs: string[]): HubSpotReply {
   return {
     status: 400,
@@ -158,15 +170,8 @@ export class HubSpotApi {
     if (!isObject(body) || !Array.isArray(body.inputs))
       return missing('BatchInputSimplePublicObjectBatchInputForCreate', ['inputs']);
     const inputs = body.inputs as unknown[];
-    if (inputs.length > MAX_BATCH || inputs.length === 0) {
-      return {
-        status: 400,
-        body: hubspotError(
-          'VALIDATION_ERROR',
-          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
-        ),
-      };
-    }
+    const size = batchSizeError(inputs);
+    if (size) return size;
     for (const input of inputs) {
       if (!isObject(input)) return missing('SimplePublicObjectBatchInputForCreate', ['associations', 'properties']);
       const absent = ['associations', 'properties'].filter((k) => input[k] === undefined);
@@ -293,15 +298,8 @@ export class HubSpotApi {
     if (!isObject(body) || !Array.isArray(body.inputs))
       return missing('BatchInputSimplePublicObjectBatchInputUpsert', ['inputs']);
     const inputs = body.inputs as unknown[];
-    if (inputs.length > MAX_BATCH || inputs.length === 0) {
-      return {
-        status: 400,
-        body: hubspotError(
-          'VALIDATION_ERROR',
-          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
-        ),
-      };
-    }
+    const size = batchSizeError(inputs);
+    if (size) return size;
     const ids = new Set<string>();
     for (const input of inputs) {
       if (!isObject(input)) return missing('SimplePublicObjectBatchInputUpsert', ['id', 'properties']);
@@ -378,15 +376,8 @@ export class HubSpotApi {
     if (!Array.isArray(body.inputs) || !Array.isArray(body.properties) || !Array.isArray(body.propertiesWithHistory))
       return missing(schema, ['inputs']);
     const inputs = body.inputs as unknown[];
-    if (inputs.length > MAX_BATCH || inputs.length === 0) {
-      return {
-        status: 400,
-        body: hubspotError(
-          'VALIDATION_ERROR',
-          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
-        ),
-      };
-    }
+    const size = batchSizeError(inputs);
+    if (size) return size;
     for (const input of inputs)
       if (!isObject(input) || typeof input.id !== 'string') return missing('SimplePublicObjectId', ['id']);
     const idProperty = body.idProperty;
@@ -449,15 +440,8 @@ export class HubSpotApi {
     if (!isObject(body) || !Array.isArray(body.inputs))
       return missing('BatchInputSimplePublicObjectBatchInput', ['inputs']);
     const inputs = body.inputs as unknown[];
-    if (inputs.length > MAX_BATCH || inputs.length === 0) {
-      return {
-        status: 400,
-        body: hubspotError(
-          'VALIDATION_ERROR',
-          `Batch input must contain between 1 and ${MAX_BATCH} inputs, got ${inputs.length}`,
-        ),
-      };
-    }
+    const size = batchSizeError(inputs);
+    if (size) return size;
     const ids = new Set<string>();
     for (const input of inputs) {
       if (!isObject(input)) return missing('SimplePublicObjectBatchInput', ['id', 'properties']);
