@@ -25,6 +25,9 @@ export function ledgerPath(flag: string | undefined, env: Record<string, string 
   return flag ?? env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER;
 }
 
+/** Pages in the WAL before a writing connection checkpoints it (see the constructor). */
+const WAL_CHECKPOINT_PAGES = 16_384;
+
 /** A live run holding the ledger for longer than this without a heartbeat is taken to be dead. */
 const HEARTBEAT_STALE_MS = 120_000;
 
@@ -85,6 +88,12 @@ export class Ledger implements LedgerStore {
         }
       }
       db.pragma('synchronous = NORMAL');
+      // A push commits a claim and a settle per batch, and each commit appends every page it changed to the WAL:
+      // checkpointed every 1,000 pages (SQLite's default), a page changed by many batches in a row (the people
+      // index's, the newest events') is copied back to the file, and synced, over and over. Every 16,384 pages
+      // (64 MiB at most in the WAL), each such page is copied once per checkpoint: scenario 10 of the bench,
+      // a push of a million events, 24.8 → 20.9 s. close() still empties the WAL.
+      db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     }
     this.migrate();
     this.lookup = new LedgerLookup(db, path);

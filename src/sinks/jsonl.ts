@@ -33,11 +33,18 @@ export function jsonlLine(item: SendItem): string {
   return JSON.stringify({ key: item.downstreamKey, lead: snakeLead(item.lead) });
 }
 
+/**
+ * Leads per write. Each batch is one claim and one settle in the ledger and one fsync of the file: at 500, a push of
+ * a million events to a file spent more time committing than writing (bench scenario 10: 20.9 s at 500, 19.1 s at
+ * 2,000, 18.5 s at 5,000). 2,000 keeps what a kill can leave in doubt to a few batches of a few hundred kilobytes.
+ */
+export const JSONL_MAX_BATCH = 2000;
+
 /** A file or stdout destination, mostly for audits and piping into other tools. */
 export class JsonlSink implements Sink {
   readonly name = 'jsonl';
   readonly capabilities: SinkCapabilities = {
-    maxBatch: 500,
+    maxBatch: JSONL_MAX_BATCH,
     lookupByNaturalKey: false,
     honoursIdempotencyKey: false,
     upsertByNaturalKey: false,

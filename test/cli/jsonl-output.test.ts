@@ -16,7 +16,7 @@ type Report = {
 };
 const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
-/** n leads, each with a 2 KB custom field, and a config that maps it: batches of 500 are ~1 MB each. */
+/** n leads, each with a 2 KB custom field, and a config that maps it: batches of 2,000 are ~4 MB each. */
 function bigLeads(dir: string, n: number): { input: string; config: string } {
   const input = join(dir, 'big.jsonl');
   const lines: string[] = [];
@@ -30,7 +30,7 @@ function bigLeads(dir: string, n: number): { input: string; config: string } {
   return { input, config };
 }
 
-test('jsonl: 5,000 leads of 2 KB with 4 batches in flight are 5,000 whole JSON lines', async () => {
+test('jsonl: 5,000 leads of 2 KB in 3 batches in flight at once are 5,000 whole JSON lines', async () => {
   const dir = tmpDir();
   const { input, config } = bigLeads(dir, 5000);
   const out = join(dir, 'out.jsonl');

@@ -28,7 +28,7 @@ describe('jsonl sink', () => {
     assert.equal(lines.length, 3);
     assert.deepEqual(lines[0], { key: item(1, {}).downstreamKey, lead: { email: 'a@x.com', first_name: 'A' } });
     assert.equal((await stat(file)).mode & 0o777, 0o600);
-    assert.equal(s.capabilities.maxBatch, 500);
+    assert.equal(s.capabilities.maxBatch, 2000);
   });
 
   it("writes to stdout for '-'", async () => {
