@@ -10,7 +10,7 @@ import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
 import { emptyDelivery, type DeliveryCounts, type StopCounts } from './delivery-counts.js';
 import { RequestNotSent } from '../sinks/http.js';
-import type { LookupResult, SendItem, Sink, SinkOutcome } from '../sinks/types.js';
+import type { LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkOutcome } from '../sinks/types.js';
 
 /** Options of the deliver stage. */
 export interface DeliverOptions {
@@ -46,6 +46,14 @@ export interface SettledItem {
   error?: string;
 }
 
+/** What a batch's outcomes make the ledger record, and what the run reports once it has. */
+interface SettlePlan {
+  settlements: Settlement[];
+  releases: Array<{ key: string; to: EventStatus | null }>;
+  done: SettledItem[];
+  stopped: StopCounts;
+}
+
 interface Pending {
   key: string;
   item: SendItem;
@@ -68,9 +76,18 @@ export class Deliverer {
   private readonly inFlight = new Set<Promise<void>>();
   private fatal: Error | undefined;
   readonly sinkId: string;
+  /** The sink's writer when it is in the ledger's own database: new events then go in one transaction each batch. */
+  private readonly shared: SharedDatabaseWriter | undefined;
 
   constructor(private readonly o: DeliverOptions) {
     this.sinkId = o.sink.describe();
+    const w = o.sink.shared;
+    this.shared = w && o.ledger.claimWriteSettle && o.ledger.database === w.database ? w : undefined;
+  }
+
+  /** Whether batches of new events are claimed, written and settled in one transaction of the ledger's database. */
+  get oneTransaction(): boolean {
+    return !!this.shared;
   }
 
   /** Whether a decision leads to a send under the current policy. */
@@ -336,6 +353,7 @@ export class Deliverer {
   private async claimAndSend(batch: Pending[]): Promise<void> {
     const { ledger, runId } = this.o;
     this.checkLease();
+    if (this.shared && batch.every((p) => !p.claimFrom) && (await this.claimWriteSettle(batch, this.shared))) return;
     // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
     const fresh = batch.filter((p) => !p.claimFrom);
     const claimed = new Set<string>();
@@ -367,6 +385,52 @@ export class Deliverer {
       }
     }
     if (mine.length) await this.sendClaimed(mine);
+  }
+
+  /**
+   * New events into a sink in the ledger's database: claim, write and settle in one transaction, so that a kill at
+   * any point leaves each event either sent and recorded, or untouched. False when the transaction rolled back
+   * (a lead the database refused, a deadlock, a lost connection): nothing happened, and the batch takes the ordinary
+   * path, whose send retries, splits and reports as it does for any sink.
+   */
+  private async claimWriteSettle(batch: Pending[], writer: SharedDatabaseWriter): Promise<boolean> {
+    let mine: Pending[] = [];
+    let plan: SettlePlan | undefined;
+    const r = await this.o.ledger.claimWriteSettle!(
+      batch.map((p) => p.claim!),
+      this.o.runId,
+      this.sinkId,
+      async (client, claimed) => {
+        mine = batch.filter((p) => claimed.has(p.key));
+        const outcomes = await writer.write(
+          client,
+          mine.map((p) => p.item),
+        );
+        plan = this.planSettle(mine, outcomes);
+        return plan.settlements;
+      },
+      this.o.hardStop,
+    );
+    if (r.kind === 'rolled_back') {
+      if (!this.o.stop.aborted) return false;
+      this.releaseUnclaimed(batch);
+      return true;
+    }
+    const ours = r.kind === 'committed' ? r.claimed : new Set(mine.map((p) => p.key));
+    for (const p of batch)
+      if (!ours.has(p.key)) this.apply(planOf([{ decision: p.decision, key: p.key, result: 'claimed_elsewhere' }]));
+    if (r.kind === 'committed') {
+      if (plan) this.apply(plan);
+      return true;
+    }
+    // Unanswered, and no telling: all of it is in the ledger and the table, or none of it is. The next run decides
+    // these events again from what it finds, so none of them is sent twice, and none is lost.
+    const why = `${r.reason}: the next push finds out whether they were written (they commit with their ledger record)`;
+    const cut = this.o.hardStop.aborted;
+    const p = planOf(mine.map((m) => ({ decision: m.decision, key: m.key, result: 'in_doubt' as const, error: why })));
+    if (this.o.stop.aborted) p.stopped[cut ? 'cut' : 'settled'] = mine.length;
+    this.apply(p);
+    return true;
   }
 
   /** Sends events this run has claimed and commits their outcomes. */
@@ -404,34 +468,45 @@ export class Deliverer {
   }
 
   private async settleAll(mine: Pending[], outcomes: SinkOutcome[]): Promise<void> {
+    const plan = this.planSettle(mine, outcomes);
+    // Settle: committed after the send, in one transaction for the batch.
+    if (plan.settlements.length) await this.o.ledger.settle(plan.settlements, this.o.runId);
+    if (plan.releases.length)
+      await this.o.ledger.release(plan.releases, this.o.runId, 'the run stopped before the request left');
+    this.apply(plan);
+  }
+
+  /**
+   * What the ledger must record of a batch's outcomes, and what the run counts once it has: nothing is counted before
+   * the ledger committed it (apply).
+   */
+  private planSettle(mine: Pending[], outcomes: SinkOutcome[]): SettlePlan {
     const settlements: Settlement[] = [];
     const releases: Array<{ key: string; to: EventStatus | null }> = [];
     const done: SettledItem[] = [];
-    const stopped = this.o.stop.aborted;
+    const stopped: StopCounts = { settled: 0, cut: 0, released: 0 };
+    const isStopped = this.o.stop.aborted;
     mine.forEach((p, i) => {
       const o = outcomes[i]!;
       const base = { decision: p.decision, row: p.row, key: p.key };
-      if (stopped) {
+      if (isStopped) {
         // After a stop, each outcome is one of three: its request never left (released), it was still on the wire
         // when the grace period ran out (cut: in doubt), or it was answered in the grace period (settled).
-        if (o.kind === 'released') this.stopped.released++;
-        else if (o.kind === 'unknown' && this.o.hardStop.aborted) this.stopped.cut++;
-        else this.stopped.settled++;
+        if (o.kind === 'released') stopped.released++;
+        else if (o.kind === 'unknown' && this.o.hardStop.aborted) stopped.cut++;
+        else stopped.settled++;
       }
       switch (o.kind) {
         case 'created':
           settlements.push({ key: p.key, status: 'sent', outcome: 'created', crmId: o.crmId });
-          this.counts.sent++;
           done.push({ ...base, result: 'sent', crmId: o.crmId });
           break;
         case 'updated':
           settlements.push({ key: p.key, status: 'sent', outcome: 'updated', crmId: o.crmId });
-          this.counts.updated++;
           done.push({ ...base, result: 'updated', crmId: o.crmId });
           break;
         case 'exists':
           settlements.push({ key: p.key, status: 'sent', outcome: 'exists', crmId: o.crmId });
-          this.counts.exists++;
           done.push({ ...base, result: 'exists', crmId: o.crmId });
           break;
         case 'failed':
@@ -441,14 +516,10 @@ export class Deliverer {
             failure: o.permanent ? 'permanent' : 'retryable',
             error: o.reason,
           });
-          this.counts.failed++;
-          this.failures[o.reason] = (this.failures[o.reason] ?? 0) + 1;
           done.push({ ...base, result: 'failed', error: o.reason });
           break;
         case 'unknown':
           settlements.push({ key: p.key, status: 'in_doubt', error: o.reason });
-          this.counts.inDoubt++;
-          this.inDoubtReasons[o.reason] = (this.inDoubtReasons[o.reason] ?? 0) + 1;
           done.push({ ...base, result: 'in_doubt', error: o.reason });
           break;
         case 'released': {
@@ -460,23 +531,55 @@ export class Deliverer {
               : (p.row?.status ?? p.claimFrom[0]!)
             : null;
           releases.push({ key: p.key, to });
-          if (to === 'in_doubt') {
-            const why = 'not re-sent: the run was stopped';
-            this.counts.inDoubt++;
-            this.inDoubtReasons[why] = (this.inDoubtReasons[why] ?? 0) + 1;
-            done.push({ ...base, result: 'in_doubt', error: why });
-          } else {
-            this.counts.released++;
-            done.push({ ...base, result: 'released', error: o.reason });
-          }
+          if (to === 'in_doubt') done.push({ ...base, result: 'in_doubt', error: 'not re-sent: the run was stopped' });
+          else done.push({ ...base, result: 'released', error: o.reason });
           break;
         }
       }
     });
-    // Settle: committed after the send, in one transaction for the batch.
-    if (settlements.length) await this.o.ledger.settle(settlements, this.o.runId);
-    if (releases.length) await this.o.ledger.release(releases, this.o.runId, 'the run stopped before the request left');
-    for (const d of done) this.o.onSettled?.(d);
+    return { settlements, releases, done, stopped };
+  }
+
+  /** Counts what a committed plan recorded, and reports each event. */
+  private apply(plan: SettlePlan): void {
+    this.stopped.settled += plan.stopped.settled;
+    this.stopped.cut += plan.stopped.cut;
+    this.stopped.released += plan.stopped.released;
+    for (const d of plan.done) {
+      this.count(d);
+      this.o.onSettled?.(d);
+    }
+  }
+
+  private count(d: SettledItem): void {
+    switch (d.result) {
+      case 'sent':
+        this.counts.sent++;
+        break;
+      case 'updated':
+        this.counts.updated++;
+        break;
+      case 'exists':
+        this.counts.exists++;
+        break;
+      case 'failed':
+        this.counts.failed++;
+        this.failures[d.error!] = (this.failures[d.error!] ?? 0) + 1;
+        break;
+      case 'in_doubt':
+        this.counts.inDoubt++;
+        this.inDoubtReasons[d.error!] = (this.inDoubtReasons[d.error!] ?? 0) + 1;
+        break;
+      case 'released':
+        this.counts.released++;
+        break;
+      case 'claimed_elsewhere':
+        this.counts.claimedElsewhere++;
+        break;
+      case 'recovered':
+        this.counts.recovered++;
+        break;
+    }
   }
 
   /** Events stopped before they were claimed: never in flight, nothing to undo; counted, and reported as released. */
@@ -493,6 +596,11 @@ export class Deliverer {
       });
     }
   }
+}
+
+/** A plan of reports only: nothing for the ledger to record. */
+function planOf(done: SettledItem[]): SettlePlan {
+  return { settlements: [], releases: [], done, stopped: { settled: 0, cut: 0, released: 0 } };
 }
 
 /** Runs fn over items with at most n at a time. */

@@ -1,6 +1,7 @@
 // What every ledger storage provides: the calls the rules (rules.ts) are carried out with, and the decisions,
 // deliveries and commands run on. SQLite answers at once (better-sqlite3 is synchronous, so its hot path stays as
 // it was); PostgreSQL answers with promises. Callers await every call, which serves both.
+import type pg from 'pg';
 import type { SqlDb } from './sql.js';
 import type { LeaseKeeper } from './rules.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from './types.js';
@@ -13,6 +14,16 @@ export interface StorageFacts {
   schemaVersion: number;
   size: { db: number; wal: number; shm: number; total: number };
 }
+
+/**
+ * How a claimWriteSettle ended: committed (the keys it claimed; the others are another run's); rolled back (nothing
+ * of it happened: the batch can take the ordinary path); or unknown, when the COMMIT went unanswered and asking
+ * afterwards could not tell (then either all of it is in the ledger and the table, or none: the next run knows).
+ */
+export type SharedWriteResult =
+  | { kind: 'committed'; claimed: Set<string> }
+  | { kind: 'rolled_back'; reason: string }
+  | { kind: 'unknown'; reason: string };
 
 /** A ledger, on SQLite or PostgreSQL. */
 export interface LedgerStore {
@@ -42,6 +53,24 @@ export interface LedgerStore {
   claimNew(items: ClaimInput[], runId: number, sink: string): MaybePromise<Set<string>>;
   claimExisting(keys: string[], runId: number, fromStatuses: EventStatus[], sink: string): MaybePromise<Set<string>>;
   settle(settlements: Settlement[], runId: number): MaybePromise<void>;
+  /**
+   * PostgreSQL: the database and role the ledger is in (pg-identity.ts). A sink in the same one can write in the
+   * ledger's transaction (claimWriteSettle).
+   */
+  readonly database?: string;
+  /**
+   * Has `write` deliver new events on the ledger's own connection, and records them settled with what it returns,
+   * all in ONE transaction (PostgreSQL, for a sink in the ledger's database): the leads and the records of their
+   * events commit together or not at all, so no claim is ever left pending, and a kill leaves nothing in doubt.
+   * Rolled back whole when another run holds any of the keys.
+   */
+  claimWriteSettle?(
+    items: ClaimInput[],
+    runId: number,
+    sink: string,
+    write: (client: pg.ClientBase, keys: Set<string>) => Promise<Settlement[]>,
+    signal?: AbortSignal,
+  ): Promise<SharedWriteResult>;
   /**
    * Undoes claims of this run whose request never left (stopped first): a row it inserted is removed, one claimed
    * from another status returns to it. Only rows the run still owns as pending.

@@ -18,8 +18,9 @@ import type { Lead } from '../mapping/types.js';
 import { chooseUrl, resolvePgConnection, type PgConnection } from './pg-connection.js';
 import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
 import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './pg-table.js';
+import { databaseIdentity } from '../pg-identity.js';
 import { redact } from './redact.js';
-import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import type { LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 
 /** The config file's `sinks.postgres` section. */
 export interface PostgresSinkConfig {
@@ -129,6 +130,7 @@ export class PostgresSink implements Sink {
     upsertByNaturalKey: true,
   };
   private readonly sql: Statements;
+  readonly shared: SharedDatabaseWriter;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -136,8 +138,21 @@ export class PostgresSink implements Sink {
     private readonly table: Required<QualifiedName>,
     private readonly plan: ColumnPlan,
     private readonly o: PostgresSinkOptions,
+    database: string,
   ) {
     this.sql = statements(table, plan);
+    // The same statements as send()'s, on the ledger's connection in the ledger's transaction: nothing is retried
+    // or split there; whatever the database throws rolls that transaction back, and the batch takes send() after.
+    this.shared = {
+      database,
+      write: async (client, items) => {
+        const { out, rows } = this.rowsOf(items);
+        const outcomes = new Map<number, SinkOutcome>();
+        for (const round of rounds(rows)) await this.writeRound(client, round, outcomes);
+        for (const [i, o] of outcomes) out[i] = o;
+        return out;
+      },
+    };
   }
 
   /** Connects, reads the table (creating it with --create-table) and plans the columns; refuses what cannot work. */
@@ -171,7 +186,8 @@ export class PostgresSink implements Sink {
         update: o.existing === 'update',
       });
       for (const w of plan.warnings) o.warn?.(w);
-      return new PostgresSink(pool, conn, shape.name, plan, o);
+      const database = await retrying(o, () => databaseIdentity(pool));
+      return new PostgresSink(pool, conn, shape.name, plan, o, database);
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw startError(e, conn);
@@ -185,6 +201,13 @@ export class PostgresSink implements Sink {
 
   /** Writes up to PG_MAX_BATCH leads in one transaction; one outcome per item, same order. */
   async send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]> {
+    const { out, rows } = this.rowsOf(items);
+    if (rows.length) for (const [i, o] of await this.write(rows, signal)) out[i] = o;
+    return out;
+  }
+
+  /** The rows to write, and the outcomes of the leads that cannot be written (no email, a NOT NULL left empty). */
+  private rowsOf(items: SendItem[]): { out: SinkOutcome[]; rows: Row[] } {
     const out: SinkOutcome[] = new Array<SinkOutcome>(items.length);
     const rows: Row[] = [];
     items.forEach((item, i) => {
@@ -217,8 +240,7 @@ export class PostgresSink implements Sink {
         update: item.mode === 'update' || this.o.existing === 'update',
       });
     });
-    if (rows.length) for (const [i, o] of await this.write(rows, signal)) out[i] = o;
-    return out;
+    return { out, rows };
   }
 
   /** Looks one person up by email (a phone natural key is never in this table: not found). */
@@ -320,7 +342,7 @@ export class PostgresSink implements Sink {
   }
 
   /** Writes rows of distinct emails: DO NOTHING for the skipped, an update then an upsert for the updated. */
-  private async writeRound(client: pg.PoolClient, round: Row[], outcomes: Map<number, SinkOutcome>): Promise<void> {
+  private async writeRound(client: pg.ClientBase, round: Row[], outcomes: Map<number, SinkOutcome>): Promise<void> {
     const skip = round.filter((r) => !r.update || !this.sql.update);
     const upd = round.filter((r) => r.update && this.sql.update);
     if (skip.length) {

@@ -1,4 +1,5 @@
 // The one interface every destination implements. deliver/ reads the capabilities instead of special-casing sinks.
+import type pg from 'pg';
 import type { Lead } from '../mapping/types.js';
 
 /** What a sink can do; deliver/ plans batching, in-doubt recovery and the update policy from this. */
@@ -63,5 +64,21 @@ export interface Sink {
   lookupMany?(naturalKeys: string[], signal?: AbortSignal): Promise<LookupResult[]>;
   /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
   describe(): string;
+  /**
+   * A sink that writes to a PostgreSQL database can write inside a transaction of the ledger's when the ledger lives
+   * in that same database, as the same role: the claim, the write and the settle then commit together (deliver.ts).
+   */
+  shared?: SharedDatabaseWriter;
   close?(): Promise<void>;
+}
+
+/** How a sink writes inside another's transaction on its database (see Sink.shared). */
+export interface SharedDatabaseWriter {
+  /** The database and role as the server names them (pg-identity.ts): equal for one database, as one role. */
+  readonly database: string;
+  /**
+   * Writes the leads on this connection, inside its open transaction: one outcome per item, same order. Throws what
+   * the database threw; the caller then rolls the transaction back and nothing of it happened.
+   */
+  write(client: pg.ClientBase, items: SendItem[]): Promise<SinkOutcome[]>;
 }

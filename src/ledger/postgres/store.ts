@@ -20,11 +20,13 @@ import {
   ORPHAN_PENDING,
   settleRecords,
   takeLedger,
+  type SettleRecord,
   type LeaseTimes,
   type RunHolder,
 } from '../rules.js';
 import { numberParams, type SqlDb } from '../sql.js';
-import type { LedgerStore, StorageFacts } from '../store.js';
+import type { LedgerStore, SharedWriteResult, StorageFacts } from '../store.js';
+import { databaseIdentity } from '../../pg-identity.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from '../types.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './schema.js';
 
@@ -130,6 +132,101 @@ async function query<R extends pg.QueryResultRow>(
   }
 }
 
+// A claim of a batch: rows this run inserts, only while its lease is current. $1-$9 are one array per column.
+const CLAIM_SQL = `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
+  SELECT k, kk, ph, nk, 'pending', $10, dk, lj, src, ln, et, $11, $12, $12
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[])
+    AS c(k, kk, ph, nk, dk, lj, src, ln, et)
+  WHERE EXISTS (SELECT 1 FROM runs WHERE id = $11 AND status = 'running' AND lease_expires_at > now())
+  ON CONFLICT (key) DO NOTHING RETURNING key`;
+
+function claimParams(rows: ClaimInput[], runId: number, sink: string): unknown[] {
+  return [
+    rows.map((c) => c.key),
+    rows.map((c) => c.keyKind),
+    rows.map((c) => c.payloadHash),
+    rows.map((c) => c.naturalKey ?? null),
+    rows.map((c) => c.downstreamKey),
+    rows.map((c) => c.leadJson),
+    rows.map((c) => c.source),
+    rows.map((c) => c.line),
+    rows.map((c) => c.eventTime ?? null),
+    sink,
+    runId,
+    now(),
+  ];
+}
+
+// A settle of a batch: fenced on the owning run and the pending status; its attempts recorded either way.
+const SETTLE_SQL = `WITH s AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+      AS s(key, status, outcome, failure, crm, error, attempt, detail)
+  ), changed AS (
+    UPDATE events e SET status = s.status, outcome = s.outcome, failure = s.failure, crm_id = COALESCE(s.crm, e.crm_id),
+      last_error = s.error, attempts = e.attempts + 1, updated_at = $9,
+      sent_at = CASE WHEN s.status = 'sent' THEN $9 ELSE e.sent_at END,
+      lead_json = CASE WHEN s.status = 'sent' AND $11 THEN NULL ELSE e.lead_json END
+    FROM s WHERE e.key = s.key AND e.run_id = $10 AND e.status = 'pending' RETURNING e.key
+  )
+  INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, $10, $9, attempt, detail FROM s`;
+
+function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: boolean): unknown[] {
+  return [
+    rec.map((s) => s.key),
+    rec.map((s) => s.status),
+    rec.map((s) => s.outcome),
+    rec.map((s) => s.failure),
+    rec.map((s) => s.crmId),
+    rec.map((s) => s.error),
+    rec.map((s) => s.attempt),
+    rec.map((s) => s.detail),
+    now(),
+    runId,
+    dropSentPayloads,
+  ];
+}
+
+// The events of a batch the sink wrote in this same transaction, inserted as settled (claimWriteSettle), with their
+// attempts; only while the run's lease is current. $1 is a JSON array of settledRow()s. Returns how many it inserted.
+const SETTLED_CLAIM_SQL = `WITH c AS (
+    SELECT * FROM json_to_recordset($1::json) AS c(k text, kk text, ph text, nk text, dk text, lj text, src text,
+      ln integer, et text, st text, oc text, fl text, crm text, err text, att text, det text)
+  ), ins AS (
+    INSERT INTO events (key, key_kind, payload_hash, natural_key, status, failure, outcome, crm_id, attempts, last_error,
+      sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at, sent_at)
+    SELECT k, kk, ph, nk, st, fl, oc, crm, 1, err, $2, dk, CASE WHEN st = 'sent' AND $5 THEN NULL ELSE lj END, src, ln,
+      et, $3, $4, $4, CASE WHEN st = 'sent' THEN $4 END
+    FROM c WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3 AND status = 'running' AND lease_expires_at > now())
+    ON CONFLICT (key) DO NOTHING RETURNING key
+  ), noted AS (
+    INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT c.k, $3, $4, c.att, c.det FROM c JOIN ins ON ins.key = c.k
+  )
+  SELECT count(*)::int AS n FROM ins`;
+
+/** A claim and its settlement as one row of SETTLED_CLAIM_SQL's JSON. */
+function settledRow(c: ClaimInput, s: SettleRecord | undefined) {
+  // Every key written has its outcome; one without would be recorded as nothing it is: the batch rolls back.
+  if (!s) throw new Error(`no outcome for event ${c.key}`);
+  return {
+    k: c.key,
+    kk: c.keyKind,
+    ph: c.payloadHash,
+    nk: c.naturalKey ?? null,
+    dk: c.downstreamKey,
+    lj: c.leadJson,
+    src: c.source,
+    ln: c.line,
+    et: c.eventTime ?? null,
+    st: s.status,
+    oc: s.outcome,
+    fl: s.failure,
+    crm: s.crmId,
+    err: s.error,
+    att: s.attempt,
+    det: s.detail,
+  };
+}
+
 /** Where a ledger URL points: the connection, and the schema that holds the ledger. */
 export interface PgTarget {
   config: pg.PoolConfig;
@@ -209,7 +306,8 @@ export async function openPostgresLedger(
       return new PostgresLedger(pool, client, target, true, opts.env);
     }
     await migrate(pool, target);
-    return new PostgresLedger(pool, undefined, target, false, opts.env);
+    const database = await databaseIdentity(pool);
+    return new PostgresLedger(pool, undefined, target, false, opts.env, database);
   } catch (e) {
     client?.release();
     await pool.end().catch(() => undefined);
@@ -294,6 +392,8 @@ export class PostgresLedger implements LedgerStore {
     readonly target: PgTarget,
     readonly readonly: boolean,
     env: Record<string, string | undefined>,
+    /** Writable opens: the database and role (pg-identity.ts), for a sink that can share its transactions. */
+    readonly database?: string,
   ) {
     this.path = target.name;
     this.sql = roClient ? new PgDb(roClient, pool, true, target.name) : new PgDb(pool, pool, false, target.name);
@@ -445,29 +545,7 @@ export class PostgresLedger implements LedgerStore {
   async claimNew(items: ClaimInput[], runId: number, sink: string): Promise<Set<string>> {
     const rows = claimsOf(items);
     if (!rows.length) return new Set();
-    const t = now();
-    const r = await this.query<{ key: string }>(
-      `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
-       SELECT k, kk, ph, nk, 'pending', $10, dk, lj, src, ln, et, $11, $12, $12
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[])
-         AS c(k, kk, ph, nk, dk, lj, src, ln, et)
-       WHERE EXISTS (SELECT 1 FROM runs WHERE id = $11 AND status = 'running' AND lease_expires_at > now())
-       ON CONFLICT (key) DO NOTHING RETURNING key`,
-      [
-        rows.map((c) => c.key),
-        rows.map((c) => c.keyKind),
-        rows.map((c) => c.payloadHash),
-        rows.map((c) => c.naturalKey ?? null),
-        rows.map((c) => c.downstreamKey),
-        rows.map((c) => c.leadJson),
-        rows.map((c) => c.source),
-        rows.map((c) => c.line),
-        rows.map((c) => c.eventTime ?? null),
-        sink,
-        runId,
-        t,
-      ],
-    );
+    const r = await this.query<{ key: string }>(CLAIM_SQL, claimParams(rows, runId, sink));
     return new Set(r.rows.map((x) => x.key));
   }
 
@@ -488,32 +566,83 @@ export class PostgresLedger implements LedgerStore {
   async settle(settlements: Settlement[], runId: number): Promise<void> {
     const rec = settleRecords(settlements);
     if (!rec.length) return;
-    await this.query(
-      `WITH s AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-           AS s(key, status, outcome, failure, crm, error, attempt, detail)
-       ), changed AS (
-         UPDATE events e SET status = s.status, outcome = s.outcome, failure = s.failure, crm_id = COALESCE(s.crm, e.crm_id),
-           last_error = s.error, attempts = e.attempts + 1, updated_at = $9,
-           sent_at = CASE WHEN s.status = 'sent' THEN $9 ELSE e.sent_at END,
-           lead_json = CASE WHEN s.status = 'sent' AND $11 THEN NULL ELSE e.lead_json END
-         FROM s WHERE e.key = s.key AND e.run_id = $10 AND e.status = 'pending' RETURNING e.key
-       )
-       INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, $10, $9, attempt, detail FROM s`,
-      [
-        rec.map((s) => s.key),
-        rec.map((s) => s.status),
-        rec.map((s) => s.outcome),
-        rec.map((s) => s.failure),
-        rec.map((s) => s.crmId),
-        rec.map((s) => s.error),
-        rec.map((s) => s.attempt),
-        rec.map((s) => s.detail),
-        now(),
+    await this.query(SETTLE_SQL, settleParams(rec, runId, this.dropSentPayloads));
+  }
+
+  /**
+   * The claim, the sink's write and the settle in one transaction on one connection (LedgerStore.claimWriteSettle).
+   * An error before the COMMIT rolls it all back. A COMMIT that goes unanswered is asked after, on another
+   * connection: a claimed key of this run in the ledger means the transaction landed, whole.
+   */
+  async claimWriteSettle(
+    items: ClaimInput[],
+    runId: number,
+    sink: string,
+    write: (client: pg.ClientBase, claimed: Set<string>) => Promise<Settlement[]>,
+    signal?: AbortSignal,
+  ): Promise<SharedWriteResult> {
+    const rows = claimsOf(items);
+    if (!rows.length) return { kind: 'committed', claimed: new Set() };
+    if (signal?.aborted) return { kind: 'rolled_back', reason: 'not begun: the run was stopped' };
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      return { kind: 'rolled_back', reason: (e as Error).message };
+    }
+    let committing = false;
+    const claimed = new Set(rows.map((r) => r.key));
+    let broken = false;
+    // Cut by the hard stop: the connection is closed, so the server rolls back what is not committed.
+    const cut = () => {
+      broken = true;
+      client.release(new Error('cut by the stop'));
+    };
+    signal?.addEventListener('abort', cut, { once: true });
+    try {
+      await client.query('BEGIN');
+      // The leads first, then their events in their final status: one write per event, no pending row, no update.
+      // Should another run hold one of the keys, the whole transaction is rolled back and the batch takes the
+      // ordinary path, whose claim tells who has each key.
+      const settled = new Map(settleRecords(await write(client, claimed)).map((r) => [r.key, r]));
+      const n = await client.query<{ n: number }>(SETTLED_CLAIM_SQL, [
+        JSON.stringify(rows.map((c) => settledRow(c, settled.get(c.key)))),
+        sink,
         runId,
+        now(),
         this.dropSentPayloads,
-      ],
-    );
+      ]);
+      if (n.rows[0]!.n !== rows.length) {
+        await client.query('ROLLBACK');
+        return { kind: 'rolled_back', reason: 'another run holds some of these events' };
+      }
+      committing = true;
+      await client.query('COMMIT');
+      return { kind: 'committed', claimed };
+    } catch (e) {
+      const reason = (e as Error).message;
+      // The server answered with an error (its SQLSTATE): the transaction did not commit.
+      const answered =
+        typeof (e as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((e as { code: string }).code);
+      if (!committing || answered) {
+        if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+        return { kind: 'rolled_back', reason };
+      }
+      broken = true;
+      if (signal?.aborted) return { kind: 'unknown', reason: `COMMIT cut by the stop: ${reason}` };
+      try {
+        const landed = await this.pool.query<{ key: string }>(
+          `SELECT key FROM events WHERE key = ANY($1::text[]) AND run_id = $2 LIMIT 1`,
+          [[...claimed], runId],
+        );
+        return landed.rows.length ? { kind: 'committed', claimed } : { kind: 'rolled_back', reason };
+      } catch {
+        return { kind: 'unknown', reason: `COMMIT unanswered: ${reason}` };
+      }
+    } finally {
+      signal?.removeEventListener('abort', cut);
+      if (!signal?.aborted) client.release(broken ? new Error('connection state unknown') : undefined);
+    }
   }
 
   /** As SQLite's release: in one transaction, inserted rows removed, re-claimed ones back to their status. */
