@@ -46,6 +46,18 @@ export interface SettledItem {
   error?: string;
 }
 
+/** The count each result of a settled event adds to. */
+const COUNTED_AS: Record<SettledItem['result'], keyof DeliveryCounts> = {
+  sent: 'sent',
+  updated: 'updated',
+  exists: 'exists',
+  failed: 'failed',
+  in_doubt: 'inDoubt',
+  released: 'released',
+  claimed_elsewhere: 'claimedElsewhere',
+  recovered: 'recovered',
+};
+
 /** What a batch's outcomes make the ledger record, and what the run reports once it has. */
 interface SettlePlan {
   settlements: Settlement[];
@@ -552,34 +564,9 @@ export class Deliverer {
   }
 
   private count(d: SettledItem): void {
-    switch (d.result) {
-      case 'sent':
-        this.counts.sent++;
-        break;
-      case 'updated':
-        this.counts.updated++;
-        break;
-      case 'exists':
-        this.counts.exists++;
-        break;
-      case 'failed':
-        this.counts.failed++;
-        this.failures[d.error!] = (this.failures[d.error!] ?? 0) + 1;
-        break;
-      case 'in_doubt':
-        this.counts.inDoubt++;
-        this.inDoubtReasons[d.error!] = (this.inDoubtReasons[d.error!] ?? 0) + 1;
-        break;
-      case 'released':
-        this.counts.released++;
-        break;
-      case 'claimed_elsewhere':
-        this.counts.claimedElsewhere++;
-        break;
-      case 'recovered':
-        this.counts.recovered++;
-        break;
-    }
+    this.counts[COUNTED_AS[d.result]]++;
+    if (d.result === 'failed') this.failures[d.error!] = (this.failures[d.error!] ?? 0) + 1;
+    if (d.result === 'in_doubt') this.inDoubtReasons[d.error!] = (this.inDoubtReasons[d.error!] ?? 0) + 1;
   }
 
   /** Events stopped before they were claimed: never in flight, nothing to undo; counted, and reported as released. */
