@@ -123,7 +123,13 @@ for (const mode of ['locked', 'no-lock'] as const) {
         const done = await Promise.all([0, 1, 2, 3].map(() => runCli(argsFor(inputs), { env })));
         for (const r of done) assert.ok(r.code === 0 || r.code === 1 || r.code === 5, `rerun: ${r.code} ${r.stderr}`);
         const left = await q<{ n: number }>(ledger, `SELECT count(*)::int AS n FROM {s}.events WHERE status <> 'sent'`);
-        if (left[0]!.n === 0 && done.every((r) => r.code === 0)) break;
+        // A run killed in the last round holds its lease for up to 2 s: reruns that found nothing left may all have
+        // started before it ran out, and only a run starting after it marks the killed run crashed.
+        const holding = await q<{ n: number }>(
+          ledger,
+          `SELECT count(*)::int AS n FROM {s}.runs WHERE status = 'running'`,
+        );
+        if (left[0]!.n === 0 && holding[0]!.n === 0 && done.every((r) => r.code === 0)) break;
         await new Promise((r) => setTimeout(r, 2500));
       }
       await assertExactlyOnce(emu, ledger, want, mode);
