@@ -5,14 +5,21 @@ import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
-import { sha256 } from '../hash.js';
 import { openReadOnly, openReadWrite } from './connect.js';
 import { compactSqlite } from './erase.js';
 import { ledgerFailure } from './failure.js';
 import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
-import { claimsOf, ledgerInUse, ORPHAN_DETAIL, ORPHAN_ERROR, ORPHAN_PENDING, settleRecords } from './rules.js';
+import {
+  claimsOf,
+  importedPersonKey,
+  ledgerInUse,
+  ORPHAN_DETAIL,
+  ORPHAN_ERROR,
+  ORPHAN_PENDING,
+  settleRecords,
+} from './rules.js';
 import { SqliteDb } from './sql.js';
 import type { LedgerStore, StorageFacts } from './store.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from './types.js';
@@ -373,8 +380,7 @@ export class Ledger implements LedgerStore {
     this.db
       .transaction(() => {
         for (const e of entries) {
-          // A person imported without an event key gets a derived key: the email itself never becomes a key.
-          const key = e.key ?? 'person:' + sha256('person|' + e.naturalKey).slice(0, 40);
+          const key = e.key ?? importedPersonKey(e.naturalKey);
           added += ins.run(key, e.naturalKey ?? null, e.crmId ?? null, source, t, t, t).changes;
         }
       })

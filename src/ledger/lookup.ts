@@ -3,9 +3,9 @@
 // (engine/ledger-index.ts: too large, or erased keys), which open it read-only themselves so that lookups run beside
 // parsing instead of on the thread that decides.
 import type Database from 'better-sqlite3';
-import { sha256 } from '../hash.js';
 import { openReadOnly } from './connect.js';
 import { ledgerFailure } from './failure.js';
+import { ERASED_KEY, tombstoneHash } from './queries.js';
 import type { EventStatus, KnownKey } from './types.js';
 
 const CHUNK = 512;
@@ -71,18 +71,12 @@ export class LedgerLookup {
       },
     );
     if (this.hasTombstones) {
-      const hashes = new Map(keys.filter((k) => !out.has(k)).map((k) => [sha256('key|' + k), k]));
+      const hashes = new Map(keys.filter((k) => !out.has(k)).map((k) => [tombstoneHash(k), k]));
       this.chunked(
         [...hashes.keys()],
         (n) => `SELECT key_hash FROM tombstones WHERE key_hash IN (${marks(n)})`,
         (r) => {
-          out.set(hashes.get(r[0] as string)!, {
-            payloadHash: null,
-            status: 'sent',
-            failure: null,
-            runId: null,
-            tombstone: true,
-          });
+          out.set(hashes.get(r[0] as string)!, ERASED_KEY);
         },
       );
     }

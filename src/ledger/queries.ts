@@ -2,7 +2,7 @@
 // SQL with bound parameters only: values a person types never become SQL text.
 import { sha256 } from '../hash.js';
 import type { SqlDb } from './sql.js';
-import type { EventStatus, LedgerEventRow } from './types.js';
+import type { EventStatus, KnownKey, LedgerEventRow } from './types.js';
 
 /** The statuses an events row may have. */
 export const EVENT_STATUSES: readonly EventStatus[] = ['pending', 'sent', 'failed', 'in_doubt'];
@@ -155,3 +155,12 @@ export const RUN_COLUMNS = 'id, command, args_json, host, pid, started_at, heart
 export function tombstoneHash(key: string): string {
   return sha256('key|' + key);
 }
+
+/** What a lookup answers for an erased key: done (a duplicate from now on), with nothing of the person kept. */
+export const ERASED_KEY: KnownKey = Object.freeze({
+  payloadHash: null,
+  status: 'sent',
+  failure: null,
+  runId: null,
+  tombstone: true,
+});

@@ -2,6 +2,7 @@
 // settle records, which rows a dead run leaves in doubt, when a run holds the ledger, and what an erasure leaves.
 // Storage (sqlite-store in ledger.ts, postgres/store.ts) only carries them out, each in one committed write.
 import { LedgerError } from '../errors.js';
+import { sha256 } from '../hash.js';
 import type { ClaimInput, Settlement } from './types.js';
 
 /**
@@ -17,6 +18,14 @@ export function claimsOf(items: ClaimInput[]): ClaimInput[] {
     out.push(it);
   }
   return out;
+}
+
+/**
+ * The key of a person `ledger import` records without an event key: derived from the natural key, so that the email
+ * itself never becomes a key.
+ */
+export function importedPersonKey(naturalKey: string | undefined): string {
+  return 'person:' + sha256('person|' + naturalKey).slice(0, 40);
 }
 
 /** A settlement as storage writes it: the events row's new values and the attempts row recorded with it. */

@@ -103,6 +103,32 @@ function batchSizeError(inputs: unknown[]): HubSpotReply | undefined {
   };
 }
 
+/**
+ * A batch read's or update's answer: 200 when every id named a contact; else 207 with one OBJECT_NOT_FOUND error
+ * listing the ids that did not, in the wording HubSpot is seen to use.
+ */
+function batchReply(results: unknown[], startedAt: string, completedAt: string, missingIds: string[]): HubSpotReply {
+  const base = { status: 'COMPLETE', results, startedAt, completedAt };
+  if (missingIds.length === 0) return { status: 200, body: base };
+  return {
+    status: 207,
+    body: {
+      ...base,
+      numErrors: 1,
+      errors: [
+        {
+          status: 'error',
+          category: 'OBJECT_NOT_FOUND',
+          message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.',
+          context: { ids: missingIds },
+          errors: [],
+          links: {},
+        },
+      ],
+    },
+  };
+}
+
 function missing(schema: string, attrs: string[]): HubSpotReply {
   return {
     status: 400,
@@ -410,25 +436,7 @@ export class HubSpotApi {
         if (view.properties[name] !== undefined) properties[name] = view.properties[name];
       results.push({ ...view, properties });
     }
-    const base = { status: 'COMPLETE', results, startedAt: started, completedAt: new Date(this.now()).toISOString() };
-    if (missingIds.length === 0) return { status: 200, body: base };
-    return {
-      status: 207,
-      body: {
-        ...base,
-        numErrors: 1,
-        errors: [
-          {
-            status: 'error',
-            category: 'OBJECT_NOT_FOUND',
-            message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.',
-            context: { ids: missingIds },
-            errors: [],
-            links: {},
-          },
-        ],
-      },
-    };
+    return batchReply(results, started, new Date(this.now()).toISOString(), missingIds);
   }
 
   /**
@@ -490,25 +498,7 @@ export class HubSpotApi {
       const trace = input.objectWriteTraceId !== undefined ? { objectWriteTraceId: input.objectWriteTraceId } : {};
       results.push({ ...this.view(existing), ...trace });
     }
-    const base = { status: 'COMPLETE', results, startedAt: started, completedAt: new Date(this.now()).toISOString() };
-    if (missingIds.length === 0) return { status: 200, body: base };
-    return {
-      status: 207,
-      body: {
-        ...base,
-        numErrors: 1,
-        errors: [
-          {
-            status: 'error',
-            category: 'OBJECT_NOT_FOUND',
-            message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.',
-            context: { ids: missingIds },
-            errors: [],
-            links: {},
-          },
-        ],
-      },
-    };
+    return batchReply(results, started, new Date(this.now()).toISOString(), missingIds);
   }
 
   /** Stores contacts as if the portal already had them (an admin route: no validation, no rate limit). */

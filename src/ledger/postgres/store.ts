@@ -9,8 +9,7 @@
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { LeadledgerError, LedgerError, UsageError } from '../../errors.js';
-import { sha256 } from '../../hash.js';
-import { EVENT_COLUMNS } from '../queries.js';
+import { ERASED_KEY, EVENT_COLUMNS, tombstoneHash } from '../queries.js';
 import {
   claimsOf,
   LeaseKeeper,
@@ -18,6 +17,7 @@ import {
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
   ORPHAN_PENDING,
+  importedPersonKey,
   settleRecords,
   takeLedger,
   type SettleRecord,
@@ -426,19 +426,12 @@ export class PostgresLedger implements LedgerStore {
       out.set(row.key, { payloadHash: row.payload_hash, status: row.status, failure: row.failure, runId: row.run_id });
     const absent = keys.filter((k) => !out.has(k));
     if (absent.length) {
-      const hashes = new Map(absent.map((k) => [sha256('key|' + k), k]));
+      const hashes = new Map(absent.map((k) => [tombstoneHash(k), k]));
       const t = await this.query<{ key_hash: string }>(
         'SELECT key_hash FROM tombstones WHERE key_hash = ANY($1::text[])',
         [[...hashes.keys()]],
       );
-      for (const row of t.rows)
-        out.set(hashes.get(row.key_hash)!, {
-          payloadHash: null,
-          status: 'sent',
-          failure: null,
-          runId: null,
-          tombstone: true,
-        });
+      for (const row of t.rows) out.set(hashes.get(row.key_hash)!, ERASED_KEY);
     }
     return out;
   }
@@ -701,7 +694,7 @@ export class PostgresLedger implements LedgerStore {
   ): Promise<{ added: number; present: number }> {
     const t = now();
     // A person imported without an event key gets a derived key: the email itself never becomes a key.
-    const keys = entries.map((e) => e.key ?? 'person:' + sha256('person|' + e.naturalKey).slice(0, 40));
+    const keys = entries.map((e) => e.key ?? importedPersonKey(e.naturalKey));
     // One key twice in one statement: the first is inserted, as SQLite's loop does.
     const first = new Map<string, number>();
     keys.forEach((k, i) => first.has(k) || first.set(k, i));
