@@ -245,6 +245,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
+      sharedTransactions: deliverer?.sharedBatches,
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,

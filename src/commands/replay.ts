@@ -298,6 +298,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
+      sharedTransactions: deliverer?.sharedBatches,
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,

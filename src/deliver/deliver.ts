@@ -8,7 +8,7 @@ import type { LedgerStore } from '../ledger/store.js';
 import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../ledger/types.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
-import { emptyDelivery, type DeliveryCounts, type StopCounts } from './delivery-counts.js';
+import { emptyDelivery, type DeliveryCounts, type SharedBatches, type StopCounts } from './delivery-counts.js';
 import { RequestNotSent } from '../sinks/http.js';
 import type { LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkOutcome } from '../sinks/types.js';
 
@@ -90,16 +90,17 @@ export class Deliverer {
   readonly sinkId: string;
   /** The sink's writer when it is in the ledger's own database: new events then go in one transaction each batch. */
   private readonly shared: SharedDatabaseWriter | undefined;
+  /**
+   * With such a sink: the batches committed with their ledger records, and those rolled back (by why) and then
+   * written the ordinary way. Undefined for any other sink.
+   */
+  readonly sharedBatches: SharedBatches | undefined;
 
   constructor(private readonly o: DeliverOptions) {
     this.sinkId = o.sink.describe();
     const w = o.sink.shared;
     this.shared = w && o.ledger.claimWriteSettle && o.ledger.database === w.database ? w : undefined;
-  }
-
-  /** Whether batches of new events are claimed, written and settled in one transaction of the ledger's database. */
-  get oneTransaction(): boolean {
-    return !!this.shared;
+    if (this.shared) this.sharedBatches = { committed: 0, rolledBack: {} };
   }
 
   /** Whether a decision leads to a send under the current policy. */
@@ -391,10 +392,7 @@ export class Deliverer {
     const mine: Pending[] = [];
     for (const p of batch) {
       if (claimed.has(p.key)) mine.push(p);
-      else {
-        this.counts.claimedElsewhere++;
-        this.o.onSettled?.({ decision: p.decision, key: p.key, result: 'claimed_elsewhere' });
-      }
+      else this.apply(planOf([{ decision: p.decision, key: p.key, result: 'claimed_elsewhere' }]));
     }
     if (mine.length) await this.sendClaimed(mine);
   }
@@ -406,41 +404,39 @@ export class Deliverer {
    * path, whose send retries, splits and reports as it does for any sink.
    */
   private async claimWriteSettle(batch: Pending[], writer: SharedDatabaseWriter): Promise<boolean> {
-    let mine: Pending[] = [];
     let plan: SettlePlan | undefined;
     const r = await this.o.ledger.claimWriteSettle!(
       batch.map((p) => p.claim!),
       this.o.runId,
       this.sinkId,
-      async (client, claimed) => {
-        mine = batch.filter((p) => claimed.has(p.key));
+      async (client) => {
         const outcomes = await writer.write(
           client,
-          mine.map((p) => p.item),
+          batch.map((p) => p.item),
         );
-        plan = this.planSettle(mine, outcomes);
+        plan = this.planSettle(batch, outcomes);
         return plan.settlements;
       },
       this.o.hardStop,
     );
+    const shared = this.sharedBatches!;
     if (r.kind === 'rolled_back') {
+      shared.rolledBack[r.reason] = (shared.rolledBack[r.reason] ?? 0) + 1;
       if (!this.o.stop.aborted) return false;
       this.releaseUnclaimed(batch);
       return true;
     }
-    const ours = r.kind === 'committed' ? r.claimed : new Set(mine.map((p) => p.key));
-    for (const p of batch)
-      if (!ours.has(p.key)) this.apply(planOf([{ decision: p.decision, key: p.key, result: 'claimed_elsewhere' }]));
     if (r.kind === 'committed') {
-      if (plan) this.apply(plan);
+      shared.committed++;
+      this.apply(plan!);
       return true;
     }
     // Unanswered, and no telling: all of it is in the ledger and the table, or none of it is. The next run decides
     // these events again from what it finds, so none of them is sent twice, and none is lost.
     const why = `${r.reason}: the next push finds out whether they were written (they commit with their ledger record)`;
     const cut = this.o.hardStop.aborted;
-    const p = planOf(mine.map((m) => ({ decision: m.decision, key: m.key, result: 'in_doubt' as const, error: why })));
-    if (this.o.stop.aborted) p.stopped[cut ? 'cut' : 'settled'] = mine.length;
+    const p = planOf(batch.map((m) => ({ decision: m.decision, key: m.key, result: 'in_doubt' as const, error: why })));
+    if (this.o.stop.aborted) p.stopped[cut ? 'cut' : 'settled'] = batch.length;
     this.apply(p);
     return true;
   }

@@ -26,6 +26,15 @@ export interface StopCounts {
   released: number;
 }
 
+/**
+ * How the batches into a sink in the ledger's own database went: committed with their ledger records, or rolled back
+ * (by why) and then written the ordinary way, claim, send and settle.
+ */
+export interface SharedBatches {
+  committed: number;
+  rolledBack: Record<string, number>;
+}
+
 /** Empty delivery counts. */
 export function emptyDelivery(): DeliveryCounts {
   return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0, released: 0 };

@@ -1,6 +1,7 @@
 // Opens the ledger --ledger names: a SQLite file (the default), or a PostgreSQL database (postgres://...), whose
 // driver is loaded only then.
 import { resolve } from 'node:path';
+import { shownLedgerUrl } from '../pg-url.js';
 import { openLedger } from './ledger.js';
 import { isPostgresUrl, type LedgerStore } from './store.js';
 
@@ -27,12 +28,5 @@ export async function openLedgerStore(ledger: string, opts: OpenOptions = {}): P
 
 /** A ledger as messages and reports name it: a file's path, or a database URL without its password. */
 export function ledgerName(ledger: string): string {
-  if (!isPostgresUrl(ledger)) return ledger;
-  try {
-    const u = new URL(ledger);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unreadable URL)';
-  }
+  return isPostgresUrl(ledger) ? shownLedgerUrl(ledger) : ledger;
 }

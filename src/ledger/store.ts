@@ -16,14 +16,12 @@ export interface StorageFacts {
 }
 
 /**
- * How a claimWriteSettle ended: committed (the keys it claimed; the others are another run's); rolled back (nothing
- * of it happened: the batch can take the ordinary path); or unknown, when the COMMIT went unanswered and asking
+ * How a claimWriteSettle ended: committed (every event of the batch written and recorded); rolled back (nothing of
+ * it happened: the batch can take the ordinary path); or unknown, when the COMMIT went unanswered and asking
  * afterwards could not tell (then either all of it is in the ledger and the table, or none: the next run knows).
  */
 export type SharedWriteResult =
-  | { kind: 'committed'; claimed: Set<string> }
-  | { kind: 'rolled_back'; reason: string }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'committed' } | { kind: 'rolled_back'; reason: string } | { kind: 'unknown'; reason: string };
 
 /** A ledger, on SQLite or PostgreSQL. */
 export interface LedgerStore {
@@ -68,7 +66,7 @@ export interface LedgerStore {
     items: ClaimInput[],
     runId: number,
     sink: string,
-    write: (client: pg.ClientBase, keys: Set<string>) => Promise<Settlement[]>,
+    write: (client: pg.ClientBase) => Promise<Settlement[]>,
     signal?: AbortSignal,
   ): Promise<SharedWriteResult>;
   /**

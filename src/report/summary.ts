@@ -68,6 +68,12 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(c.red(`    failed ×${n}: ${printable(reason, 400)}`));
     for (const [reason, n] of Object.entries(r.inDoubtReasons ?? {}))
       lines.push(c.red(`    in doubt ×${n}: ${printable(reason, 400)}`));
+    const shared = r.sharedTransactions;
+    if (shared && (shared.committed || Object.keys(shared.rolledBack).length)) {
+      lines.push(`  committed with their ledger records, one transaction a batch: ${shared.committed} batches`);
+      for (const [reason, n] of Object.entries(shared.rolledBack))
+        lines.push(c.yellow(`    rolled back ×${n}, then written claim by claim: ${printable(reason, 400)}`));
+    }
     if (r.inDoubtResolution)
       lines.push(
         `  to settle the ${d.inDoubt} in doubt: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; the next push on this sink does the same first)`,

@@ -50,6 +50,9 @@ export interface PostgresSinkOptions {
   warn?: (message: string) => void;
 }
 
+/** How long a statement, or the wait for a connection, may take. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+
 /** Leads per transaction. */
 export const PG_MAX_BATCH = 1000;
 
@@ -138,14 +141,20 @@ export class PostgresSink implements Sink {
     private readonly table: Required<QualifiedName>,
     private readonly plan: ColumnPlan,
     private readonly o: PostgresSinkOptions,
-    database: string,
+    database: { id: string; searchPath: string },
   ) {
     this.sql = statements(table, plan);
     // The same statements as send()'s, on the ledger's connection in the ledger's transaction: nothing is retried
     // or split there; whatever the database throws rolls that transaction back, and the batch takes send() after.
+    // They run under this sink's search_path (the names its table's types and defaults were read with, which the
+    // ledger's connection does not have) and its statement timeout, both for that transaction only.
     this.shared = {
-      database,
+      database: database.id,
       write: async (client, items) => {
+        await client.query(`SELECT set_config('search_path', $1, true), set_config('statement_timeout', $2, true)`, [
+          database.searchPath,
+          `${o.timeoutMs ?? DEFAULT_TIMEOUT_MS}`,
+        ]);
         const { out, rows } = this.rowsOf(items);
         const outcomes = new Map<number, SinkOutcome>();
         for (const round of rounds(rows)) await this.writeRound(client, round, outcomes);
@@ -160,7 +169,7 @@ export class PostgresSink implements Sink {
     const { url, from } = chooseUrl(o.url, o.urlFrom, o.env);
     const conn = resolvePgConnection(url, from, o.env);
     const q = parseQualifiedName(o.table ?? 'leads');
-    const timeoutMs = o.timeoutMs ?? 30_000;
+    const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const pool = new pg.Pool({
       ...conn.config,
       Client: ClosingClient,
@@ -186,7 +195,10 @@ export class PostgresSink implements Sink {
         update: o.existing === 'update',
       });
       for (const w of plan.warnings) o.warn?.(w);
-      const database = await retrying(o, () => databaseIdentity(pool));
+      const database = await retrying(o, async () => ({
+        id: await databaseIdentity(pool),
+        searchPath: (await pool.query<{ p: string }>(`SELECT current_setting('search_path') AS p`)).rows[0]!.p,
+      }));
       return new PostgresSink(pool, conn, shape.name, plan, o, database);
     } catch (e) {
       await pool.end().catch(() => undefined);

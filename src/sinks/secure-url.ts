@@ -72,25 +72,4 @@ export function urlSecrets(url: URL): string[] {
   return [...out];
 }
 
-/**
- * A postgres URL as it may be shown or stored: the user kept, a password and the query string masked. Read loosely
- * (a password may hold an unescaped @, / or ?): everything up to the last @ is user information, of which only what
- * comes before a colon is shown.
- */
-export function redactPgUrl(raw: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)(.*)$/is.exec(raw);
-  if (!m) return '[redacted]';
-  const body = m[2]!;
-  const at = body.lastIndexOf('@');
-  let shown = '';
-  let rest = body;
-  if (at >= 0) {
-    const info = body.slice(0, at);
-    const user = info.split(/[:?#]/)[0]!;
-    shown = `${/[/]/.test(user) ? '' : user}${info.length > user.length ? ':redacted' : ''}@`;
-    rest = body.slice(at + 1);
-  }
-  const q = rest.search(/[?#]/);
-  const masked = q >= 0 || /[?#]/.test(body.slice(0, Math.max(at, 0)));
-  return `${m[1]}${shown}${q >= 0 ? rest.slice(0, q) : rest}${masked ? '?redacted' : ''}`;
-}
+export { redactPgUrl } from '../pg-url.js';

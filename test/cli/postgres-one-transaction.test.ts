@@ -16,6 +16,12 @@ import { tmpDir } from '../helpers/tmp.js';
 const db = await pgDatabase();
 const env = { PGPASSWORD: db.cluster.password };
 
+/** What a push's --json says of its sends. */
+interface Report {
+  delivery: Record<string, number>;
+  sharedTransactions?: { committed: number; rolledBack: Record<string, number> };
+}
+
 /** The table's rows and the ledger's events by status, from one snapshot; undefined before the ledger exists. */
 async function look(table: string): Promise<Record<string, number> | undefined> {
   const r = await db
@@ -78,8 +84,11 @@ test('ledger in the sink’s database: table and ledger agree at every look, non
 
   const final = await runCli([...args.slice(0, -1), '--json'], { env });
   assert.equal(final.code, 0, final.stderr);
-  const d = (JSON.parse(final.stdout) as { delivery: Record<string, number> }).delivery;
+  const doc = JSON.parse(final.stdout) as Report;
+  const d = doc.delivery;
   assert.equal(d.inDoubt, 0);
+  assert.ok(doc.sharedTransactions!.committed > 0, 'the rerun wrote its batches with their ledger records');
+  assert.deepEqual(doc.sharedTransactions!.rolledBack, {});
   assert.equal(d.recovered, 0, 'nothing needed a lookup: nothing was in doubt');
   const s = await look('one_tx');
   assert.deepEqual(
@@ -104,8 +113,14 @@ test('ledger in the sink’s database: a lead the database refuses rolls its bat
   const args = ['push', input, '--sink', 'postgres', '--pg-url', db.url, '--table', 'one_tx_checked'];
   const r = await runCli([...args, '--ledger', db.url, '--json'], { env });
   assert.equal(r.code, 1, r.stderr);
-  const d = (JSON.parse(r.stdout) as { delivery: Record<string, number> }).delivery;
+  const doc = JSON.parse(r.stdout) as Report;
+  const d = doc.delivery;
   assert.deepEqual({ sent: d.sent, failed: d.failed, inDoubt: d.inDoubt }, { sent: 299, failed: 1, inDoubt: 0 });
+  const rolledBack = Object.entries(doc.sharedTransactions!.rolledBack);
+  assert.equal(doc.sharedTransactions!.committed, 0);
+  assert.equal(rolledBack.length, 1, JSON.stringify(rolledBack));
+  assert.match(rolledBack[0]![0], /violates check constraint "one_tx_checked_company_check"/);
+  assert.equal(rolledBack[0]![1], 1);
   assert.match(r.stderr, /violates check constraint "one_tx_checked_company_check"/);
   const s = await look('one_tx_checked');
   assert.deepEqual({ rows: s?.rows, sent: s?.sent, failed: s?.failed }, { rows: 299, sent: 299, failed: 1 });
@@ -114,4 +129,47 @@ test('ledger in the sink’s database: a lead the database refuses rolls its bat
     failed.rows.map((x) => x.key),
     ['r42'],
   );
+});
+
+test('ledger in the sink’s database: a column of a type of the table’s schema (a domain in public) is written in one transaction too', async () => {
+  await db.query(`DROP SCHEMA IF EXISTS leadledger CASCADE`);
+  await db.query(`CREATE DOMAIN public.short_text AS text CHECK (length(VALUE) < 200)`);
+  await db.query(`CREATE TABLE one_tx_domain (id serial PRIMARY KEY, email text UNIQUE, company public.short_text)`);
+  const dir = tmpDir();
+  const input = join(dir, 'in.jsonl');
+  const leads = Array.from({ length: 50 }, (_, i) => ({ id: `d${i}`, email: `d${i}@example.com`, company: 'Acme' }));
+  writeFileSync(input, leads.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  const args = ['push', input, '--sink', 'postgres', '--pg-url', db.url, '--table', 'one_tx_domain'];
+  const r = await runCli([...args, '--ledger', db.url, '--json'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout) as Report;
+  assert.equal(doc.delivery.sent, 50);
+  assert.deepEqual(doc.sharedTransactions, { committed: 1, rolledBack: {} });
+  const s = await look('one_tx_domain');
+  assert.deepEqual({ rows: s?.rows, sent: s?.sent }, { rows: 50, sent: 50 });
+});
+
+test('the sink as another role of the same database does not share the ledger’s transactions', async () => {
+  await db.query(`DROP SCHEMA IF EXISTS leadledger CASCADE`);
+  await db.query(`CREATE TABLE one_tx_other (id serial PRIMARY KEY, email text UNIQUE, name text)`);
+  await db.query(`DROP ROLE IF EXISTS leadledger_writer`);
+  await db.query(`CREATE ROLE leadledger_writer LOGIN PASSWORD 'writer-pw-7731'`);
+  await db.query(`GRANT ALL ON one_tx_other, one_tx_other_id_seq TO leadledger_writer`);
+  const dir = tmpDir();
+  const input = join(dir, 'in.jsonl');
+  writeFileSync(input, JSON.stringify({ id: 'o1', email: 'o1@example.com', name: 'Olga' }) + '\n');
+  const writer = new URL(db.url);
+  writer.username = 'leadledger_writer';
+  writer.password = 'writer-pw-7731';
+  const r = await runCli(
+    ['push', input, '--sink', 'postgres', '--table', 'one_tx_other', '--ledger', db.url, '--json'],
+    { env: { ...env, LEADLEDGER_PG_URL: writer.toString() } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout) as Report;
+  assert.equal(doc.delivery.sent, 1);
+  assert.equal(doc.sharedTransactions, undefined, 'another role: the ordinary claim, send and settle');
+  assert.doesNotMatch(r.stdout + r.stderr, /writer-pw-7731/);
+  await db.query(`DROP OWNED BY leadledger_writer`);
+  await db.query(`DROP ROLE leadledger_writer`);
 });

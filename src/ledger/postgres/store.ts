@@ -27,6 +27,7 @@ import {
 import { numberParams, type SqlDb } from '../sql.js';
 import type { LedgerStore, SharedWriteResult, StorageFacts } from '../store.js';
 import { databaseIdentity } from '../../pg-identity.js';
+import { redactPgUrl } from '../../pg-url.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from '../types.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './schema.js';
 
@@ -187,21 +188,28 @@ function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: bool
 }
 
 // The events of a batch the sink wrote in this same transaction, inserted as settled (claimWriteSettle), with their
-// attempts; only while the run's lease is current. $1 is a JSON array of settledRow()s. Returns how many it inserted.
-const SETTLED_CLAIM_SQL = `WITH c AS (
+// attempts; only while the run's lease is current, on the clock as it is now (the transaction's now() is when it
+// began, before the sink's write). The tables are named with their schema: the sink's statements ran under its own
+// search_path. $1 is a JSON array of settledRow()s. Returns how many it inserted.
+function settledClaimSql(schema: string): string {
+  return `WITH c AS (
     SELECT * FROM json_to_recordset($1::json) AS c(k text, kk text, ph text, nk text, dk text, lj text, src text,
       ln integer, et text, st text, oc text, fl text, crm text, err text, att text, det text)
   ), ins AS (
-    INSERT INTO events (key, key_kind, payload_hash, natural_key, status, failure, outcome, crm_id, attempts, last_error,
-      sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at, sent_at)
+    INSERT INTO ${schema}.events (key, key_kind, payload_hash, natural_key, status, failure, outcome, crm_id, attempts,
+      last_error, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at,
+      sent_at)
     SELECT k, kk, ph, nk, st, fl, oc, crm, 1, err, $2, dk, CASE WHEN st = 'sent' AND $5 THEN NULL ELSE lj END, src, ln,
       et, $3, $4, $4, CASE WHEN st = 'sent' THEN $4 END
-    FROM c WHERE EXISTS (SELECT 1 FROM runs WHERE id = $3 AND status = 'running' AND lease_expires_at > now())
+    FROM c
+    WHERE EXISTS (SELECT 1 FROM ${schema}.runs WHERE id = $3 AND status = 'running' AND lease_expires_at > clock_timestamp())
     ON CONFLICT (key) DO NOTHING RETURNING key
   ), noted AS (
-    INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT c.k, $3, $4, c.att, c.det FROM c JOIN ins ON ins.key = c.k
+    INSERT INTO ${schema}.attempts (key, run_id, at, outcome, detail)
+    SELECT c.k, $3, $4, c.att, c.det FROM c JOIN ins ON ins.key = c.k
   )
   SELECT count(*)::int AS n FROM ins`;
+}
 
 /** A claim and its settlement as one row of SETTLED_CLAIM_SQL's JSON. */
 function settledRow(c: ClaimInput, s: SettleRecord | undefined) {
@@ -241,7 +249,7 @@ export function pgTarget(url: string, env: Record<string, string | undefined>): 
   try {
     u = new URL(url);
   } catch {
-    throw new UsageError(`--ledger: cannot read the PostgreSQL URL '${redact(url)}'`);
+    throw new UsageError(`--ledger: cannot read the PostgreSQL URL '${redactPgUrl(url)}'`);
   }
   const schema = u.searchParams.get('schema') ?? env.LEADLEDGER_LEDGER_SCHEMA ?? DEFAULT_SCHEMA;
   u.searchParams.delete('schema');
@@ -251,7 +259,9 @@ export function pgTarget(url: string, env: Record<string, string | undefined>): 
     throw new UsageError(`--ledger: the schema name '${schema}' must be lower-case letters, digits and _`);
   const config: pg.PoolConfig = {
     connectionString: u.toString(),
-    max: 4,
+    // A sink in the ledger's database writes each batch on one of these, for as long as the batch takes (--concurrency
+    // of them at once, 4 by default): the lease's renewals and the lookups need connections left beside them.
+    max: 10,
     application_name: 'leadledger',
     // Every statement of the ledger names its tables unqualified: they are the schema's.
     options: `-c search_path=${schema}`,
@@ -261,18 +271,17 @@ export function pgTarget(url: string, env: Record<string, string | undefined>): 
         oid === INT8 ? (v: string) => Number(v) : textParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   };
+  // Shown without the password, and without the rest of the query string, which may carry one (?sslpassword=).
   const shown = new URL(u.toString());
   if (shown.password) shown.password = '***';
+  shown.search = '';
+  shown.hash = '';
   if (schema !== DEFAULT_SCHEMA) shown.searchParams.set('schema', schema);
   return { config, schema, name: shown.toString() };
 }
 
 // The driver's own parser of a type (typed: its declaration returns any).
 const textParser = pg.types.getTypeParser as (oid: number, format?: 'text' | 'binary') => (v: string) => unknown;
-
-function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
-}
 
 /**
  * Opens the ledger in a PostgreSQL database: created (schema and tables) and migrated on first writable use;
@@ -563,19 +572,19 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /**
-   * The claim, the sink's write and the settle in one transaction on one connection (LedgerStore.claimWriteSettle).
+   * The sink's write and the settled events in one transaction on one connection (LedgerStore.claimWriteSettle).
    * An error before the COMMIT rolls it all back. A COMMIT that goes unanswered is asked after, on another
-   * connection: a claimed key of this run in the ledger means the transaction landed, whole.
+   * connection: a key of the batch in the ledger under this run means the transaction landed, whole.
    */
   async claimWriteSettle(
     items: ClaimInput[],
     runId: number,
     sink: string,
-    write: (client: pg.ClientBase, claimed: Set<string>) => Promise<Settlement[]>,
+    write: (client: pg.ClientBase) => Promise<Settlement[]>,
     signal?: AbortSignal,
   ): Promise<SharedWriteResult> {
     const rows = claimsOf(items);
-    if (!rows.length) return { kind: 'committed', claimed: new Set() };
+    if (!rows.length) return { kind: 'committed' };
     if (signal?.aborted) return { kind: 'rolled_back', reason: 'not begun: the run was stopped' };
     let client: pg.PoolClient;
     try {
@@ -584,21 +593,24 @@ export class PostgresLedger implements LedgerStore {
       return { kind: 'rolled_back', reason: (e as Error).message };
     }
     let committing = false;
-    const claimed = new Set(rows.map((r) => r.key));
-    let broken = false;
-    // Cut by the hard stop: the connection is closed, so the server rolls back what is not committed.
-    const cut = () => {
-      broken = true;
-      client.release(new Error('cut by the stop'));
+    let released = false;
+    const release = (error?: Error) => {
+      if (released) return;
+      released = true;
+      client.release(error);
     };
+    // Cut by the hard stop: the connection is closed, so the server rolls back what is not committed.
+    const cut = () => release(new Error('cut by the stop'));
     signal?.addEventListener('abort', cut, { once: true });
+    // Stopped while the connection was being taken: the listener came too late to hear it.
+    if (signal?.aborted) cut();
     try {
       await client.query('BEGIN');
       // The leads first, then their events in their final status: one write per event, no pending row, no update.
       // Should another run hold one of the keys, the whole transaction is rolled back and the batch takes the
       // ordinary path, whose claim tells who has each key.
-      const settled = new Map(settleRecords(await write(client, claimed)).map((r) => [r.key, r]));
-      const n = await client.query<{ n: number }>(SETTLED_CLAIM_SQL, [
+      const settled = new Map(settleRecords(await write(client)).map((r) => [r.key, r]));
+      const n = await client.query<{ n: number }>(settledClaimSql(this.target.schema), [
         JSON.stringify(rows.map((c) => settledRow(c, settled.get(c.key)))),
         sink,
         runId,
@@ -611,30 +623,28 @@ export class PostgresLedger implements LedgerStore {
       }
       committing = true;
       await client.query('COMMIT');
-      return { kind: 'committed', claimed };
+      return { kind: 'committed' };
     } catch (e) {
       const reason = (e as Error).message;
-      // The server answered with an error (its SQLSTATE): the transaction did not commit.
-      const answered =
-        typeof (e as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((e as { code: string }).code);
-      if (!committing || answered) {
-        if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      // The server answered with an error: the transaction did not commit.
+      if (!committing || e instanceof pg.DatabaseError) {
+        if (!released) await client.query('ROLLBACK').catch(() => release(new Error('connection state unknown')));
         return { kind: 'rolled_back', reason };
       }
-      broken = true;
+      release(new Error('connection state unknown'));
       if (signal?.aborted) return { kind: 'unknown', reason: `COMMIT cut by the stop: ${reason}` };
       try {
         const landed = await this.pool.query<{ key: string }>(
           `SELECT key FROM events WHERE key = ANY($1::text[]) AND run_id = $2 LIMIT 1`,
-          [[...claimed], runId],
+          [rows.map((r) => r.key), runId],
         );
-        return landed.rows.length ? { kind: 'committed', claimed } : { kind: 'rolled_back', reason };
+        return landed.rows.length ? { kind: 'committed' } : { kind: 'rolled_back', reason };
       } catch {
         return { kind: 'unknown', reason: `COMMIT unanswered: ${reason}` };
       }
     } finally {
       signal?.removeEventListener('abort', cut);
-      if (!signal?.aborted) client.release(broken ? new Error('connection state unknown') : undefined);
+      release();
     }
   }
 
