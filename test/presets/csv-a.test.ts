@@ -3,69 +3,35 @@
 // filtered with the reason), send each new lead once, and send nothing when the same export is pushed again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, ROOT } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-
-const fx = (f: string) => join(ROOT, 'fixtures', 'sources', f);
-
-interface Doc {
-  counts: Record<string, number>;
-  delivery?: Record<string, number>;
-  readAs: Array<{ readAs?: Array<{ as: string; events: number }> }>;
-}
-interface Row {
-  line: number;
-  key: string;
-  email: string;
-  decision: string;
-  reason: string;
-  warnings: string;
-}
-interface Sent {
-  lead: { email?: string; phone?: string; name?: string; first_name?: string; last_name?: string; company?: string };
-}
-
-// A JSONL file's records; none where it was never written (a sink that had nothing to send).
-const lines = <T>(file: string): T[] =>
-  (existsSync(file) ? readFileSync(file, 'utf8') : '')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as T);
+import { audit, fx, jsonLines, runJson, type Doc, type Row, type Sent } from './helpers.js';
 
 const ZERO = { duplicate: 0, duplicate_in_input: 0, conflict: 0, known_lead: 0, invalid: 0, filtered: 0 };
-
-/** `push <input> --dry-run --json` as a user runs it (extra flags after), with its per-record report. */
-async function dryRun(input: string, ...flags: string[]): Promise<{ doc: Doc; rows: Row[] }> {
-  const dir = tmpDir();
-  const report = join(dir, 'report.jsonl');
-  const r = await runCli([
-    'push',
-    input,
-    '--dry-run',
-    '--json',
-    '--ledger',
-    join(dir, 'l.db'),
-    '--report',
-    report,
-    ...flags,
-  ]);
-  assert.equal(r.code, 0, r.stderr);
-  return { doc: JSON.parse(r.stdout) as Doc, rows: lines<Row>(report) };
-}
 
 /** A real push to the JSONL sink, then the same input pushed again: what each sent, and the second run's counts. */
 async function pushTwice(input: string): Promise<{ sent: Sent[]; again: Doc; sentAgain: Sent[] }> {
   const dir = tmpDir();
   const out = join(dir, 'out.jsonl');
-  const args = ['push', input, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--json', '--quiet'];
-  const first = await runCli(args);
-  assert.equal(first.code, 0, first.stderr);
-  const sent = lines<Sent>(out);
-  const second = await runCli(args);
-  assert.equal(second.code, 0, second.stderr);
-  return { sent, again: JSON.parse(second.stdout) as Doc, sentAgain: lines<Sent>(out).slice(sent.length) };
+  const args = ['push', input, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--quiet'];
+  await runJson(args);
+  const sent = jsonLines<Sent>(out);
+  const { doc: again } = await runJson(args);
+  return { sent, again, sentAgain: jsonLines<Sent>(out).slice(sent.length) };
+}
+
+/** Pushed twice, the input sends these leads once: the second push sends none of them again, each a duplicate. */
+async function sendsOnce(input: string, leads: Array<Sent['lead']>): Promise<void> {
+  const { sent, again, sentAgain } = await pushTwice(input);
+  assert.deepEqual(
+    sent.map((s) => s.lead),
+    leads,
+  );
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, leads.length);
+  assert.deepEqual(sentAgain, []);
 }
 
 const readAs = (doc: Doc) => doc.readAs.map((i) => i.readAs);
@@ -75,7 +41,7 @@ const newEmails = (rows: Row[]) => rows.filter((r) => r.decision === 'new').map(
 
 test('HubSpot contacts export: read by Record ID, the same contact exported twice is one event', async () => {
   const input = fx('hubspot/contacts-export.csv');
-  const { doc, rows } = await dryRun(input);
+  const { doc, rows } = await audit(input);
   assert.deepEqual(readAs(doc), [[{ as: 'HubSpot contacts export', events: 5 }]]);
   assert.deepEqual(doc.counts, { ...ZERO, read: 5, new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
   assert.deepEqual(newEmails(rows), [
@@ -97,24 +63,17 @@ test('HubSpot contacts export: read by Record ID, the same contact exported twic
     { line: 6, key: '95004', email: '', reason: 'no email and no phone: nothing identifies the person' },
   ]);
 
-  const { sent, again, sentAgain } = await pushTwice(input);
-  assert.deepEqual(
-    sent.map((s) => s.lead),
-    [
-      {
-        email: 'jane.miller@example.com',
-        phone: '+12025550143',
-        name: 'Jane Miller',
-        first_name: 'Jane',
-        last_name: 'Miller',
-        company: 'Miller & Sons, LLC',
-      },
-      { email: 'omar.haddad@example.com', name: 'Omar Haddad', first_name: 'Omar', last_name: 'Haddad' },
-    ],
-  );
-  assert.equal(again.counts.new, 0);
-  assert.equal(again.counts.duplicate, 2);
-  assert.deepEqual(sentAgain, []);
+  await sendsOnce(input, [
+    {
+      email: 'jane.miller@example.com',
+      phone: '+12025550143',
+      name: 'Jane Miller',
+      first_name: 'Jane',
+      last_name: 'Miller',
+      company: 'Miller & Sons, LLC',
+    },
+    { email: 'omar.haddad@example.com', name: 'Omar Haddad', first_name: 'Omar', last_name: 'Haddad' },
+  ]);
 });
 
 test('a Zoho CRM export, whose "Record Id" reads as HubSpot\'s "Record ID", is not read as HubSpot', async () => {
@@ -127,13 +86,13 @@ test('a Zoho CRM export, whose "Record Id" reads as HubSpot\'s "Record ID", is n
       '',
     ].join('\n'),
   );
-  const { doc } = await dryRun(input);
+  const { doc } = await audit(input);
   assert.ok(!JSON.stringify(readAs(doc)).includes('HubSpot'), JSON.stringify(readAs(doc)));
 });
 
 test('Meta Lead Ads download (UTF-16, tabs): prefixes taken off, the test lead filtered, keyed by lead id', async () => {
   const input = fx('meta-lead-ads/leads-download.csv');
-  const { doc, rows } = await dryRun(input);
+  const { doc, rows } = await audit(input);
   assert.deepEqual(readAs(doc), [[{ as: 'Meta Lead Ads leads download', events: 6 }]]);
   assert.deepEqual(doc.counts, {
     ...ZERO,
@@ -174,17 +133,10 @@ test('Meta Lead Ads download (UTF-16, tabs): prefixes taken off, the test lead f
     },
   ]);
 
-  const { sent, again, sentAgain } = await pushTwice(input);
-  assert.deepEqual(
-    sent.map((s) => s.lead),
-    [
-      { email: 'ana.souza@exemplo.com.br', phone: '+5511987654321', name: 'Ana Souza' },
-      { email: 'bruno.lima@exemplo.com.br', phone: '+5511912345678', name: 'Bruno Lima' },
-    ],
-  );
-  assert.equal(again.counts.new, 0);
-  assert.equal(again.counts.duplicate, 2);
-  assert.deepEqual(sentAgain, []);
+  await sendsOnce(input, [
+    { email: 'ana.souza@exemplo.com.br', phone: '+5511987654321', name: 'Ana Souza' },
+    { email: 'bruno.lima@exemplo.com.br', phone: '+5511912345678', name: 'Bruno Lima' },
+  ]);
 });
 
 test('Meta Lead Ads download: the ids and phone a config maps as custom fields come without their prefixes', async () => {
@@ -215,7 +167,7 @@ test('Meta Lead Ads download: the ids and phone a config maps as custom fields c
     '--quiet',
   ]);
   assert.equal(r.code, 0, r.stderr);
-  const ids = lines<Sent & { lead: Record<string, string> }>(out).map(({ lead }) =>
+  const ids = jsonLines<Sent & { lead: Record<string, string> }>(out).map(({ lead }) =>
     Object.fromEntries(
       Object.keys(custom)
         .filter((k) => k in lead)
@@ -252,12 +204,12 @@ test('Meta Lead Ads download trimmed to its contact columns: --preset reads it a
       '',
     ].join('\n'),
   );
-  const generic = await dryRun(input);
+  const generic = await audit(input);
   assert.deepEqual(readAs(generic.doc), [undefined], 'not recognized: read by field names');
   assert.equal(generic.rows[0]!.key, 'l:1110000000000001');
   assert.equal(generic.doc.counts.filtered, 0);
 
-  const { doc, rows } = await dryRun(input, '--preset', 'meta-lead-ads-export');
+  const { doc, rows } = await audit(input, '--preset', 'meta-lead-ads-export');
   assert.deepEqual(readAs(doc), [[{ as: 'Meta Lead Ads leads download', events: 4 }]]);
   assert.deepEqual(doc.counts, { ...ZERO, read: 4, new: 1, filtered: 3 });
   assert.deepEqual(
@@ -274,7 +226,7 @@ test('Meta Lead Ads download trimmed to its contact columns: --preset reads it a
 
 test('Pipedrive people export in Portuguese: emails and phones by label, the first of a shared cell, the apostrophe off', async () => {
   const input = fx('pipedrive/people-export-pt-br.csv');
-  const { doc, rows } = await dryRun(input);
+  const { doc, rows } = await audit(input);
   assert.deepEqual(readAs(doc), [[{ as: 'Pipedrive people export', events: 6 }]]);
   assert.deepEqual(doc.counts, { ...ZERO, read: 6, new: 3, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
   assert.deepEqual(newEmails(rows), [
@@ -293,29 +245,22 @@ test('Pipedrive people export in Portuguese: emails and phones by label, the fir
     [[7, '701']],
   );
 
-  const { sent, again, sentAgain } = await pushTwice(input);
-  assert.deepEqual(
-    sent.map((s) => s.lead),
-    [
-      { email: 'ana.souza@exemplo.com.br', phone: '+5511987654321', name: 'Ana Souza', company: 'Padaria Pão Quente' },
-      { email: 'ana@paoquente.exemplo.com.br', name: 'Ana Souza' },
-      // The mobile before the work phone, which is national and could not be read without a default country.
-      {
-        email: 'carlos@oficina.exemplo.com.br',
-        phone: '+5511998765432',
-        name: 'Carlos Pereira',
-        company: 'Oficina Dois Irmãos',
-      },
-    ],
-  );
-  assert.equal(again.counts.new, 0);
-  assert.equal(again.counts.duplicate, 3);
-  assert.deepEqual(sentAgain, []);
+  await sendsOnce(input, [
+    { email: 'ana.souza@exemplo.com.br', phone: '+5511987654321', name: 'Ana Souza', company: 'Padaria Pão Quente' },
+    { email: 'ana@paoquente.exemplo.com.br', name: 'Ana Souza' },
+    // The mobile before the work phone, which is national and could not be read without a default country.
+    {
+      email: 'carlos@oficina.exemplo.com.br',
+      phone: '+5511998765432',
+      name: 'Carlos Pereira',
+      company: 'Oficina Dois Irmãos',
+    },
+  ]);
 });
 
 test('Pipedrive people export in English: the home email where there is no work one', async () => {
   const input = fx('pipedrive/people-export-en.csv');
-  const { doc, rows } = await dryRun(input);
+  const { doc, rows } = await audit(input);
   assert.deepEqual(readAs(doc), [[{ as: 'Pipedrive people export', events: 5 }]]);
   assert.deepEqual(doc.counts, { ...ZERO, read: 5, new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
   assert.deepEqual(newEmails(rows), [
@@ -334,35 +279,28 @@ test('Pipedrive people export in English: the home email where there is no work 
     [[6, '901']],
   );
 
-  const { sent, again, sentAgain } = await pushTwice(input);
-  assert.deepEqual(
-    sent.map((s) => s.lead),
-    [
-      {
-        email: 'jane.miller@example.com',
-        phone: '+12025550143',
-        name: 'Jane Miller',
-        first_name: 'Jane',
-        last_name: 'Miller',
-        company: 'Miller & Sons',
-      },
-      {
-        email: 'omar.haddad@example.com',
-        phone: '+12025550188',
-        name: 'Omar Haddad',
-        first_name: 'Omar',
-        last_name: 'Haddad',
-      },
-    ],
-  );
-  assert.equal(again.counts.new, 0);
-  assert.equal(again.counts.duplicate, 2);
-  assert.deepEqual(sentAgain, []);
+  await sendsOnce(input, [
+    {
+      email: 'jane.miller@example.com',
+      phone: '+12025550143',
+      name: 'Jane Miller',
+      first_name: 'Jane',
+      last_name: 'Miller',
+      company: 'Miller & Sons',
+    },
+    {
+      email: 'omar.haddad@example.com',
+      phone: '+12025550188',
+      name: 'Omar Haddad',
+      first_name: 'Omar',
+      last_name: 'Haddad',
+    },
+  ]);
 });
 
 test('Mailchimp subscribed members: keyed by LEID, the same member in a second export is one event', async () => {
   const input = fx('mailchimp/subscribed_members_export_0a1b2c3d4e.csv');
-  const { doc, rows } = await dryRun(input);
+  const { doc, rows } = await audit(input);
   assert.deepEqual(readAs(doc), [[{ as: 'Mailchimp audience export', events: 5 }]]);
   assert.deepEqual(doc.counts, { ...ZERO, read: 5, new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1 });
   assert.deepEqual(newEmails(rows), [
@@ -381,24 +319,17 @@ test('Mailchimp subscribed members: keyed by LEID, the same member in a second e
     { line: 6, key: '210000004', email: '', reason: "email: 'not-an-email' is not a valid email address" },
   ]);
 
-  const { sent, again, sentAgain } = await pushTwice(input);
-  assert.deepEqual(
-    sent.map((s) => s.lead),
-    [
-      {
-        email: 'jane.miller@example.com',
-        phone: '+12025550143',
-        name: 'Jane Miller',
-        first_name: 'Jane',
-        last_name: 'Miller',
-        company: 'Miller & Sons',
-      },
-      { email: 'omar.haddad@example.com', name: 'Omar Haddad', first_name: 'Omar', last_name: 'Haddad' },
-    ],
-  );
-  assert.equal(again.counts.new, 0);
-  assert.equal(again.counts.duplicate, 2);
-  assert.deepEqual(sentAgain, []);
+  await sendsOnce(input, [
+    {
+      email: 'jane.miller@example.com',
+      phone: '+12025550143',
+      name: 'Jane Miller',
+      first_name: 'Jane',
+      last_name: 'Miller',
+      company: 'Miller & Sons',
+    },
+    { email: 'omar.haddad@example.com', name: 'Omar Haddad', first_name: 'Omar', last_name: 'Haddad' },
+  ]);
 });
 
 test('Mailchimp unsubscribed and cleaned members: filtered with the reason, none sent', async () => {
@@ -406,7 +337,7 @@ test('Mailchimp unsubscribed and cleaned members: filtered with the reason, none
   const cleaned = fx('mailchimp/cleaned_members_export_0a1b2c3d4e.csv');
   const instead = 'push subscribed_members_export_….csv, from the same ZIP, for the audience’s leads';
 
-  const u = await dryRun(unsub);
+  const u = await audit(unsub);
   assert.deepEqual(readAs(u.doc), [[{ as: 'Mailchimp audience export', events: 2 }]]);
   assert.deepEqual(u.doc.counts, { ...ZERO, read: 2, new: 0, filtered: 2 });
   assert.deepEqual(
@@ -417,7 +348,7 @@ test('Mailchimp unsubscribed and cleaned members: filtered with the reason, none
     ],
   );
 
-  const c = await dryRun(cleaned);
+  const c = await audit(cleaned);
   assert.deepEqual(readAs(c.doc), [[{ as: 'Mailchimp audience export', events: 1 }]]);
   assert.deepEqual(c.doc.counts, { ...ZERO, read: 1, new: 0, filtered: 1 });
   assert.deepEqual(

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpDir } from '../helpers/tmp.js';
-import { decided, dryRun, fx, nonZero, phones, pushTwice, readAs } from './csv-b-helpers.js';
+import { decided, dryRun, fx, nonZero, phones, pushTwice, readAs } from './helpers.js';
 
 const FOOTER = "not a record: the report's footer";
 

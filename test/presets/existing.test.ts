@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmulator } from '../../src/sandbox/emulator.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { decided, dryRun, fx, nonZero, phones, pushTwice, readAs, run } from './csv-b-helpers.js';
+import { decided, dryRun, fx, nonZero, phones, pushTwice, readAs, run } from './helpers.js';
 
 test('Typeform webhooks: answers read by type and ref, a retry is a duplicate, a partial response filtered', async () => {
   const dir = tmpDir();

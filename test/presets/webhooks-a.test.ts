@@ -9,54 +9,29 @@ import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { parsePath } from '../../src/mapping/fields.js';
 import { eventList } from '../../src/presets/recognize.js';
+import {
+  audit,
+  emailsOfNew,
+  jsonLines,
+  parseJsonLines,
+  readAs,
+  runJson,
+  type Doc,
+  type Row,
+  type Sent,
+} from './helpers.js';
 
 const FIX = 'fixtures/sources';
 
-interface Row {
-  line: number;
-  item: number | '';
-  key: string;
-  email: string;
-  decision: string;
-  reason: string;
-}
-
-interface Report {
-  counts: Record<string, number>;
-  readAs: Array<{ source: string; readAs?: Array<{ as: string; events: number }> }>;
-}
-
-let runs = 0;
-
-/** Runs push with --json and a per-record report into a fresh ledger (or the one given). */
-async function push(fixture: string, args: string[], ledger?: string) {
-  const dir = tmpDir('leadledger-webhooks-a-');
-  const db = ledger ?? join(dir, `l${++runs}.db`);
-  const report = join(dir, 'r.jsonl');
-  const r = await runCli(['push', fixture, '--json', '--ledger', db, '--report', report, ...args]);
-  assert.equal(r.code, 0, r.stderr);
-  const json = JSON.parse(r.stdout) as Report;
-  const rows = readFileSync(report, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Row);
-  return { json, rows, db, dir, stdout: r.stdout, stderr: r.stderr, reportText: readFileSync(report, 'utf8') };
-}
-
-const audit = (fixture: string, ...args: string[]) => push(fixture, ['--dry-run', ...args]);
-
-function counts(json: Report) {
-  const { new: n, duplicate, duplicate_in_input, known_lead, invalid, filtered } = json.counts;
+function counts(doc: Doc) {
+  const { new: n, duplicate, duplicate_in_input, known_lead, invalid, filtered } = doc.counts;
   return { new: n, duplicate, duplicate_in_input, known_lead, invalid, filtered };
 }
 
-const readAs = (json: Report) => json.readAs.flatMap((x) => x.readAs ?? []);
-
-/** Where each decision was made, as line or line.item, with the rows' emails and reasons. */
+/** Where each decision was made, as line or line.item, with the rows' reasons. */
 const at = (r: Row) => (r.item === '' ? `${r.line}` : `${r.line}.${r.item}`);
 const where = (rows: Row[], decision: string) => rows.filter((r) => r.decision === decision).map(at);
 const reasons = (rows: Row[], decision: string) => rows.filter((r) => r.decision === decision).map((r) => r.reason);
-const emails = (rows: Row[]) => rows.filter((r) => r.decision === 'new').map((r) => r.email);
 
 /**
  * A real push to the JSONL sink, then the same again: the leads sent (email, phone), the times the ledger holds
@@ -66,27 +41,22 @@ async function pushTwice(fixture: string, sent: number) {
   const dir = tmpDir('leadledger-webhooks-a-sink-');
   const db = join(dir, 'l.db');
   const out = join(dir, 'out.jsonl');
-  const first = await push(fixture, ['--sink', 'jsonl', '--output', out], db);
-  assert.equal(first.json.counts.new, sent);
-  const leads = readFileSync(out, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { lead: { email?: string; phone?: string } }).lead);
+  const args = ['push', fixture, '--ledger', db, '--sink', 'jsonl', '--output', out];
+  const reports = [join(dir, 'r1.jsonl'), join(dir, 'r2.jsonl')];
+  const first = await runJson(args, { report: reports[0] });
+  assert.equal(first.doc.counts.new, sent);
+  const leads = jsonLines<Sent>(out).map((s) => s.lead);
   assert.equal(leads.length, sent);
-  const second = await push(fixture, ['--sink', 'jsonl', '--output', out], db);
-  assert.equal(second.json.counts.new, 0);
-  assert.equal(second.json.counts.duplicate, sent);
-  assert.equal(readFileSync(out, 'utf8').split('\n').filter(Boolean).length, sent, 'the second push sent nothing');
+  const second = await runJson(args, { report: reports[1] });
+  assert.equal(second.doc.counts.new, 0);
+  assert.equal(second.doc.counts.duplicate, sent);
+  assert.equal(jsonLines(out).length, sent, 'the second push sent nothing');
   const exported = await runCli(['ledger', 'export', '--ledger', db, '--format', 'jsonl', '--output', '-']);
   assert.equal(exported.code, 0, exported.stderr);
   const times = Object.fromEntries(
-    exported.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { key: string; event_time: string })
-      .map((e) => [e.key, e.event_time]),
+    parseJsonLines<{ key: string; event_time: string }>(exported.stdout).map((e) => [e.key, e.event_time]),
   );
-  return { leads: leads.map((l) => [l.email, l.phone]), times, dir, db, out, first, second };
+  return { leads: leads.map((l) => [l.email, l.phone]), times, dir, db, out, first, second, reports };
 }
 
 test('events paths: [*] takes the lists under every element, a path without it the one list', () => {
@@ -112,9 +82,9 @@ const NOT_HUBSPOT_LEAD =
   'not a lead event: a HubSpot event other than a contact created or changed (a deletion, merge, restore, association or privacy deletion)';
 
 test('HubSpot webhook: each event of a delivery is decided on its own; only email changes are leads', async () => {
-  const { json, rows } = await audit(HUBSPOT);
-  assert.deepEqual(readAs(json), [{ as: 'HubSpot webhook', events: 14 }]);
-  assert.deepEqual(counts(json), {
+  const { doc, rows } = await audit(HUBSPOT);
+  assert.deepEqual(readAs(doc), [{ as: 'HubSpot webhook', events: 14 }]);
+  assert.deepEqual(counts(doc), {
     new: 3,
     duplicate: 0,
     duplicate_in_input: 1,
@@ -122,7 +92,11 @@ test('HubSpot webhook: each event of a delivery is decided on its own; only emai
     invalid: 1,
     filtered: 8,
   });
-  assert.deepEqual(emails(rows), ['jane.miller@example.com', 'omar.haddad@example.com', 'ana.souza@exemplo.com.br']);
+  assert.deepEqual(emailsOfNew(rows), [
+    'jane.miller@example.com',
+    'omar.haddad@example.com',
+    'ana.souza@exemplo.com.br',
+  ]);
   assert.deepEqual(where(rows, 'new'), ['1.2', '5.2', '6.1']);
   // The retry (attemptNumber 1) of Jane's email change; the same email on a second contact of hers.
   assert.deepEqual(where(rows, 'duplicate_in_input'), ['2.1']);
@@ -156,11 +130,11 @@ test('HubSpot webhook: sent once, occurredAt read as milliseconds; one delivery 
   assert.equal(times['1900000102|2244002|40012345|95001|1741608764402'], '2025-03-10T12:12:44.402Z');
 
   const dir = tmpDir('leadledger-webhooks-a-doc-');
-  const doc = join(dir, 'delivery.json');
+  const delivery = join(dir, 'delivery.json');
   const first = readFileSync(HUBSPOT, 'utf8').split('\n')[0]!;
-  writeFileSync(doc, JSON.stringify(JSON.parse(first), null, 2));
-  const { json, rows } = await audit(doc);
-  assert.deepEqual(readAs(json), [{ as: 'HubSpot webhook', events: 2 }]);
+  writeFileSync(delivery, JSON.stringify(JSON.parse(first), null, 2));
+  const { doc, rows } = await audit(delivery);
+  assert.deepEqual(readAs(doc), [{ as: 'HubSpot webhook', events: 2 }]);
   assert.deepEqual(
     rows.map((r) => [r.decision, r.email]),
     [
@@ -181,9 +155,9 @@ const META_TEST =
   'a test lead: Meta\'s Lead Ads Testing Tool wrote it (email test@meta.com, answers "<test lead: dummy data for …>"), no person filled the form';
 
 test('Meta leadgen webhook: every change of every entry is an event, filtered as ids only', async () => {
-  const { json, rows } = await audit(META_WEBHOOK);
-  assert.deepEqual(readAs(json), [{ as: 'Meta leadgen webhook', events: 7 }]);
-  assert.deepEqual(counts(json), {
+  const { doc, rows } = await audit(META_WEBHOOK);
+  assert.deepEqual(readAs(doc), [{ as: 'Meta leadgen webhook', events: 7 }]);
+  assert.deepEqual(counts(doc), {
     new: 0,
     duplicate: 0,
     duplicate_in_input: 0,
@@ -228,8 +202,8 @@ test('Meta leadgen webhook: a change a relay filled with the lead (field_data in
     },
   };
   writeFileSync(file, JSON.stringify({ object: 'page', entry: [{ id: '100000000000777', changes: [change] }] }) + '\n');
-  const { json, rows } = await audit(file);
-  assert.deepEqual(readAs(json), [{ as: 'Meta leadgen webhook', events: 1 }]);
+  const { doc, rows } = await audit(file);
+  assert.deepEqual(readAs(doc), [{ as: 'Meta leadgen webhook', events: 1 }]);
   assert.deepEqual(
     rows.map((r) => [at(r), r.decision, r.email]),
     [['1.1', 'new', 'ana.souza@exemplo.com.br']],
@@ -237,9 +211,9 @@ test('Meta leadgen webhook: a change a relay filled with the lead (field_data in
 });
 
 test('Meta Graph API leads: answers read by name, the test lead filtered, sent once', async () => {
-  const { json, rows } = await audit(META_GRAPH);
-  assert.deepEqual(readAs(json), [{ as: 'Meta lead (Graph API)', events: 6 }]);
-  assert.deepEqual(counts(json), {
+  const { doc, rows } = await audit(META_GRAPH);
+  assert.deepEqual(readAs(doc), [{ as: 'Meta lead (Graph API)', events: 6 }]);
+  assert.deepEqual(counts(doc), {
     new: 2,
     duplicate: 0,
     duplicate_in_input: 1,
@@ -247,7 +221,7 @@ test('Meta Graph API leads: answers read by name, the test lead filtered, sent o
     invalid: 1,
     filtered: 1,
   });
-  assert.deepEqual(emails(rows), ['ana.souza@exemplo.com.br', 'bruno.lima@exemplo.com.br']);
+  assert.deepEqual(emailsOfNew(rows), ['ana.souza@exemplo.com.br', 'bruno.lima@exemplo.com.br']);
   assert.deepEqual(where(rows, 'duplicate_in_input'), ['4']);
   assert.deepEqual(where(rows, 'known_lead'), ['3']);
   assert.deepEqual(where(rows, 'filtered'), ['5']);
@@ -265,8 +239,8 @@ test('Meta Graph API leads: answers read by name, the test lead filtered, sent o
 });
 
 test("Meta Graph API: a page of a form's leads is read lead by lead", async () => {
-  const { json, rows } = await audit(META_PAGE);
-  assert.deepEqual(readAs(json), [{ as: "Meta form's leads (Graph API)", events: 3 }]);
+  const { doc, rows } = await audit(META_PAGE);
+  assert.deepEqual(readAs(doc), [{ as: "Meta form's leads (Graph API)", events: 3 }]);
   assert.deepEqual(
     rows.map((r) => [at(r), r.decision, r.key, r.email]),
     [
@@ -285,9 +259,9 @@ const GOOGLE_KEY = 'gk-7Qm2x9LwVb4Rt8Zp';
 
 test('Google Ads lead form webhook: columns read by column_id, keyed by lead_id, the test lead filtered', async () => {
   assert.ok(readFileSync(GOOGLE, 'utf8').includes(GOOGLE_KEY), 'the fixture carries the key the test looks for');
-  const { json, rows, stdout, stderr, reportText } = await audit(GOOGLE);
-  assert.deepEqual(readAs(json), [{ as: 'Google Ads lead form webhook', events: 6 }]);
-  assert.deepEqual(counts(json), {
+  const { doc, rows, stdout, stderr, report } = await audit(GOOGLE);
+  assert.deepEqual(readAs(doc), [{ as: 'Google Ads lead form webhook', events: 6 }]);
+  assert.deepEqual(counts(doc), {
     new: 2,
     duplicate: 0,
     duplicate_in_input: 1,
@@ -295,7 +269,7 @@ test('Google Ads lead form webhook: columns read by column_id, keyed by lead_id,
     invalid: 1,
     filtered: 1,
   });
-  assert.deepEqual(emails(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(emailsOfNew(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
   assert.deepEqual(
     rows.map((r) => [at(r), r.decision, r.key]),
     [
@@ -315,13 +289,13 @@ test('Google Ads lead form webhook: columns read by column_id, keyed by lead_id,
   for (const [what, text] of [
     ['--json', stdout],
     ['stderr', stderr],
-    ['the report', reportText],
+    ['the report', readFileSync(report, 'utf8')],
   ])
     assert.ok(!text!.includes(GOOGLE_KEY), `google_key in ${what}`);
 });
 
 test('Google Ads lead form webhook: sent once; google_key reaches no output, report or ledger', async () => {
-  const { leads, times, dir, db, out, first, second } = await pushTwice(GOOGLE, 2);
+  const { leads, times, dir, db, out, first, second, reports } = await pushTwice(GOOGLE, 2);
   assert.deepEqual(leads, [
     ['jane.miller@example.com', '+12025550143'],
     ['omar.haddad@example.com', '+12025550188'],
@@ -330,7 +304,7 @@ test('Google Ads lead form webhook: sent once; google_key reaches no output, rep
   const texts: Array<[string, string | Buffer]> = [
     ['--json', first.stdout + second.stdout],
     ['stderr', first.stderr + second.stderr],
-    ['the report', first.reportText + second.reportText],
+    ['the report', reports.map((f) => readFileSync(f, 'utf8')).join('')],
     ['the sink output', readFileSync(out)],
   ];
   for (const f of [db, `${db}-wal`, `${db}-shm`]) if (existsSync(f)) texts.push([f, readFileSync(f)]);
@@ -353,9 +327,9 @@ const NOT_STRIPE_LEAD =
   'not a lead event: a Stripe event that carries no person (the leads are customer.created, customer.updated, checkout.session.completed)';
 
 test('Stripe events: customers and completed checkouts are leads, other types and test mode filtered', async () => {
-  const { json, rows } = await audit(STRIPE);
-  assert.deepEqual(readAs(json), [{ as: 'Stripe event', events: 8 }]);
-  assert.deepEqual(counts(json), {
+  const { doc, rows } = await audit(STRIPE);
+  assert.deepEqual(readAs(doc), [{ as: 'Stripe event', events: 8 }]);
+  assert.deepEqual(counts(doc), {
     new: 2,
     duplicate: 0,
     duplicate_in_input: 1,
@@ -363,7 +337,7 @@ test('Stripe events: customers and completed checkouts are leads, other types an
     invalid: 1,
     filtered: 3,
   });
-  assert.deepEqual(emails(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(emailsOfNew(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
   assert.deepEqual(
     rows.map((r) => [at(r), r.decision, r.key]),
     [
@@ -395,8 +369,8 @@ test('Stripe events: customers and completed checkouts are leads, other types an
 });
 
 test('Stripe list of events: each event of the list is decided on its own', async () => {
-  const { json, rows } = await audit(STRIPE_LIST);
-  assert.deepEqual(readAs(json), [{ as: 'Stripe list of events', events: 3 }]);
+  const { doc, rows } = await audit(STRIPE_LIST);
+  assert.deepEqual(readAs(doc), [{ as: 'Stripe list of events', events: 3 }]);
   assert.deepEqual(
     rows.map((r) => [at(r), r.decision, r.email]),
     [
@@ -422,13 +396,13 @@ test('--preset forces each of these sources, and reads its fixture as recognizin
   for (const [name, fixture, title] of cases) {
     const recognized = await audit(fixture);
     const forced = await audit(fixture, '--preset', name);
-    assert.deepEqual(readAs(forced.json), readAs(recognized.json), name);
-    assert.equal(readAs(forced.json)[0]!.as, title);
+    assert.deepEqual(readAs(forced.doc), readAs(recognized.doc), name);
+    assert.equal(readAs(forced.doc)[0]!.as, title);
     assert.deepEqual(forced.rows, recognized.rows, name);
   }
   // Forced onto another source's records, a definition finds no leads there: the Stripe events read as Google
   // Ads lead forms have no lead_id.
   const wrong = await audit(STRIPE, '--preset', 'google-ads-lead-form');
-  assert.deepEqual(readAs(wrong.json), [{ as: 'Google Ads lead form webhook', events: 8 }]);
-  assert.equal(wrong.json.counts.invalid, 8);
+  assert.deepEqual(readAs(wrong.doc), [{ as: 'Google Ads lead form webhook', events: 8 }]);
+  assert.equal(wrong.doc.counts.invalid, 8);
 });

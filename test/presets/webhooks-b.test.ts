@@ -3,109 +3,43 @@
 // the leads a push sends, and that pushing the same file again sends nothing (keys are stable).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-
-/** A row of --report: one per event read. */
-interface Row {
-  line: number;
-  item: number | '';
-  key: string;
-  email: string;
-  decision: string;
-  reason: string;
-}
-
-interface Report {
-  counts: Record<string, number>;
-  readAs: Array<{ readAs?: Array<{ as: string; events: number }> }>;
-  delivery?: { sent: number };
-}
-
-interface SentLead {
-  email?: string;
-  phone?: string;
-  name?: string;
-  company?: string;
-  source?: string;
-}
+import { audit, decided, emailsOfNew, jsonLines, runJson, type Doc, type Sent } from './helpers.js';
 
 const FIXTURES = 'fixtures/sources';
 
-const jsonLines = <T>(text: string): T[] =>
-  text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as T);
-
-/** `push <fixture> --dry-run --json` with a report file: the run report and a row per event. */
-async function dryRun(fixture: string, ...extra: string[]): Promise<{ report: Report; rows: Row[] }> {
-  const dir = tmpDir();
-  const reportFile = join(dir, 'report.jsonl');
-  const r = await runCli([
-    'push',
-    `${FIXTURES}/${fixture}`,
-    '--dry-run',
-    '--json',
-    '--ledger',
-    join(dir, 'l.db'),
-    '--report',
-    reportFile,
-    ...extra,
-  ]);
-  assert.equal(r.code, 0, r.stderr);
-  return { report: JSON.parse(r.stdout) as Report, rows: jsonLines<Row>(readFileSync(reportFile, 'utf8')) };
-}
+/** The audit of a fixture, named by its path under the repository (the path the reasons of duplicates quote). */
+const dryRun = (fixture: string, ...extra: string[]) => audit(`${FIXTURES}/${fixture}`, ...extra);
 
 /** What the input was read as: [title, events] in the order first seen. */
-const readAs = (report: Report) => (report.readAs[0]?.readAs ?? []).map((x) => [x.as, x.events]);
+const readAs = (doc: Doc) => (doc.readAs[0]?.readAs ?? []).map((x) => [x.as, x.events]);
 
 /** The counts that matter for a source's records, with the zero ones left out. */
-function decisions(report: Report): Record<string, number> {
+function decisions(doc: Doc): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k of ['new', 'duplicate', 'duplicate_in_input', 'conflict', 'known_lead', 'invalid', 'filtered'])
-    if (report.counts[k]) out[k] = report.counts[k];
+    if (doc.counts[k]) out[k] = doc.counts[k];
   return out;
 }
-
-/** The rows of one decision as [line, item, reason] (the item empty where a record holds one event). */
-const rowsOf = (rows: Row[], decision: string) =>
-  rows.filter((r) => r.decision === decision).map((r) => [r.line, r.item, r.reason]);
-
-const emailsOf = (rows: Row[]) => rows.filter((r) => r.decision === 'new').map((r) => r.email);
 
 /**
  * A real push of the fixture to the JSONL sink, then the same push again: the leads the first sent, and proof that
  * the second sent nothing (every event it had sent is a duplicate in the ledger).
  */
-async function pushTwice(fixture: string): Promise<SentLead[]> {
+async function pushTwice(fixture: string): Promise<Array<Sent['lead']>> {
   const dir = tmpDir();
   const out = join(dir, 'out.jsonl');
-  const args = [
-    'push',
-    `${FIXTURES}/${fixture}`,
-    '--sink',
-    'jsonl',
-    '--output',
-    out,
-    '--ledger',
-    join(dir, 'l.db'),
-    '--json',
-  ];
-  const first = await runCli(args);
-  assert.equal(first.code, 0, first.stderr);
-  const sent = jsonLines<{ lead: SentLead }>(readFileSync(out, 'utf8')).map((l) => l.lead);
-  const r1 = JSON.parse(first.stdout) as Report;
-  assert.equal(r1.delivery?.sent, sent.length);
-  const second = await runCli(args);
-  assert.equal(second.code, 0, second.stderr);
-  const r2 = JSON.parse(second.stdout) as Report;
-  assert.equal(r2.counts.new, 0);
-  assert.equal(r2.counts.duplicate, sent.length);
-  assert.equal(r2.delivery?.sent, 0);
-  assert.equal(jsonLines(readFileSync(out, 'utf8')).length, sent.length, 'the second push appended nothing');
+  const args = ['push', `${FIXTURES}/${fixture}`, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db')];
+  const first = await runJson(args);
+  const sent = jsonLines<Sent>(out).map((l) => l.lead);
+  assert.equal(first.doc.delivery?.sent, sent.length);
+  const { doc: again } = await runJson(args);
+  assert.equal(again.counts.new, 0);
+  assert.equal(again.counts.duplicate, sent.length);
+  assert.equal(again.delivery?.sent, 0);
+  assert.equal(jsonLines(out).length, sent.length, 'the second push appended nothing');
   return sent;
 }
 
@@ -113,24 +47,24 @@ const NOT_A_PERSON =
   'not about a person: a Pipedrive webhook about a deal, an organization, an activity or another object; leadledger sends persons (subscribe a webhook to person events)';
 
 test('Pipedrive v1: the primary email and phone, a retry is the same event, deals and deletions are filtered', async () => {
-  const { report, rows } = await dryRun('pipedrive/webhook-v1.jsonl');
-  assert.deepEqual(readAs(report), [['Pipedrive webhook (v1)', 7]]);
-  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
+  const { doc, rows } = await dryRun('pipedrive/webhook-v1.jsonl');
+  assert.deepEqual(readAs(doc), [['Pipedrive webhook (v1)', 7]]);
+  assert.deepEqual(decisions(doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
   // Carlos's primary email is listed second; his primary phone is empty, so his mobile is read.
-  assert.deepEqual(emailsOf(rows), ['ana.souza@exemplo.com.br', 'carlos@oficina.exemplo.com.br']);
-  assert.deepEqual(rowsOf(rows, 'duplicate_in_input'), [
+  assert.deepEqual(emailsOfNew(rows), ['ana.souza@exemplo.com.br', 'carlos@oficina.exemplo.com.br']);
+  assert.deepEqual(decided(rows, 'duplicate_in_input'), [
     [2, '', 'same event as fixtures/sources/pipedrive/webhook-v1.jsonl line 1'],
   ]);
   assert.equal(rows[1]!.key, rows[0]!.key, 'retry 1 has the key of the first delivery');
   assert.deepEqual(
-    rowsOf(rows, 'known_lead').map((r) => r[0]),
+    decided(rows, 'known_lead').map((r) => r[0]),
     [4],
   );
-  assert.deepEqual(rowsOf(rows, 'filtered'), [
+  assert.deepEqual(decided(rows, 'filtered'), [
     [5, '', NOT_A_PERSON],
     [6, '', 'a deletion (deleted.person): a person removed in Pipedrive is not a lead to send'],
   ]);
-  assert.deepEqual(rowsOf(rows, 'invalid'), [[7, '', 'no email and no phone: nothing identifies the person']]);
+  assert.deepEqual(decided(rows, 'invalid'), [[7, '', 'no email and no phone: nothing identifies the person']]);
 
   const sent = await pushTwice('pipedrive/webhook-v1.jsonl');
   assert.deepEqual(
@@ -143,11 +77,11 @@ test('Pipedrive v1: the primary email and phone, a retry is the same event, deal
 });
 
 test('Pipedrive v2: meta.id is the key, attempt 2 is the same event, a merge is a deletion', async () => {
-  const { report, rows } = await dryRun('pipedrive/webhook-v2.jsonl');
-  assert.deepEqual(readAs(report), [['Pipedrive webhook (v2)', 7]]);
-  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
+  const { doc, rows } = await dryRun('pipedrive/webhook-v2.jsonl');
+  assert.deepEqual(readAs(doc), [['Pipedrive webhook (v2)', 7]]);
+  assert.deepEqual(decisions(doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
   // Ana's primary email is her work one, listed after her home one; Carlos has a phone only.
-  assert.deepEqual(emailsOf(rows), ['ana@paoquente.exemplo.com.br', '']);
+  assert.deepEqual(emailsOfNew(rows), ['ana@paoquente.exemplo.com.br', '']);
   assert.deepEqual(
     rows.slice(0, 2).map((r) => [r.key, r.decision]),
     [
@@ -156,10 +90,10 @@ test('Pipedrive v2: meta.id is the key, attempt 2 is the same event, a merge is 
     ],
   );
   assert.deepEqual(
-    rowsOf(rows, 'known_lead').map((r) => r[0]),
+    decided(rows, 'known_lead').map((r) => r[0]),
     [4],
   );
-  assert.deepEqual(rowsOf(rows, 'filtered'), [
+  assert.deepEqual(decided(rows, 'filtered'), [
     [5, '', NOT_A_PERSON],
     [
       6,
@@ -167,7 +101,7 @@ test('Pipedrive v2: meta.id is the key, attempt 2 is the same event, a merge is 
       'a deletion (action delete): a person removed in Pipedrive, or merged into another (meta.merged_to_id), is not a lead to send',
     ],
   ]);
-  assert.deepEqual(rowsOf(rows, 'invalid'), [[7, '', "no event id in 'meta.id'"]]);
+  assert.deepEqual(decided(rows, 'invalid'), [[7, '', "no event id in 'meta.id'"]]);
 
   const sent = await pushTwice('pipedrive/webhook-v2.jsonl');
   assert.deepEqual(
@@ -181,22 +115,22 @@ test('Pipedrive v2: meta.id is the key, attempt 2 is the same event, a merge is 
 
 test('--preset forces a source; --preset generic reads the same body by field names, which finds no one', async () => {
   const forced = await dryRun('pipedrive/webhook-v1.jsonl', '--preset', 'pipedrive-webhook');
-  assert.deepEqual(readAs(forced.report), [['Pipedrive webhook (v1)', 7]]);
-  assert.deepEqual(decisions(forced.report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
+  assert.deepEqual(readAs(forced.doc), [['Pipedrive webhook (v1)', 7]]);
+  assert.deepEqual(decisions(forced.doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
   const generic = await dryRun('pipedrive/webhook-v1.jsonl', '--preset', 'generic');
-  assert.deepEqual(readAs(generic.report), []);
-  assert.equal(generic.report.counts.new, 0);
+  assert.deepEqual(readAs(generic.doc), []);
+  assert.equal(generic.doc.counts.new, 0);
 });
 
 const NO_CONTACT =
   'not about a person: a track, page, screen, group or alias event with no email or phone in traits, context.traits or properties.email (what someone did, not who to reach)';
 
 test('Segment events: messageId is the key, the person from traits then context.traits, analytics filtered', async () => {
-  const { report, rows } = await dryRun('segment/events.jsonl');
-  assert.deepEqual(readAs(report), [['Segment/RudderStack event', 7]]);
-  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
-  assert.deepEqual(emailsOf(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
-  assert.deepEqual(rowsOf(rows, 'duplicate_in_input'), [
+  const { doc, rows } = await dryRun('segment/events.jsonl');
+  assert.deepEqual(readAs(doc), [['Segment/RudderStack event', 7]]);
+  assert.deepEqual(decisions(doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
+  assert.deepEqual(emailsOfNew(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(decided(rows, 'duplicate_in_input'), [
     [2, '', 'same event as fixtures/sources/segment/events.jsonl line 1'],
   ]);
   // A track whose person is in context.traits: Jane again, under a new messageId.
@@ -204,7 +138,7 @@ test('Segment events: messageId is the key, the person from traits then context.
     rows.filter((r) => r.decision === 'known_lead').map((r) => [r.line, r.email]),
     [[3, 'jane.miller@example.com']],
   );
-  assert.deepEqual(rowsOf(rows, 'filtered'), [
+  assert.deepEqual(decided(rows, 'filtered'), [
     [5, '', NO_CONTACT],
     [
       6,
@@ -212,7 +146,7 @@ test('Segment events: messageId is the key, the person from traits then context.
       'an identify call with no email or phone in its traits: it names a user but not how to reach them; the identify that carries traits.email or traits.phone is the lead',
     ],
   ]);
-  assert.deepEqual(rowsOf(rows, 'invalid'), [[7, '', "no event id in 'messageId'"]]);
+  assert.deepEqual(decided(rows, 'invalid'), [[7, '', "no event id in 'messageId'"]]);
 
   const sent = await pushTwice('segment/events.jsonl');
   assert.deepEqual(
@@ -225,19 +159,19 @@ test('Segment events: messageId is the key, the person from traits then context.
 });
 
 test('RudderStack events are told from Segment by rudderId; a page with context.traits is a known lead', async () => {
-  const { report, rows } = await dryRun('rudderstack/events.jsonl');
-  assert.deepEqual(readAs(report), [['RudderStack event', 6]]);
-  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 1 });
-  assert.deepEqual(emailsOf(rows), ['jane.miller@example.com', 'ana.souza@exemplo.com.br']);
-  assert.deepEqual(rowsOf(rows, 'duplicate_in_input'), [
+  const { doc, rows } = await dryRun('rudderstack/events.jsonl');
+  assert.deepEqual(readAs(doc), [['RudderStack event', 6]]);
+  assert.deepEqual(decisions(doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 1 });
+  assert.deepEqual(emailsOfNew(rows), ['jane.miller@example.com', 'ana.souza@exemplo.com.br']);
+  assert.deepEqual(decided(rows, 'duplicate_in_input'), [
     [2, '', 'same event as fixtures/sources/rudderstack/events.jsonl line 1'],
   ]);
   assert.deepEqual(
     rows.filter((r) => r.decision === 'known_lead').map((r) => [r.line, r.email]),
     [[4, 'ana.souza@exemplo.com.br']],
   );
-  assert.deepEqual(rowsOf(rows, 'filtered'), [[5, '', NO_CONTACT]]);
-  assert.deepEqual(rowsOf(rows, 'invalid'), [
+  assert.deepEqual(decided(rows, 'filtered'), [[5, '', NO_CONTACT]]);
+  assert.deepEqual(decided(rows, 'invalid'), [
     [6, '', "email: 'bruno.lima(at)exemplo.com.br' is not a valid email address"],
   ]);
 
@@ -252,9 +186,9 @@ test('RudderStack events are told from Segment by rudderId; a page with context.
 });
 
 test('a Segment batch body: each event decided on its own, by item; a retried batch sends nothing again', async () => {
-  const { report, rows } = await dryRun('segment/batch.jsonl');
-  assert.deepEqual(readAs(report), [['Segment/RudderStack batch', 8]]);
-  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 2, known_lead: 1, invalid: 1, filtered: 2 });
+  const { doc, rows } = await dryRun('segment/batch.jsonl');
+  assert.deepEqual(readAs(doc), [['Segment/RudderStack batch', 8]]);
+  assert.deepEqual(decisions(doc), { new: 2, duplicate_in_input: 2, known_lead: 1, invalid: 1, filtered: 2 });
   assert.deepEqual(
     rows.map((r) => [r.line, r.item, r.decision]),
     [
@@ -268,12 +202,14 @@ test('a Segment batch body: each event decided on its own, by item; a retried ba
       [3, 2, 'invalid'],
     ],
   );
-  assert.deepEqual(emailsOf(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
-  assert.deepEqual(rowsOf(rows, 'filtered'), [
+  assert.deepEqual(emailsOfNew(rows), ['jane.miller@example.com', 'omar.haddad@example.com']);
+  assert.deepEqual(decided(rows, 'filtered'), [
     [1, 3, NO_CONTACT],
     [2, 3, NO_CONTACT],
   ]);
-  assert.deepEqual(rowsOf(rows, 'invalid'), [[3, 2, "email: 'omar.haddad@@example.com' is not a valid email address"]]);
+  assert.deepEqual(decided(rows, 'invalid'), [
+    [3, 2, "email: 'omar.haddad@@example.com' is not a valid email address"],
+  ]);
 
   // Omar's track: email from properties.email, phone from context.traits.
   const sent = await pushTwice('segment/batch.jsonl');
@@ -287,9 +223,9 @@ test('a Segment batch body: each event decided on its own, by item; a retried ba
 });
 
 test("LinkedIn Lead Sync: answers read by their form's predefined fields, a test lead filtered, a repeat by id", async () => {
-  const { report, rows } = await dryRun('linkedin/lead-form-responses.jsonl');
-  assert.deepEqual(readAs(report), [['LinkedIn Lead Sync responses', 6]]);
-  assert.deepEqual(decisions(report), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 1 });
+  const { doc, rows } = await dryRun('linkedin/lead-form-responses.jsonl');
+  assert.deepEqual(readAs(doc), [['LinkedIn Lead Sync responses', 6]]);
+  assert.deepEqual(decisions(doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 1 });
   assert.deepEqual(
     rows.map((r) => [r.line, r.item, r.decision, r.email]),
     [
@@ -303,10 +239,10 @@ test("LinkedIn Lead Sync: answers read by their form's predefined fields, a test
       [3, 1, 'invalid', ''],
     ],
   );
-  assert.deepEqual(rowsOf(rows, 'filtered'), [
+  assert.deepEqual(decided(rows, 'filtered'), [
     [1, 2, 'a test lead (testLead is true): not a person who filled in the form'],
   ]);
-  assert.deepEqual(rowsOf(rows, 'invalid'), [
+  assert.deepEqual(decided(rows, 'invalid'), [
     [
       3,
       1,
@@ -329,7 +265,7 @@ test('LinkedIn: a user who maps the question ids in the config gets the leads of
   const config = join(dir, 'leadledger.config.json');
   const answer = (ids: string) => `formResponse.answers[questionId=${ids}].answerDetails.textQuestionAnswer.answer`;
   writeFileSync(config, JSON.stringify({ fields: { email: answer('37001|37002'), firstName: answer('17001|17002') } }));
-  const { report, rows } = await dryRun('linkedin/lead-form-responses.jsonl', '--config', config);
-  assert.deepEqual(decisions(report), { new: 3, duplicate_in_input: 1, known_lead: 1, filtered: 1 });
+  const { doc, rows } = await dryRun('linkedin/lead-form-responses.jsonl', '--config', config);
+  assert.deepEqual(decisions(doc), { new: 3, duplicate_in_input: 1, known_lead: 1, filtered: 1 });
   assert.deepEqual(rows.at(-1)?.email, 'ana.souza@exemplo.com.br');
 });

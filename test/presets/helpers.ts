@@ -1,9 +1,10 @@
-// What the tests of sources run: the built CLI on a fixture of fixtures/sources/, its --json report, the row per
-// record of its --report, and the leads a push wrote to the JSONL sink.
+// What the tests of presets run: the built CLI on an input (a fixture of fixtures/sources/, or a file the test
+// wrote), its --json report, the row per record of its --report, and the leads a push wrote to the JSONL sink.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, ROOT } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
 
 /** A fixture of fixtures/sources/. */
 export const fx = (f: string): string => join(ROOT, 'fixtures', 'sources', f);
@@ -33,24 +34,55 @@ export interface Sent {
   lead: { email?: string; phone?: string; name?: string; company?: string; source?: string; [more: string]: unknown };
 }
 
-const jsonLines = <T>(file: string): T[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as T)
-    : [];
+/** The records of a JSONL text. */
+export const parseJsonLines = <T>(text: string): T[] =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 
-/** Runs `leadledger <args> --json --report <dir>/<name>.jsonl`; the report and its rows. */
-export async function run(dir: string, name: string, args: string[]): Promise<{ doc: Doc; rows: Row[] }> {
-  const report = join(dir, `${name}.jsonl`);
-  const r = await runCli([...args, '--json', '--report', report]);
-  assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
-  return { doc: JSON.parse(r.stdout) as Doc, rows: jsonLines<Row>(report) };
+/** The records of a JSONL file; none where it was never written (a sink that had nothing to send). */
+export const jsonLines = <T>(file: string): T[] =>
+  existsSync(file) ? parseJsonLines<T>(readFileSync(file, 'utf8')) : [];
+
+/** A run of the CLI: its --json report, the rows of its --report (none without one), and what it printed. */
+export interface Ran {
+  doc: Doc;
+  rows: Row[];
+  stdout: string;
+  stderr: string;
 }
 
-/** `push <input> --dry-run`, against a ledger of its own unless `extra` names one. */
-export function dryRun(dir: string, input: string, ...extra: string[]): Promise<{ doc: Doc; rows: Row[] }> {
+/**
+ * Runs `leadledger <args> --json`, with `--report <report>` when one is named. It must exit 0, or with `orFailed`
+ * 0 or 1 (finished, but some events failed or are in doubt).
+ */
+export async function runJson(args: string[], opts: { report?: string; orFailed?: boolean } = {}): Promise<Ran> {
+  const r = await runCli([...args, '--json', ...(opts.report ? ['--report', opts.report] : [])]);
+  if (opts.orFailed) assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
+  else assert.equal(r.code, 0, r.stderr);
+  const rows = opts.report ? jsonLines<Row>(opts.report) : [];
+  return { doc: JSON.parse(r.stdout) as Doc, rows, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * A dry-run audit as a user runs it: `push <input> --dry-run` (flags after) against an empty ledger, in a directory
+ * of its own, with its per-record report there (`report`); it must exit 0.
+ */
+export async function audit(input: string, ...flags: string[]): Promise<Ran & { report: string }> {
+  const dir = tmpDir();
+  const report = join(dir, 'report.jsonl');
+  const ran = await runJson(['push', input, '--dry-run', '--ledger', join(dir, 'l.db'), ...flags], { report });
+  return { ...ran, report };
+}
+
+/** Runs `leadledger <args> --json --report <dir>/<name>.jsonl`, which may exit 1; the report and its rows. */
+export function run(dir: string, name: string, args: string[]): Promise<Ran> {
+  return runJson(args, { report: join(dir, `${name}.jsonl`), orFailed: true });
+}
+
+/** `push <input> --dry-run` in the test's dir, against a ledger of its own unless `extra` names one. */
+export function dryRun(dir: string, input: string, ...extra: string[]): Promise<Ran> {
   const ledger = extra.includes('--ledger') ? [] : ['--ledger', join(dir, 'dry.db')];
   return run(dir, 'dry-run', ['push', input, '--dry-run', ...ledger, ...extra]);
 }
@@ -65,6 +97,9 @@ export const nonZero = (doc: Doc): Record<string, number> =>
 /** The rows of one decision, as [line, item?, reason] for readable assertions. */
 export const decided = (rows: Row[], decision: string): Array<[number, number | '', string]> =>
   rows.filter((r) => r.decision === decision).map((r) => [r.line, r.item, r.reason]);
+
+/** The emails of the rows decided new, in input order. */
+export const emailsOfNew = (rows: Row[]): string[] => rows.filter((r) => r.decision === 'new').map((r) => r.email);
 
 /**
  * Pushes the input to the JSONL sink, then pushes it again: the first sends `sends` leads (returned as the sink wrote
