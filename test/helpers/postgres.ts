@@ -5,17 +5,12 @@
 // process ends (and the server told to stop should the process die: it is started with a parent-death signal).
 //
 // A missing PostgreSQL fails the test, in CI and anywhere else: these tests never skip.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { after } from 'node:test';
 import pg from 'pg';
+import { findPgBin, PG_ADMIN, startPgServer } from './pg-server.mjs';
 
-/** The cluster's superuser and its password (TCP connections need it). */
-export const PG_ADMIN = 'leadledger_admin';
+export { findPgBin, PG_ADMIN };
 
 export interface PgCluster {
   host: string;
@@ -38,19 +33,6 @@ export interface PgDatabase {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
-const BIN_NAMES = ['initdb', 'postgres', 'pg_ctl'] as const;
-
-/**
- * The directory holding initdb, postgres and pg_ctl: LEADLEDGER_PG_BIN when set (and then only it), else the first on
- * PATH, else Debian's PostgreSQL 15.
- */
-export function findPgBin(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = env.LEADLEDGER_PG_BIN
-    ? [env.LEADLEDGER_PG_BIN]
-    : [...(env.PATH ?? '').split(delimiter), '/usr/lib/postgresql/15/bin'].filter((d) => !!d);
-  return candidates.find((d) => BIN_NAMES.every((b) => existsSync(join(d, b))));
-}
-
 /** The error every postgres test fails with when there is no PostgreSQL to start. */
 export function missing(): Error {
   return new Error(
@@ -59,38 +41,6 @@ export function missing(): Error {
       (process.env.CI ? ' (CI is set: this is a failure of the CI machine)' : '') +
       ': install it (Debian: apt-get install postgresql-15) or point LEADLEDGER_PG_BIN at its bin directory.',
   );
-}
-
-const isRoot = () => process.getuid?.() === 0;
-
-/** argv run as the postgres user when we are root (initdb and the server refuse root), else as is. */
-function asPostgres(argv: string[], pdeathsig = false): string[] {
-  if (!isRoot()) return pdeathsig ? ['setpriv', '--pdeathsig', 'INT', '--', ...argv] : argv;
-  // setpriv execs (runuser forks and waits), so the server's parent is this process and the death signal holds.
-  return pdeathsig
-    ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--pdeathsig', 'INT', '--', ...argv]
-    : ['runuser', '-u', 'postgres', '--', ...argv];
-}
-
-function postgresIds(): { uid: number; gid: number } {
-  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  const uid = id('-u');
-  const gid = id('-g');
-  if (!Number.isInteger(uid) || uid <= 0)
-    throw new Error('running as root, the PostgreSQL tests need a "postgres" system user to run initdb as');
-  return { uid, gid };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 let starting: Promise<PgCluster> | undefined;
@@ -103,123 +53,25 @@ export function pgCluster(): Promise<PgCluster> {
 async function startCluster(): Promise<PgCluster> {
   const bin = findPgBin();
   if (!bin) throw missing();
-  const dir = mkdtempSync(join(tmpdir(), 'leadledger-pg-'));
-  const data = join(dir, 'data');
-  const password = randomBytes(12).toString('hex');
-  writeFileSync(join(dir, 'pw'), `${password}\n`, { mode: 0o600 });
-  if (isRoot()) {
-    const { uid, gid } = postgresIds();
-    chownSync(dir, uid, gid);
-    chownSync(join(dir, 'pw'), uid, gid);
-  }
-  chmodSync(dir, 0o700);
-  let server: ChildProcess | undefined;
-  const cleanup = () => {
-    if (server && server.exitCode === null && server.signalCode === null) {
-      // Immediate shutdown: the data is thrown away anyway. SIGQUIT to the postmaster is pg_ctl's "immediate".
-      server.kill('SIGQUIT');
-      spawnSync('sh', ['-c', `for i in $(seq 50); do kill -0 ${server.pid} 2>/dev/null || exit 0; sleep 0.1; done`]);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  process.once('exit', cleanup);
-
-  const initArgv = asPostgres([
-    join(bin, 'initdb'),
-    '-D',
-    data,
-    '-U',
-    PG_ADMIN,
-    `--pwfile=${join(dir, 'pw')}`,
-    '--auth-local=trust',
-    '--auth-host=scram-sha-256',
-    '--no-sync',
-    '-E',
-    'UTF8',
-    '--locale=C.UTF-8',
-  ]);
-  const init = spawnSync(initArgv[0]!, initArgv.slice(1), { encoding: 'utf8' });
-  if (init.status !== 0) {
-    cleanup();
-    throw new Error(`initdb failed (${init.status}): ${init.stderr || init.error?.message}`);
-  }
-  rmSync(join(dir, 'pw'));
-
-  // A free port can be taken between the probe and the bind: a few tries.
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    const argv = asPostgres(
-      [
-        join(bin, 'postgres'),
-        '-D',
-        data,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        `port=${port}`,
-        '-c',
-        `unix_socket_directories=${dir}`,
-        '-c',
-        'fsync=off',
-        '-c',
-        'full_page_writes=off',
-        '-c',
-        'synchronous_commit=off',
-        '-c',
-        'shared_buffers=16MB',
-        '-c',
-        'max_connections=60',
-        '-c',
-        'log_min_messages=warning',
-        '-c',
-        'logging_collector=off',
-      ],
-      true,
-    );
-    let log = '';
-    server = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
-    server.stderr!.setEncoding('utf8').on('data', (d: string) => {
-      if (log.length < 20_000) log += d;
-    });
-    // The server is ours to stop; it must not keep the test process alive.
-    server.unref();
-    (server.stderr as unknown as { unref?: () => void }).unref?.();
-    const cluster: PgCluster = { host: '127.0.0.1', port, user: PG_ADMIN, password, socketDir: dir, version: '' };
-    const ready = await waitReady(cluster, server);
-    if (ready) {
-      cluster.version = ready;
-      return cluster;
-    }
-    if (attempt >= 3 || !/could not bind|Address already in use/i.test(log)) {
-      cleanup();
-      throw new Error(`PostgreSQL did not start: ${log.trim() || 'no output'}`);
-    }
-  }
-}
-
-/** Polls until the server answers (its version), or undefined once it has exited. */
-async function waitReady(c: PgCluster, server: ChildProcess): Promise<string | undefined> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null || server.signalCode !== null) return undefined;
-    const client = new pg.Client({
-      host: c.host,
-      port: c.port,
-      user: c.user,
-      password: c.password,
-      database: 'postgres',
-    });
-    try {
-      await client.connect();
-      const r = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
-      return r.rows[0]!.v;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
-  throw new Error('PostgreSQL did not become ready within 30 s');
+  const server = await startPgServer({
+    bin,
+    prefix: 'leadledger-pg-',
+    settings: [
+      'fsync=off',
+      'full_page_writes=off',
+      'synchronous_commit=off',
+      'shared_buffers=16MB',
+      'max_connections=60',
+    ],
+    who: 'the PostgreSQL tests',
+    onServer: (child) => {
+      // The server is ours to stop; it must not keep the test process alive.
+      child.unref();
+      (child.stderr as unknown as { unref?: () => void }).unref?.();
+    },
+  });
+  const { host, port, user, password, socketDir, version } = server;
+  return { host, port, user, password, socketDir, version };
 }
 
 /** A fresh database on the cluster, dropped when the test file ends. */
