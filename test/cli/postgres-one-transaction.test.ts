@@ -7,10 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
-import { exited, start } from '../helpers/kill.js';
-import { pgDatabase } from '../helpers/postgres.js';
+import { killWhen, start } from '../helpers/kill.js';
+import { createLeadsTable, pgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const db = await pgDatabase();
@@ -33,9 +33,7 @@ async function look(table: string): Promise<Record<string, number> | undefined> 
 }
 
 test('ledger in the sink’s database: table and ledger agree at every look, none pending; kills leave nothing in doubt', async (t) => {
-  await db.query(`CREATE TABLE one_tx (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, email text NOT NULL UNIQUE, name text, phone text,
-    company text, source text, created_at timestamptz NOT NULL DEFAULT now())`);
+  await createLeadsTable(db, 'one_tx');
   const dir = tmpDir();
   const events = generateEvents(dir, 20_000, 43);
   const want = await expectedPeople(events, dir);
@@ -50,23 +48,23 @@ test('ledger in the sink’s database: table and ledger agree at every look, non
     const at = Math.floor((total * i) / 7);
     const child = start(args, env);
     child.stderr?.resume();
-    for (;;) {
-      if (child.exitCode !== null) break;
-      const s = await look('one_tx');
-      if (s) {
-        looks++;
-        if (s.running > 0 && s.sent > 0) midRun++;
-        assert.equal(s.pending, 0, `an event was pending: ${JSON.stringify(s)}`);
-        assert.equal(s.rows, s.sent, `the table and the ledger disagree: ${JSON.stringify(s)}`);
-        if (s.sent >= at) {
-          child.kill('SIGKILL');
-          await exited(child);
-          kills.push(`killed at sent ${s.sent} (goal ${at})`);
-          break;
+    // Every look is checked, up to the one that kills.
+    const killed = await killWhen(
+      child,
+      async () => {
+        const s = await look('one_tx');
+        if (s) {
+          looks++;
+          if (s.running > 0 && s.sent > 0) midRun++;
+          assert.equal(s.pending, 0, `an event was pending: ${JSON.stringify(s)}`);
+          assert.equal(s.rows, s.sent, `the table and the ledger disagree: ${JSON.stringify(s)}`);
         }
-      }
-      await new Promise((r) => setTimeout(r, 2));
-    }
+        return s;
+      },
+      (s) => s.sent >= at,
+      2,
+    );
+    if (killed) kills.push(`killed at sent ${killed.sent} (goal ${at})`);
     const after = await look('one_tx');
     assert.equal(after?.in_doubt, 0, 'a kill left events in doubt');
     assert.equal(after?.rows, after?.sent);
@@ -78,7 +76,7 @@ test('ledger in the sink’s database: table and ledger agree at every look, non
 
   const final = await runCli([...args.slice(0, -1), '--json'], { env });
   assert.equal(final.code, 0, final.stderr);
-  const d = (JSON.parse(final.stdout) as { delivery: Record<string, number> }).delivery;
+  const d = jsonReport(final).delivery;
   assert.equal(d.inDoubt, 0);
   assert.equal(d.recovered, 0, 'nothing needed a lookup: nothing was in doubt');
   const s = await look('one_tx');
@@ -104,7 +102,7 @@ test('ledger in the sink’s database: a lead the database refuses rolls its bat
   const args = ['push', input, '--sink', 'postgres', '--pg-url', db.url, '--table', 'one_tx_checked'];
   const r = await runCli([...args, '--ledger', db.url, '--json'], { env });
   assert.equal(r.code, 1, r.stderr);
-  const d = (JSON.parse(r.stdout) as { delivery: Record<string, number> }).delivery;
+  const d = jsonReport(r).delivery;
   assert.deepEqual({ sent: d.sent, failed: d.failed, inDoubt: d.inDoubt }, { sent: 299, failed: 1, inDoubt: 0 });
   assert.match(r.stderr, /violates check constraint "one_tx_checked_company_check"/);
   const s = await look('one_tx_checked');

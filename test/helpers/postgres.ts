@@ -256,3 +256,13 @@ export async function pgDatabase(prefix = 'leadledger_test'): Promise<PgDatabase
     query: (sql, params) => pool.query(sql, params),
   };
 }
+
+/**
+ * Creates the table of leads the postgres sink tests push into: an identity id, a unique email, a text column for
+ * name, phone, company and source, and created_at.
+ */
+export async function createLeadsTable(db: PgDatabase, table: string): Promise<void> {
+  await db.query(`CREATE TABLE ${table} (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, email text NOT NULL UNIQUE, name text, phone text,
+    company text, source text, created_at timestamptz NOT NULL DEFAULT now())`);
+}
