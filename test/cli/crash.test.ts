@@ -1,11 +1,11 @@
 // Exactly once under SIGKILL, overlapping runs and Ctrl-C: the CLI is killed at many points of a push and rerun.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startEmulator } from '../../src/sandbox/emulator.js';
-import { runCli } from '../helpers/cli.js';
-import { exited, killWhen, ledgerState, start, type LedgerState } from '../helpers/kill.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
+import { exited, killAfter, killWhen, ledgerState, start, type LedgerState } from '../helpers/kill.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
 
@@ -32,9 +32,7 @@ async function crashLoop(
     const child = start(args, env);
     let state: LedgerState | undefined;
     if (i === 0) {
-      await new Promise((r) => setTimeout(r, 40)); // during start-up, before any ledger work
-      child.kill('SIGKILL');
-      await exited(child);
+      await killAfter(child, 40); // during start-up, before any ledger work
       state = ledgerState(ledger) ?? { sent: -1, pending: 0, inDoubt: 0, running: 0 };
     } else state = await killWhen(child, () => ledgerState(ledger), when);
     if (state) points.add(`${state.sent}/${state.pending}/${state.inDoubt}`);
@@ -43,8 +41,7 @@ async function crashLoop(
 }
 
 test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, none lost, ledger = CRM', async () => {
-  const emu = await startEmulator({ token: TOKEN, faults: { latencyMs: 25 } });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, faults: { latencyMs: 25 } });
   const dir = tmpDir();
   const events = generateEvents(dir, 2600, 21);
   const want = await expectedPeople(events, dir);
@@ -90,8 +87,7 @@ test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, non
 });
 
 test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never send a lead twice; unsure sends stay in doubt, none lost', async () => {
-  const emu = await startEmulator({ faults: { latencyMs: 8 } });
-  after(() => emu.close());
+  const emu = await emulator({ faults: { latencyMs: 8 } });
   const dir = tmpDir();
   const events = generateEvents(dir, 500, 22);
   const want = await expectedPeople(events, dir);
@@ -129,8 +125,7 @@ test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never 
 });
 
 test('two pushes at once on one ledger, without the run lock: claims alone keep every lead to one send', async () => {
-  const emu = await startEmulator({ faults: { latencyMs: 3 } });
-  after(() => emu.close());
+  const emu = await emulator({ faults: { latencyMs: 3 } });
   const dir = tmpDir();
   const events = generateEvents(dir, 600, 23);
   const want = await expectedPeople(events, dir);
@@ -154,14 +149,13 @@ test('two pushes at once on one ledger, without the run lock: claims alone keep 
   const emails = emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email);
   assert.equal(emails.length, new Set(emails).size, 'no lead twice');
   assert.deepEqual(new Set(emails), want);
-  const sentA = JSON.parse(a.stdout).delivery.sent as number;
-  const sentB = JSON.parse(b.stdout).delivery.sent as number;
+  const sentA = jsonReport(a).delivery.sent;
+  const sentB = jsonReport(b).delivery.sent;
   assert.equal(sentA + sentB, want.size);
 });
 
 test('with the run lock, a second push exits 5 at once, or waits with --wait and then finds nothing new', async () => {
-  const emu = await startEmulator({ faults: { latencyMs: 10 } });
-  after(() => emu.close());
+  const emu = await emulator({ faults: { latencyMs: 10 } });
   const dir = tmpDir();
   const events = generateEvents(dir, 300, 24);
   const ledger = join(dir, 'l.db');
@@ -186,12 +180,11 @@ test('with the run lock, a second push exits 5 at once, or waits with --wait and
   assert.equal((await first).code, 0);
   const w = await waiting;
   assert.equal(w.code, 0, w.stderr);
-  assert.equal(JSON.parse(w.stdout).delivery.sent, 0);
+  assert.equal(jsonReport(w).delivery.sent, 0);
 });
 
 test('Ctrl-C: in-flight sends settle, the run is recorded as interrupted, exit 130; a rerun finishes the job', async () => {
-  const emu = await startEmulator({ token: TOKEN, faults: { latencyMs: 150 } });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, faults: { latencyMs: 150 } });
   const dir = tmpDir();
   const events = generateEvents(dir, 3000, 25);
   const want = await expectedPeople(events, dir);

@@ -4,17 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { runCli, ROOT } from '../helpers/cli.js';
+import { jsonReport, runCli, ROOT } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const fx = (f: string) => join(ROOT, 'fixtures', f);
-const json = (s: string) =>
-  JSON.parse(s) as {
-    counts: Record<string, number>;
-    perSource: Record<string, Record<string, number>>;
-    dryRun: boolean;
-    exitCode: number;
-  };
 const sumDecisions = (c: Record<string, number>) =>
   Object.entries(c)
     .filter(([k]) => k !== 'read')
@@ -49,7 +42,7 @@ test('--json is one document on stdout whose counts add up to the records read',
   ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, '');
-  const doc = json(r.stdout);
+  const doc = jsonReport(r);
   assert.equal(doc.dryRun, true);
   assert.equal(doc.counts.read, 36);
   assert.equal(sumDecisions(doc.counts), doc.counts.read);
@@ -97,7 +90,7 @@ test('dry-run against a seeded ledger: imported keys are duplicates, imported pe
   assert.equal(imp.code, 0, imp.stderr);
   assert.match(imp.stderr, /imported 2 keys and 1 emails/);
   const r = await runCli(['push', fx('webhook-events.jsonl'), '--dry-run', '--json', '--ledger', ledger]);
-  const doc = json(r.stdout);
+  const doc = jsonReport(r);
   assert.equal(doc.counts.duplicate, 2, 'the first sightings of evt_01JA0001 and evt_01JA0002');
   assert.equal(doc.counts.duplicate_in_input, 4, 'their repeats (and the other retries) are duplicates in input');
   assert.equal(doc.counts.known_lead, 3);
@@ -110,10 +103,10 @@ test('stdin, gzip, wrapped logs and globs', async () => {
   const stdin = await runCli(['push', '-', '--dry-run', '--json', '--ledger', l], {
     input: readFileSync(fx('webhook-events.jsonl')),
   });
-  assert.equal(json(stdin.stdout).counts.read, 25);
-  assert.ok(json(stdin.stdout).perSource.stdin);
+  assert.equal(jsonReport(stdin).counts.read, 25);
+  assert.ok(jsonReport(stdin).perSource.stdin);
   const gz = await runCli(['push', fx('webhook-events.jsonl.gz'), '--dry-run', '--json', '--ledger', l]);
-  assert.equal(json(gz.stdout).counts.new, 19);
+  assert.equal(jsonReport(gz).counts.new, 19);
   const wrapped = await runCli([
     'push',
     fx('app-log-wrapped.jsonl'),
@@ -124,7 +117,7 @@ test('stdin, gzip, wrapped logs and globs', async () => {
     '--ledger',
     l,
   ]);
-  assert.equal(json(wrapped.stdout).counts.new, 6);
+  assert.equal(jsonReport(wrapped).counts.new, 6);
   const glob = await runCli([
     'push',
     join(ROOT, 'fixtures', 'webhook-events.jsonl*'),
@@ -133,7 +126,7 @@ test('stdin, gzip, wrapped logs and globs', async () => {
     '--ledger',
     l,
   ]);
-  assert.equal(json(glob.stdout).counts.read, 45);
+  assert.equal(jsonReport(glob).counts.read, 45);
 });
 
 test('filters: --type and --since', async () => {
@@ -150,7 +143,7 @@ test('filters: --type and --since', async () => {
     '--ledger',
     l,
   ]);
-  const doc = json(r.stdout);
+  const doc = jsonReport(r);
   assert.ok(doc.counts.filtered > 10, JSON.stringify(doc.counts));
   assert.equal(sumDecisions(doc.counts), 25);
 });
@@ -199,7 +192,7 @@ test('on generated events with a seeded ledger, new + known leads = the unique i
   const ledger = join(dir, 'l.db');
   assert.equal((await runCli(['ledger', 'import', join(dir, 'seed.txt'), '--ledger', ledger])).code, 0);
   const r = await runCli(['push', events, '--dry-run', '--json', '--ledger', ledger]);
-  const c = json(r.stdout).counts;
+  const c = jsonReport(r).counts;
   assert.equal(c.read, 20000);
   assert.equal(c.new + c.known_lead, ids.length - seeded.length);
   assert.equal(c.conflict, 0);

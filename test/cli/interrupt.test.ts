@@ -1,13 +1,14 @@
 // Ctrl-C during a push to HubSpot (the emulator on 127.0.0.1): the summary says how many in-flight sends were
 // settled, how many were cut after the grace period (in doubt) and how many never left (released), and those
 // counts are the ledger's.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { BIN, inheritedEnv, ROOT, runCli } from '../helpers/cli.js';
+import type { Emulator, EmulatorOptions } from '../../src/sandbox/emulator.js';
+import { jsonReport, runCli, type JsonReport } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
 import { jsonlEvents } from '../helpers/events.js';
+import { start } from '../helpers/kill.js';
 import { writeFileSync } from 'node:fs';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -19,19 +20,11 @@ interface Stopped {
   cut: number;
   released: number;
 }
-interface Report {
-  counts: Record<string, number>;
-  delivery: Record<string, number>;
-  stopped?: Stopped;
-  inDoubtResolution?: { command: string; how: string };
-  interrupted?: boolean;
-  exitCode: number;
-}
 interface Run {
   code: number | null;
   signal: NodeJS.Signals | null;
   stderr: string;
-  report: Report;
+  report: JsonReport;
   /** ms from the first signal to the exit */
   afterSignal: number;
 }
@@ -44,15 +37,11 @@ async function pushAndInterrupt(
   ready: () => boolean,
   opts: { twice?: boolean; gapMs?: number } = {},
 ): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { ...inheritedEnv(), ...env } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = start(args, env, ['ignore', 'pipe', 'pipe']);
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
     child.on('close', (code, signal) => r({ code, signal })),
   );
@@ -67,7 +56,7 @@ async function pushAndInterrupt(
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const e = await done;
   clearTimeout(killer);
-  return { ...e, stderr, report: JSON.parse(stdout) as Report, afterSignal: Date.now() - sentAt };
+  return { ...e, stderr, report: jsonReport({ stdout }), afterSignal: Date.now() - sentAt };
 }
 
 /** The ledger's events by status, as `ledger stats --json` counts them. */
@@ -90,9 +79,8 @@ function summaryCounts(stderr: string): Stopped {
   return { settled: Number(m[1]), cut: Number(m[2]), released: Number(m[3]) };
 }
 
-async function setUp(n: number, emuOpts: Parameters<typeof startEmulator>[0]) {
-  const emu = await startEmulator({ token: TOKEN, ...emuOpts });
-  after(() => emu.close());
+async function setUp(n: number, emuOpts: EmulatorOptions) {
+  const emu = await emulator({ token: TOKEN, ...emuOpts });
   const dir = tmpDir();
   const file = join(dir, 'events.jsonl');
   writeFileSync(file, jsonlEvents(n));
@@ -140,7 +128,7 @@ test(
     assert.doesNotMatch(run.stderr, /to settle the/);
     // The next run decides them new again.
     const plan = await runCli([...args, '--dry-run']);
-    assert.equal((JSON.parse(plan.stdout) as { counts: { new: number } }).counts.new, 900);
+    assert.equal(jsonReport(plan).counts.new, 900);
   },
   { timeout: 60_000 },
 );
@@ -178,10 +166,10 @@ test('Ctrl-C twice while batches are on the wire: they are cut and in doubt, the
   emu.setFaults({});
   const replay = await runCli([...m[1]!.split(' ').slice(1), '--json'], { env });
   assert.equal(replay.code, 0, replay.stderr);
-  assert.equal((JSON.parse(replay.stdout) as Report).delivery.recovered, 400);
+  assert.equal(jsonReport(replay).delivery.recovered, 400);
   const rest = await runCli(args, { env });
   assert.equal(rest.code, 0, rest.stderr);
-  assert.equal((JSON.parse(rest.stdout) as Report).delivery.sent, 600);
+  assert.equal(jsonReport(rest).delivery.sent, 600);
   assert.equal(emu.contacts().length, 1000, 'every person once');
   assert.equal(new Set(emu.contacts().map((c) => c.properties.email)).size, 1000);
 });

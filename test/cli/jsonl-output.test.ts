@@ -4,17 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { jsonReport, ROOT, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
-type Report = {
-  delivery: Record<string, number>;
-  failures?: Record<string, number>;
-  inDoubtReasons?: Record<string, number>;
-  exitCode: number;
-};
-const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
 /** n leads, each with a 2 KB custom field, and a config that maps it: batches of 2,000 are ~4 MB each. */
 function bigLeads(dir: string, n: number): { input: string; config: string } {
@@ -39,7 +32,7 @@ test('jsonl: 5,000 leads of 2 KB in 3 batches in flight at once are 5,000 whole 
     { timeoutMs: 120_000 },
   );
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(doc(r).delivery.sent, 5000);
+  assert.equal(jsonReport(r).delivery.sent, 5000);
   const lines = readFileSync(out, 'utf8').split('\n');
   assert.equal(lines.pop(), '', 'the file ends with a newline');
   assert.equal(lines.length, 5000);
@@ -109,8 +102,8 @@ test('jsonl: --output /dev/null sends every event (a device is written, not fsyn
     '--quiet',
   ]);
   assert.equal(r.code, 0, r.stdout);
-  assert.equal(doc(r).delivery.sent, 16);
-  assert.equal(doc(r).delivery.inDoubt, 0);
+  assert.equal(jsonReport(r).delivery.sent, 16);
+  assert.equal(jsonReport(r).delivery.inDoubt, 0);
 });
 
 test('in doubt: the summary and --json give the reason of every in-doubt event, grouped with counts', async () => {
@@ -119,8 +112,8 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   const args = ['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--json'];
   const r = await runCli(args);
   assert.equal(r.code, 1, r.stderr);
-  assert.equal(doc(r).delivery.inDoubt, 16);
-  const reasons = Object.entries(doc(r).inDoubtReasons ?? {});
+  assert.equal(jsonReport(r).delivery.inDoubt, 16);
+  const reasons = Object.entries(jsonReport(r).inDoubtReasons ?? {});
   assert.equal(reasons.length, 1, JSON.stringify(reasons));
   const [reason, n] = reasons[0]!;
   assert.equal(n, 16);
@@ -130,8 +123,8 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   // The next run cannot check them (a file can neither be asked nor drops a repeat): it says so, with the count.
   const again = await runCli(args);
   assert.equal(again.code, 1, again.stderr);
-  assert.equal(doc(again).delivery.inDoubt, 16);
-  const left = Object.entries(doc(again).inDoubtReasons ?? {});
+  assert.equal(jsonReport(again).delivery.inDoubt, 16);
+  const left = Object.entries(jsonReport(again).inDoubtReasons ?? {});
   assert.equal(left.length, 1, JSON.stringify(left));
   assert.equal(left[0]![1], 16);
   assert.match(left[0]![0], /leadledger replay --in-doubt --resend re-sends it/);

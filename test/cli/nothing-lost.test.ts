@@ -4,15 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-
-const report = (s: string) =>
-  JSON.parse(s) as {
-    counts: Record<string, number>;
-    exitCode: number;
-    examples: Record<string, Array<{ reason: string }>>;
-  };
 
 test('a null in an earlier record hides no field from later records of its shape (stdin)', async () => {
   const input =
@@ -25,7 +18,7 @@ test('a null in an earlier record hides no field from later records of its shape
     { input },
   );
   assert.equal(r.code, 0, r.stderr);
-  const doc = report(r.stdout);
+  const doc = jsonReport(r);
   assert.equal(doc.counts.new, 2, JSON.stringify(doc.examples));
   assert.equal(doc.counts.invalid, 0);
 });
@@ -52,7 +45,7 @@ test('nulls, booleans and objects in mapped fields decide the same with map work
   writeFileSync(big, lines.join('\n') + '\n');
   const r = await runCli(['push', big, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], { timeoutMs: 120_000 });
   assert.equal(r.code, 0, r.stderr);
-  const doc = report(r.stdout);
+  const doc = jsonReport(r);
   // Every record has an email or a valid phone except those with neither: every 5th has a null email, and of
   // those, a third have a phone (i % 3 === 2).
   const invalid = lines.filter((_, i) => i % 5 === 0 && i % 3 !== 2).length;
@@ -76,7 +69,7 @@ test('one record nested 5,000 deep under a mapped custom field is one invalid re
   writeFileSync(config, JSON.stringify({ fields: { custom: { plan: 'plan' } } }));
   const r = await runCli(['push', input, '--dry-run', '--json', '--config', config, '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
-  const doc = report(r.stdout);
+  const doc = jsonReport(r);
   assert.equal(doc.counts.read, 3);
   assert.equal(doc.counts.new, 2);
   assert.deepEqual(
@@ -99,11 +92,7 @@ test('a truncated gzip: what could be read is decided, the rest is named as not 
   ]) {
     const r = await runCli(['push', input, ...args, '--ledger', join(dir, `${args.length}.db`)]);
     assert.equal(r.code, 3, r.stderr);
-    const doc = JSON.parse(r.stdout) as {
-      counts: { read: number; invalid: number };
-      unread: Array<{ source: string; line: number; reason: string }>;
-      exitCode: number;
-    };
+    const doc = jsonReport(r);
     assert.equal(doc.exitCode, 3);
     assert.ok(doc.counts.read > 1000 && doc.counts.read < 20_000, `${doc.counts.read} records read before the damage`);
     assert.equal(doc.counts.invalid, 0, 'the damage is not a record');
@@ -136,7 +125,7 @@ test('a stray quote in a CSV swallows no rows: its row is given up with its line
       timeoutMs: 120_000,
     });
     assert.equal(r.code, 0, r.stderr);
-    const doc = report(r.stdout);
+    const doc = jsonReport(r);
     assert.equal(doc.counts.read, 60_000, args.join(' '));
     assert.equal(doc.counts.new, 59_999);
     assert.deepEqual(
@@ -207,7 +196,7 @@ test('UTF-16 with a BOM (a Meta Lead Ads download: UTF-16 LE, tab-separated) and
     writeFileSync(join(dir, name), bytes);
     const r = await runCli(['push', join(dir, name), '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
     assert.equal(r.code, 0, r.stderr);
-    const doc = report(r.stdout);
+    const doc = jsonReport(r);
     assert.equal(doc.counts.read, 2, `${name}: ${JSON.stringify(doc.examples)}`);
     assert.equal(doc.counts.invalid, 0, `${name}: ${JSON.stringify(doc.examples)}`);
   }
@@ -224,10 +213,7 @@ test('a large JSON array is streamed: every element decided, a malformed one rej
   writeFileSync(input, '[\n' + parts.join(',\n') + '\n]\n');
   const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], { timeoutMs: 120_000 });
   assert.equal(r.code, 3, r.stderr);
-  const doc = JSON.parse(r.stdout) as {
-    counts: Record<string, number>;
-    unread: Array<{ line: number; toLine?: number; reason: string }>;
-  };
+  const doc = jsonReport(r);
   assert.equal(doc.counts.new, 150_000 - 2);
   assert.equal(doc.counts.invalid, 1);
   assert.deepEqual(doc.unread, [
@@ -248,11 +234,7 @@ test('bytes that are not UTF-8 in JSONL values: an altered email is not sent, an
   writeFileSync(input, Buffer.concat(lines));
   const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
-  const doc = JSON.parse(r.stdout) as {
-    counts: Record<string, number>;
-    examples: Record<string, Array<{ line: number; reason: string }>>;
-    warnings: { records: number; byReason: Record<string, number> };
-  };
+  const doc = jsonReport(r);
   assert.equal(doc.counts.new, 2);
   assert.deepEqual(
     doc.examples.invalid?.map((e) => [e.line, e.reason]),

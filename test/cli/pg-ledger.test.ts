@@ -3,15 +3,16 @@
 // run lock (--wait: a killed holder is found dead when its lease runs out) and without it (--no-lock: claims alone).
 // Also push, dry-run and replay end to end, and `ledger migrate` from SQLite. PostgreSQL is a real server
 // (test/helpers/postgres.ts): a missing one fails this file, never skips it.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmulator } from '../../src/sandbox/emulator.js';
-import { runCli } from '../helpers/cli.js';
+import type { Emulator } from '../../src/sandbox/emulator.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
-import { exited, start } from '../helpers/kill.js';
+import { exited, killWhen, start } from '../helpers/kill.js';
 import { pgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -28,12 +29,7 @@ async function q<T>(ledger: string, sql: string): Promise<T[]> {
 }
 
 /** Every person in the CRM once, no create ever repeated (a repeat is a 409), every ledger row sent. */
-async function assertExactlyOnce(
-  emu: Awaited<ReturnType<typeof startEmulator>>,
-  ledger: string,
-  want: Set<string>,
-  what: string,
-): Promise<void> {
+async function assertExactlyOnce(emu: Emulator, ledger: string, want: Set<string>, what: string): Promise<void> {
   const emails = emu.contacts().map((c) => String(c.properties.email));
   assert.equal(emails.length, new Set(emails).size, `${what}: no person twice in the CRM`);
   assert.deepEqual(new Set(emails), want, `${what}: every person in the CRM`);
@@ -53,8 +49,7 @@ for (const mode of ['locked', 'no-lock'] as const) {
     // Sixteen runs and their reruns on a slow CRM: longer than the suite's 180 s default on a busy machine.
     { timeout: 600_000 },
     async () => {
-      const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { latencyMs: 120 } });
-      after(() => emu.close());
+      const emu = await emulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { latencyMs: 120 } });
       const dir = tmpDir();
       // One input in four parts, a part per round (new people each time), so that every round has sends to kill.
       const all = generateEvents(dir, 4800, mode === 'locked' ? 51 : 52);
@@ -104,14 +99,10 @@ for (const mode of ['locked', 'no-lock'] as const) {
         await Promise.all(
           points.map(async (p) => {
             const child = start(argsFor([inputs[round]!]), env, ['ignore', 'ignore', 'ignore']);
-            while (p && child.exitCode === null && child.signalCode === null) {
-              const s = await progress(child.pid!);
-              if (s && s.settled >= p.settled && (!p.pending || s.pending > 0)) {
-                child.kill('SIGKILL');
-                killed++;
-                break;
-              }
-              await new Promise((r) => setTimeout(r, 5));
+            if (p) {
+              const when = (s: { settled: number; pending: number }) =>
+                s.settled >= p.settled && (!p.pending || s.pending > 0);
+              if (await killWhen(child, () => progress(child.pid!), when, 5)) killed++;
             }
             await exited(child);
           }),
@@ -199,7 +190,7 @@ test('ledger migrate: SQLite → PostgreSQL → SQLite copies every table, check
   // The copy goes on where the file stopped: nothing of the input is new, and the next run id follows the copied ones.
   const rerun = await runCli(['push', events, '--sink', 'jsonl', '--output', out, '--ledger', pgl, '--json'], { env });
   assert.equal(rerun.code, 0, rerun.stderr);
-  const rep = JSON.parse(rerun.stdout) as { counts: { new: number }; runId: number };
+  const rep = jsonReport(rerun);
   assert.equal(rep.counts.new, 0);
   assert.equal(rep.runId, 3);
 });
@@ -214,8 +205,7 @@ function comparable(stdout: string): unknown {
 }
 
 test('push, dry-run and replay on a PostgreSQL ledger: failures replayed, a dry-run reads in a read-only transaction and writes nothing', async () => {
-  const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
   const dir = tmpDir();
   const events = generateEvents(dir, 300, 81);
   const want = await expectedPeople(events, dir);
@@ -223,7 +213,7 @@ test('push, dry-run and replay on a PostgreSQL ledger: failures replayed, a dry-
   const hub = ['--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', ledger, '--json', '--backoff', '5'];
   const down = await runCli(['push', events, ...hub, '--max-retries', '0'], { env });
   assert.equal(down.code, 1, down.stderr);
-  assert.equal((JSON.parse(down.stdout) as { delivery: { failed: number } }).delivery.failed, want.size);
+  assert.equal(jsonReport(down).delivery.failed, want.size);
 
   // A dry-run sees the failures as retries, in one read-only transaction: not a row or run is written.
   const rows = async () =>
@@ -236,16 +226,16 @@ test('push, dry-run and replay on a PostgreSQL ledger: failures replayed, a dry-
   const was = await rows();
   const dry = await runCli(['push', events, '--dry-run', '--ledger', ledger, '--json'], { env });
   assert.equal(dry.code, 0, dry.stderr);
-  assert.equal((JSON.parse(dry.stdout) as { counts: { new: number } }).counts.new, want.size, 'retries count as new');
+  assert.equal(jsonReport(dry).counts.new, want.size, 'retries count as new');
   assert.equal(await rows(), was, 'the dry-run wrote nothing');
 
   emu.setFaults({});
   const rep = await runCli(['replay', ...hub], { env });
   assert.equal(rep.code, 0, rep.stderr);
-  assert.equal((JSON.parse(rep.stdout) as { delivery: { sent: number } }).delivery.sent, want.size);
+  assert.equal(jsonReport(rep).delivery.sent, want.size);
   await assertExactlyOnce(emu, ledger, want, 'replay');
   const dry2 = await runCli(['push', events, '--dry-run', '--ledger', ledger, '--json'], { env });
-  assert.equal((JSON.parse(dry2.stdout) as { counts: { new: number } }).counts.new, 0);
+  assert.equal(jsonReport(dry2).counts.new, 0);
 });
 
 test('a PostgreSQL ledger that cannot be used ends the run with exit 5, naming it without its password; a schema of something else is left untouched', async () => {

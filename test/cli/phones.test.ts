@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const CSV = [
@@ -17,12 +17,6 @@ const CSV = [
   'e5,,123,Pedro Sem Email',
   '',
 ].join('\n');
-
-interface Report {
-  counts: Record<string, number>;
-  phones?: { defaultCountry?: string; from?: string; nationalNumbers: number };
-  warnings: { records: number; byReason: Record<string, number> };
-}
 
 async function push(dir: string, extra: string[], env: Record<string, string | undefined> = {}) {
   const input = join(dir, 'leads.csv');
@@ -48,7 +42,7 @@ async function push(dir: string, extra: string[], env: Record<string, string | u
     .trim()
     .split('\n')
     .map((l) => (JSON.parse(l) as { lead: Record<string, string> }).lead);
-  return { report: JSON.parse(r.stdout) as Report, leads, stderr: r.stderr };
+  return { report: jsonReport(r), leads, stderr: r.stderr };
 }
 
 test('a phone that cannot be read leaves the lead kept, its phone left out, with a warning; without an email it is invalid', async () => {

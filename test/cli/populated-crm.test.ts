@@ -1,23 +1,17 @@
 // push against a HubSpot that already holds the people (a team adopting leadledger on an account with years of
 // contacts, without `ledger import`): spawned CLI, the emulator on 127.0.0.1.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
+import type { Emulator } from '../../src/sandbox/emulator.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const TOKEN = 'pat-na1-populated-crm-token';
 const env = { HUBSPOT_TOKEN: TOKEN };
-type Report = {
-  counts: Record<string, number>;
-  delivery: Record<string, number>;
-  http: Record<string, number>;
-  exitCode: number;
-};
-const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
 function ledgerRows(
   path: string,
@@ -48,8 +42,7 @@ function callsSince(emu: Emulator, from: number): Record<string, number> {
 }
 
 async function setUp(n: number, seed: number) {
-  const emu = await startEmulator({ token: TOKEN, logRequests: true, rateLimit: '400/1s' });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, logRequests: true, rateLimit: '400/1s' });
   const dir = tmpDir();
   const file = generateEvents(dir, n, seed);
   const people = [...(await expectedPeople(file, dir))];
@@ -66,7 +59,7 @@ test('a CRM that holds every person: each settles already in the CRM with its id
   emu.seed(people.map((email) => ({ email, firstname: 'Held' })));
   const r = await push();
   assert.equal(r.code, 0, r.stderr);
-  const d = doc(r);
+  const d = jsonReport(r);
   assert.equal(d.delivery.exists, d.counts.new);
   assert.equal(d.counts.new, people.length);
   assert.equal(d.delivery.sent, 0);
@@ -96,7 +89,7 @@ test('a CRM that holds some of the people: those settle with their id, the other
   const heldIds = new Map(emu.contacts().map((c) => [c.properties.email, c.id]));
   const r = await push();
   assert.equal(r.code, 0, r.stderr);
-  const d = doc(r);
+  const d = jsonReport(r);
   assert.equal(d.delivery.exists, held.length);
   assert.equal(d.delivery.sent, people.length - held.length);
   assert.equal(emu.contacts().length, people.length, 'each person once');
@@ -105,7 +98,7 @@ test('a CRM that holds some of the people: those settle with their id, the other
   const batches = Math.ceil(people.length / 100);
   assert.ok(d.http.requests <= 3 * batches, `${d.http.requests} requests for ${batches} batches`);
   const again = await push();
-  assert.equal(doc(again).delivery.sent + doc(again).delivery.exists, 0, 'a rerun sends nothing');
+  assert.equal(jsonReport(again).delivery.sent + jsonReport(again).delivery.exists, 0, 'a rerun sends nothing');
 });
 
 test('--existing update: people the CRM holds are updated by their id, nobody is created', async () => {
@@ -113,7 +106,7 @@ test('--existing update: people the CRM holds are updated by their id, nobody is
   emu.seed(people.map((email) => ({ email, firstname: 'Old', lastname: 'Name' })));
   const r = await push(['--existing', 'update']);
   assert.equal(r.code, 0, r.stderr);
-  const d = doc(r);
+  const d = jsonReport(r);
   assert.equal(d.delivery.updated, d.counts.new + d.counts.known_lead);
   assert.equal(d.delivery.sent, 0);
   assert.equal(d.delivery.exists, 0);
@@ -135,13 +128,13 @@ test('in-doubt recovery looks people up a batch at a time (batch read by email),
   emu.setFaults({ commitThenDropRate: 1 });
   const first = await push(['--max-retries', '0']);
   assert.equal(first.code, 1, first.stderr);
-  assert.equal(doc(first).delivery.inDoubt, people.length);
+  assert.equal(jsonReport(first).delivery.inDoubt, people.length);
   assert.equal(emu.contacts().length, people.length);
   emu.setFaults({});
   const from = emu.requests().length;
   const second = await push();
   assert.equal(second.code, 0, second.stderr);
-  assert.equal(doc(second).delivery.recovered, people.length);
+  assert.equal(jsonReport(second).delivery.recovered, people.length);
   const calls = callsSince(emu, from);
   assert.equal(calls['GET contact'] ?? 0, 0, JSON.stringify(calls));
   assert.equal(calls['batch/read'], Math.ceil(people.length / 100), JSON.stringify(calls));
@@ -152,7 +145,7 @@ test('a CRM that holds nobody: no read at all, one create a batch', async () => 
   const { emu, people, push } = await setUp(900, 7);
   const r = await push();
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(doc(r).delivery.sent, people.length);
+  assert.equal(jsonReport(r).delivery.sent, people.length);
   const calls = callsSince(emu, 0);
   assert.deepEqual(calls, { 'batch/create': Math.ceil(people.length / 100) });
 });

@@ -8,39 +8,29 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { runCli } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
-import { exited, readLedger, start } from '../helpers/kill.js';
-import { pgDatabase } from '../helpers/postgres.js';
+import { killAfter, killWhen, ledgerStateOf, readLedger, start, type LedgerState } from '../helpers/kill.js';
+import { createLeadsTable, pgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const db = await pgDatabase();
 const env = { PGPASSWORD: db.cluster.password };
 
 /** How far a run got: the ledger's counts, and the rows in the table. */
-interface State {
-  sent: number;
-  pending: number;
-  inDoubt: number;
+interface State extends LedgerState {
   /** Pending rows of runs no longer running (a killed run's, until the next run marks them in doubt). */
   orphans: number;
-  running: number;
   rows: number;
 }
 
+const ORPHANS = `SELECT count(*) n FROM events WHERE status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`;
+
 async function state(ledger: string, table: string): Promise<State | undefined> {
-  const l = readLedger(ledger, (d) => {
-    const c = (sql: string) => (d.prepare(sql).get() as { n: number }).n;
-    return {
-      sent: c(`SELECT count(*) n FROM events WHERE status = 'sent'`),
-      pending: c(`SELECT count(*) n FROM events WHERE status = 'pending'`),
-      inDoubt: c(`SELECT count(*) n FROM events WHERE status = 'in_doubt'`),
-      orphans: c(
-        `SELECT count(*) n FROM events WHERE status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`,
-      ),
-      running: c(`SELECT count(*) n FROM runs WHERE status = 'running'`),
-    };
-  });
+  const l = readLedger(ledger, (d) => ({
+    ...ledgerStateOf(d),
+    orphans: (d.prepare(ORPHANS).get() as { n: number }).n,
+  }));
   if (!l) return undefined;
   const r = await db.query<{ n: string }>(`SELECT count(*) n FROM ${table}`).catch(() => undefined);
   return r ? { ...l, rows: Number(r.rows[0]!.n) } : undefined;
@@ -51,9 +41,7 @@ const committedUnsettled = (s: State) =>
   s.running > 0 && s.pending > s.orphans && s.rows > s.sent + s.inDoubt + s.orphans;
 
 test('postgres sink: SIGKILL at many points of a push, among them committed-but-unsettled batches; reruns leave one row per person, every event sent, none pending', async (t) => {
-  await db.query(`CREATE TABLE crash_leads (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, email text NOT NULL UNIQUE, name text, phone text,
-    company text, source text, created_at timestamptz NOT NULL DEFAULT now())`);
+  await createLeadsTable(db, 'crash_leads');
   const dir = tmpDir();
   const events = generateEvents(dir, 20_000, 41);
   const want = await expectedPeople(events, dir);
@@ -92,23 +80,11 @@ test('postgres sink: SIGKILL at many points of a push, among them committed-but-
     const child = start(args, env);
     child.stderr?.resume();
     if (i === 0) {
-      await new Promise((r) => setTimeout(r, 40));
-      child.kill('SIGKILL');
-      await exited(child);
+      await killAfter(child, 40);
       points.push('start-up');
       continue;
     }
-    let killed: State | undefined;
-    while (child.exitCode === null) {
-      const s = await state(ledger, 'crash_leads');
-      if (s && p.when(s)) {
-        child.kill('SIGKILL');
-        await exited(child);
-        killed = s;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 2));
-    }
+    const killed = await killWhen(child, () => state(ledger, 'crash_leads'), p.when, 2);
     if (killed && committedUnsettled(killed)) unsettledKills++;
     points.push(
       killed
@@ -180,7 +156,7 @@ test('postgres sink: in-doubt events are looked up by email a batch at a time; f
   await db.query(`DELETE FROM doubt_leads WHERE CAST(substr(split_part(email, '@', 1), 2) AS int) < 300`);
   const again = await runCli(args, { env });
   assert.equal(again.code, 0, again.stderr);
-  const d = (JSON.parse(again.stdout) as { delivery: Record<string, number> }).delivery;
+  const d = jsonReport(again).delivery;
   assert.deepEqual([d.recovered, d.sent, d.inDoubt], [1200, 300, 0]);
   const table = (await db.query<{ id: string; email: string }>(`SELECT id::text, email FROM doubt_leads`)).rows;
   assert.equal(table.length, 2500);

@@ -7,20 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
-import { exited, start } from '../helpers/kill.js';
-import { pgDatabase } from '../helpers/postgres.js';
+import { killWhen, start } from '../helpers/kill.js';
+import { createLeadsTable, pgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const db = await pgDatabase();
 const env = { PGPASSWORD: db.cluster.password };
-
-/** What a push's --json says of its sends. */
-interface Report {
-  delivery: Record<string, number>;
-  sharedTransactions?: { committed: number; rolledBack: Record<string, number> };
-}
 
 /** The table's rows and the ledger's events by status, from one snapshot; undefined before the ledger exists. */
 async function look(table: string): Promise<Record<string, number> | undefined> {
@@ -39,9 +33,7 @@ async function look(table: string): Promise<Record<string, number> | undefined> 
 }
 
 test('ledger in the sink’s database: table and ledger agree at every look, none pending; kills leave nothing in doubt', async (t) => {
-  await db.query(`CREATE TABLE one_tx (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, email text NOT NULL UNIQUE, name text, phone text,
-    company text, source text, created_at timestamptz NOT NULL DEFAULT now())`);
+  await createLeadsTable(db, 'one_tx');
   const dir = tmpDir();
   const events = generateEvents(dir, 20_000, 43);
   const want = await expectedPeople(events, dir);
@@ -56,23 +48,23 @@ test('ledger in the sink’s database: table and ledger agree at every look, non
     const at = Math.floor((total * i) / 7);
     const child = start(args, env);
     child.stderr?.resume();
-    for (;;) {
-      if (child.exitCode !== null) break;
-      const s = await look('one_tx');
-      if (s) {
-        looks++;
-        if (s.running > 0 && s.sent > 0) midRun++;
-        assert.equal(s.pending, 0, `an event was pending: ${JSON.stringify(s)}`);
-        assert.equal(s.rows, s.sent, `the table and the ledger disagree: ${JSON.stringify(s)}`);
-        if (s.sent >= at) {
-          child.kill('SIGKILL');
-          await exited(child);
-          kills.push(`killed at sent ${s.sent} (goal ${at})`);
-          break;
+    // Every look is checked, up to the one that kills.
+    const killed = await killWhen(
+      child,
+      async () => {
+        const s = await look('one_tx');
+        if (s) {
+          looks++;
+          if (s.running > 0 && s.sent > 0) midRun++;
+          assert.equal(s.pending, 0, `an event was pending: ${JSON.stringify(s)}`);
+          assert.equal(s.rows, s.sent, `the table and the ledger disagree: ${JSON.stringify(s)}`);
         }
-      }
-      await new Promise((r) => setTimeout(r, 2));
-    }
+        return s;
+      },
+      (s) => s.sent >= at,
+      2,
+    );
+    if (killed) kills.push(`killed at sent ${killed.sent} (goal ${at})`);
     const after = await look('one_tx');
     assert.equal(after?.in_doubt, 0, 'a kill left events in doubt');
     assert.equal(after?.rows, after?.sent);
@@ -84,7 +76,7 @@ test('ledger in the sink’s database: table and ledger agree at every look, non
 
   const final = await runCli([...args.slice(0, -1), '--json'], { env });
   assert.equal(final.code, 0, final.stderr);
-  const doc = JSON.parse(final.stdout) as Report;
+  const doc = jsonReport(final);
   const d = doc.delivery;
   assert.equal(d.inDoubt, 0);
   assert.ok(doc.sharedTransactions!.committed > 0, 'the rerun wrote its batches with their ledger records');
@@ -113,7 +105,7 @@ test('ledger in the sink’s database: a lead the database refuses rolls its bat
   const args = ['push', input, '--sink', 'postgres', '--pg-url', db.url, '--table', 'one_tx_checked'];
   const r = await runCli([...args, '--ledger', db.url, '--json'], { env });
   assert.equal(r.code, 1, r.stderr);
-  const doc = JSON.parse(r.stdout) as Report;
+  const doc = jsonReport(r);
   const d = doc.delivery;
   assert.deepEqual({ sent: d.sent, failed: d.failed, inDoubt: d.inDoubt }, { sent: 299, failed: 1, inDoubt: 0 });
   const rolledBack = Object.entries(doc.sharedTransactions!.rolledBack);
@@ -142,7 +134,7 @@ test('ledger in the sink’s database: a column of a type of the table’s schem
   const args = ['push', input, '--sink', 'postgres', '--pg-url', db.url, '--table', 'one_tx_domain'];
   const r = await runCli([...args, '--ledger', db.url, '--json'], { env });
   assert.equal(r.code, 0, r.stderr);
-  const doc = JSON.parse(r.stdout) as Report;
+  const doc = jsonReport(r);
   assert.equal(doc.delivery.sent, 50);
   assert.deepEqual(doc.sharedTransactions, { committed: 1, rolledBack: {} });
   const s = await look('one_tx_domain');
@@ -166,7 +158,7 @@ test('the sink as another role of the same database does not share the ledger’
     { env: { ...env, LEADLEDGER_PG_URL: writer.toString() } },
   );
   assert.equal(r.code, 0, r.stderr);
-  const doc = JSON.parse(r.stdout) as Report;
+  const doc = jsonReport(r);
   assert.equal(doc.delivery.sent, 1);
   assert.equal(doc.sharedTransactions, undefined, 'another role: the ordinary claim, send and settle');
   assert.doesNotMatch(r.stdout + r.stderr, /writer-pw-7731/);

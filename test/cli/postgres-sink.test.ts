@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { jsonReport, ROOT, runCli, type CliResult, type JsonReport } from '../helpers/cli.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
 import { pgDatabase, type PgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -26,9 +26,9 @@ function jsonl(rows: Array<Record<string, unknown>>): string {
 }
 
 /** The run report a --json push printed. */
-function json(r: CliResult): { sink: string; delivery: Record<string, number> } {
+function json(r: CliResult): JsonReport {
   assert.ok(r.stdout.trim(), `no JSON on stdout; stderr: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+  return jsonReport(r);
 }
 
 type Row = Record<string, unknown>;

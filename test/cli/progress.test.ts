@@ -1,13 +1,12 @@
 // Progress off a terminal (cron logs): a plain line every few seconds with the share of the input read, the counts
 // and an ETA for the whole input; for stdin, the counts without a share. Spawned CLI against the emulator.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmulator } from '../../src/sandbox/emulator.js';
-import { BIN, inheritedEnv, ROOT } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
 import { jsonlEvents } from '../helpers/events.js';
+import { start } from '../helpers/kill.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const TOKEN = 'pat-na1-progress-token';
@@ -15,19 +14,15 @@ const LINE = /^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] (.*)$/gm;
 
 /** Runs a push until its first progress line is out, then stops it with Ctrl-C; returns the progress lines. */
 async function firstProgress(args: string[], input?: string): Promise<string[]> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { ...inheritedEnv(), HUBSPOT_TOKEN: TOKEN } as NodeJS.ProcessEnv,
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const child = start(args, { HUBSPOT_TOKEN: TOKEN }, ['pipe', 'ignore', 'pipe']);
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  if (input !== undefined) child.stdin.write(input);
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  if (input !== undefined) child.stdin!.write(input);
   const closed = new Promise((r) => child.on('close', r));
   for (let i = 0; i < 300 && !/^\[\d{4}-/m.test(stderr) && child.exitCode === null; i++)
     await new Promise((r) => setTimeout(r, 50));
   child.kill('SIGINT');
-  child.stdin.end();
+  child.stdin!.end();
   await closed;
   const lines = [...stderr.matchAll(LINE)].map((m) => m[1]!);
   assert.ok(lines.length > 0, `a progress line within 15 s: ${stderr}`);
@@ -35,8 +30,7 @@ async function firstProgress(args: string[], input?: string): Promise<string[]> 
 }
 
 test('off a terminal, a push of files prints the share of the input read and an ETA for all of it', async () => {
-  const emu = await startEmulator({ token: TOKEN, rateLimit: '4/1s' });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, rateLimit: '4/1s' });
   const dir = tmpDir();
   const a = join(dir, 'a.jsonl');
   const b = join(dir, 'b.jsonl');
@@ -64,8 +58,7 @@ test('off a terminal, a push of files prints the share of the input read and an 
 });
 
 test('off a terminal, a push from stdin prints counts without a share or an ETA', async () => {
-  const emu = await startEmulator({ token: TOKEN, rateLimit: '4/1s' });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, rateLimit: '4/1s' });
   const dir = tmpDir();
   const lines = await firstProgress(
     ['push', '-', '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', join(dir, 'l.db')],

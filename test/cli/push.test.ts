@@ -4,22 +4,14 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startEmulator } from '../../src/sandbox/emulator.js';
-import { runCli, ROOT, type CliResult } from '../helpers/cli.js';
+import { jsonReport, runCli, ROOT, type CliResult } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
 
 const CANARY = 'pat-na1-CANARY-7f3e9a1c-d00d-4bad-b0a7-1eadledger000';
 const fx = (f: string) => join(ROOT, 'fixtures', f);
 const env = { HUBSPOT_TOKEN: CANARY };
-type Report = {
-  counts: Record<string, number>;
-  delivery: Record<string, number>;
-  failures: Record<string, number>;
-  http?: Record<string, number>;
-  exitCode: number;
-};
-const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 
 function ledgerRows(path: string): Array<{ key: string; status: string; natural_key: string; crm_id: string | null }> {
   const db = new Database(path, { readonly: true });
@@ -36,8 +28,7 @@ function ledgerRows(path: string): Array<{ key: string; status: string; natural_
 }
 
 test('hubspot: a push delivers every new lead once; a rerun sends nothing; the ledger agrees with the CRM', async () => {
-  const emu = await startEmulator({ token: CANARY });
-  after(() => emu.close());
+  const emu = await emulator({ token: CANARY });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const args = [
@@ -55,12 +46,12 @@ test('hubspot: a push delivers every new lead once; a rerun sends nothing; the l
   ];
   const first = await runCli(args, { env });
   assert.equal(first.code, 0, first.stderr);
-  assert.equal(doc(first).delivery.sent, 16);
+  assert.equal(jsonReport(first).delivery.sent, 16);
   assert.equal(emu.contacts().length, 16);
   const second = await runCli(args, { env });
   assert.equal(second.code, 0, second.stderr);
-  assert.equal(doc(second).delivery.sent, 0);
-  assert.equal(doc(second).counts.duplicate, 16);
+  assert.equal(jsonReport(second).delivery.sent, 0);
+  assert.equal(jsonReport(second).counts.duplicate, 16);
   assert.equal(emu.contacts().length, 16);
   const sent = ledgerRows(ledger).filter((r) => r.status === 'sent');
   assert.deepEqual(new Set(sent.map((r) => r.crm_id)), new Set(emu.contacts().map((c) => c.id)));
@@ -72,7 +63,7 @@ test('hubspot: a push delivers every new lead once; a rerun sends nothing; the l
 });
 
 test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): reruns as cron would end with every lead exactly once', async () => {
-  const emu = await startEmulator({
+  const emu = await emulator({
     token: CANARY,
     rateLimit: '40/1s',
     seed: 11,
@@ -87,7 +78,6 @@ test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): re
       latencyMs: 5,
     },
   });
-  after(() => emu.close());
   const dir = tmpDir();
   const events = generateEvents(dir, 1500, 3);
   const want = await expectedPeople(events, dir);
@@ -121,9 +111,9 @@ test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): re
     codes.push(r.code!);
     timings.push(
       JSON.stringify({
-        ...doc(r).delivery,
-        ms: (doc(r) as unknown as { durationMs: number }).durationMs,
-        http: doc(r).http,
+        ...jsonReport(r).delivery,
+        ms: jsonReport(r).durationMs,
+        http: jsonReport(r).http,
       }),
     );
     if (r.code === 0) break;
@@ -148,12 +138,11 @@ test('hubspot with faults (5xx, resets, 429 bursts, commit-then-drop, hangs): re
 
 test('webhook: Idempotency-Key and HMAC signature; in-doubt events re-sent with the same key', async () => {
   const secret = 'whsec-CANARY-webhook-secret';
-  const emu = await startEmulator({
+  const emu = await emulator({
     webhook: { secret, honourIdempotencyKey: true },
     faults: { commitThenDropRate: 0.2, latencyMs: 2 },
     seed: 5,
   });
-  after(() => emu.close());
   const dir = tmpDir();
   const config = join(dir, 'leadledger.config.json');
   writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: true } } }));
@@ -227,8 +216,7 @@ test('jsonl sink: one line per new lead; a rerun appends nothing', async () => {
 });
 
 test('--existing update: a known lead is upserted by email instead of skipped', async () => {
-  const emu = await startEmulator({ token: CANARY });
-  after(() => emu.close());
+  const emu = await emulator({ token: CANARY });
   const dir = tmpDir();
   const r = await runCli(
     [
@@ -247,16 +235,15 @@ test('--existing update: a known lead is upserted by email instead of skipped', 
     { env },
   );
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(doc(r).delivery.sent, 16);
-  assert.equal(doc(r).delivery.updated, 2);
+  assert.equal(jsonReport(r).delivery.sent, 16);
+  assert.equal(jsonReport(r).delivery.updated, 2);
   assert.equal(emu.contacts().length, 16);
   const ana = emu.contacts().find((c) => c.properties.email === 'ana.souza@example.com.br')!;
   assert.equal(ana.properties.phone, '+5511987650199', 'the lead.updated event changed the phone');
 });
 
 test('hubspot: a 409 that is not the duplicate answer fails its lead with the CRM message; never counted as in the CRM', async () => {
-  const emu = await startEmulator({ token: CANARY, uniqueProperties: ['member_id'] });
-  after(() => emu.close());
+  const emu = await emulator({ token: CANARY, uniqueProperties: ['member_id'] });
   const seeded = await fetch(`${emu.url}/crm/v3/objects/contacts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${CANARY}`, 'content-type': 'application/json' },
@@ -277,10 +264,10 @@ test('hubspot: a 409 that is not the duplicate answer fails its lead with the CR
   );
   assert.equal(r.code, 1, r.stderr);
   const reason = 'CONFLICT: Property member_id must have a unique value: "M-1" is already used by another contact';
-  assert.equal(doc(r).delivery.sent, 2);
-  assert.equal(doc(r).delivery.exists, 0);
-  assert.equal(doc(r).delivery.failed, 1);
-  assert.deepEqual(doc(r).failures, { [reason]: 1 });
+  assert.equal(jsonReport(r).delivery.sent, 2);
+  assert.equal(jsonReport(r).delivery.exists, 0);
+  assert.equal(jsonReport(r).delivery.failed, 1);
+  assert.deepEqual(jsonReport(r).failures, { [reason]: 1 });
   assert.ok(r.stderr.includes(`failed ×1: ${reason}`), r.stderr);
   const db = new Database(ledger, { readonly: true });
   try {
@@ -299,8 +286,7 @@ test('hubspot: a 409 that is not the duplicate answer fails its lead with the CR
 });
 
 test('rejected credentials: exit 4, the token never printed, events left retryable', async () => {
-  const emu = await startEmulator({ token: 'the-right-token' });
-  after(() => emu.close());
+  const emu = await emulator({ token: 'the-right-token' });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const r = await runCli(
@@ -315,8 +301,7 @@ test('rejected credentials: exit 4, the token never printed, events left retryab
 });
 
 test('a canary token never appears in stdout, stderr, the report or the ledger file', async () => {
-  const emu = await startEmulator({ token: CANARY, faults: { error5xxRate: 0.3 }, seed: 2 });
-  after(() => emu.close());
+  const emu = await emulator({ token: CANARY, faults: { error5xxRate: 0.3 }, seed: 2 });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const report = join(dir, 'r.jsonl');
@@ -366,8 +351,7 @@ function everyCell(path: string): string[] {
 test("a key in --hubspot-url's query string reaches HubSpot on the right paths, and no output or ledger cell", async () => {
   const SECRET = 'SECRET123';
   // The first request is reset after it was sent: its leads end in doubt, and the next run looks them up by email.
-  const emu = await startEmulator({ token: CANARY, logRequests: true, faults: { script: ['reset'] } });
-  after(() => emu.close());
+  const emu = await emulator({ token: CANARY, logRequests: true, faults: { script: ['reset'] } });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const report = join(dir, 'r.jsonl');
@@ -389,10 +373,10 @@ test("a key in --hubspot-url's query string reaches HubSpot on the right paths, 
   ];
   const first = await runCli(args, { env });
   assert.equal(first.code, 1, first.stderr);
-  assert.equal(doc(first).delivery.inDoubt, 16);
+  assert.equal(jsonReport(first).delivery.inDoubt, 16);
   const second = await runCli(args, { env });
   assert.equal(second.code, 0, second.stderr);
-  assert.equal(doc(second).delivery.sent, 16, 'the in-doubt leads were looked up, not found, and sent');
+  assert.equal(jsonReport(second).delivery.sent, 16, 'the in-doubt leads were looked up, not found, and sent');
   assert.equal(emu.contacts().length, 16);
 
   for (const r of [first, second]) {
@@ -439,8 +423,7 @@ test('a --hubspot-url with user and password is still refused, and the password 
 });
 
 test('tokens are not flag values: --token-file works, an unknown --token flag is refused', async () => {
-  const emu = await startEmulator({ token: CANARY });
-  after(() => emu.close());
+  const emu = await emulator({ token: CANARY });
   const dir = tmpDir();
   const tf = join(dir, 'token');
   writeFileSync(tf, CANARY + '\n', { mode: 0o600 });

@@ -1,39 +1,29 @@
 // replay and forget as users run them: the built CLI against the emulator.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startEmulator } from '../../src/sandbox/emulator.js';
-import { BIN, ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { jsonReport, ROOT, runCli } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
+import { countByStatus, killWhen, readLedger, start } from '../helpers/kill.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { generateEvents, jsonlEvents } from '../helpers/events.js';
 
 const TOKEN = 'pat-replay-test-token';
 const env = { HUBSPOT_TOKEN: TOKEN };
 const fx = (f: string) => join(ROOT, 'fixtures', f);
-type Report = { counts: Record<string, number>; delivery: Record<string, number>; exitCode: number };
-const doc = (r: CliResult) => JSON.parse(r.stdout) as Report;
 const statusCounts = (ledger: string) => {
   const db = new Database(ledger, { readonly: true });
   try {
-    return Object.fromEntries(
-      (
-        db.prepare(`SELECT status, count(*) n FROM events GROUP BY status`).all() as Array<{
-          status: string;
-          n: number;
-        }>
-      ).map((r) => [r.status, r.n]),
-    );
+    return countByStatus(db);
   } finally {
     db.close();
   }
 };
 
 test('after an outage, replay sends exactly the failed events, once', async () => {
-  const emu = await startEmulator({ token: TOKEN });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const events = generateEvents(dir, 400, 31);
@@ -47,26 +37,25 @@ test('after an outage, replay sends exactly the failed events, once', async () =
   emu.setFaults({ outage: true });
   const push = await first;
   assert.equal(push.code, 1, push.stderr);
-  const failed = doc(push).delivery.failed;
+  const failed = jsonReport(push).delivery.failed;
   assert.ok(failed > 0, 'the outage failed some events');
   const sentBefore = emu.contacts().length;
   emu.setFaults({});
   const dry = await runCli(['replay', '--dry-run', '--ledger', ledger, '--json', '--report', join(dir, 'plan.csv')]);
-  assert.equal(doc(dry).counts.new, failed, 'the dry-run lists exactly the failed events');
+  assert.equal(jsonReport(dry).counts.new, failed, 'the dry-run lists exactly the failed events');
   assert.equal(readFileSync(join(dir, 'plan.csv'), 'utf8').trim().split('\n').length, failed + 1);
   assert.equal(emu.contacts().length, sentBefore, 'a dry-run sends nothing');
   const r = await runCli(['replay', ...hub], { env });
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(doc(r).delivery.sent + doc(r).delivery.exists, failed);
+  assert.equal(jsonReport(r).delivery.sent + jsonReport(r).delivery.exists, failed);
   assert.equal(emu.contacts().length, sentBefore + failed);
   const again = await runCli(['replay', ...hub], { env });
-  assert.equal(doc(again).counts.read, 0, 'nothing left to replay');
+  assert.equal(jsonReport(again).counts.read, 0, 'nothing left to replay');
   assert.deepEqual(Object.keys(statusCounts(ledger)), ['sent']);
 });
 
 test('a crash leaves events in doubt; replay --in-doubt re-sends them with the same key and the receiver keeps one copy', async () => {
-  const emu = await startEmulator({ faults: { latencyMs: 15 }, webhook: { honourIdempotencyKey: true } });
-  after(() => emu.close());
+  const emu = await emulator({ faults: { latencyMs: 15 }, webhook: { honourIdempotencyKey: true } });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const config = join(dir, 'c.json');
@@ -87,27 +76,14 @@ test('a crash leaves events in doubt; replay --in-doubt re-sends them with the s
     '4',
     '--quiet',
   ];
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, CI: '1' },
-    stdio: 'ignore',
-  });
-  for (;;) {
-    const s = existsSync(ledger)
-      ? (() => {
-          try {
-            return statusCounts(ledger);
-          } catch {
-            return {};
-          }
-        })()
-      : {};
-    if ((s.pending ?? 0) > 0 && (s.sent ?? 0) > 20) break;
-    if (child.exitCode !== null) assert.fail('the push ended before it could be killed');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  child.kill('SIGKILL');
-  await new Promise((r) => child.on('exit', r));
+  const child = start(args, {}, 'ignore');
+  const killed = await killWhen(
+    child,
+    () => readLedger(ledger, countByStatus),
+    (s) => (s.pending ?? 0) > 0 && (s.sent ?? 0) > 20,
+    2,
+  );
+  if (!killed) assert.fail('the push ended before it could be killed');
   // The next push marks the orphans in doubt; this sink (as configured) cannot check, so they stay in doubt.
   const rerun = await runCli([...args, '--json'], {});
   assert.equal(rerun.code, 1, 'exit 1 while events are in doubt');
@@ -127,7 +103,7 @@ test('a crash leaves events in doubt; replay --in-doubt re-sends them with the s
     '--json',
     '--quiet',
   ]);
-  assert.equal(doc(refused).counts.filtered, doubt, 'without --resend they are reported, not sent blind');
+  assert.equal(jsonReport(refused).counts.filtered, doubt, 'without --resend they are reported, not sent blind');
   // The receiver does drop repeated Idempotency-Keys: tell leadledger so, and replay.
   writeFileSync(config, JSON.stringify({ sinks: { webhook: { honoursIdempotencyKey: true } } }));
   const r = await runCli([
@@ -156,8 +132,7 @@ test('a crash leaves events in doubt; replay --in-doubt re-sends them with the s
 });
 
 test('replay --force re-sends delivered events only when confirmed, with the same downstream key', async () => {
-  const emu = await startEmulator({ webhook: { honourIdempotencyKey: true } });
-  after(() => emu.close());
+  const emu = await emulator({ webhook: { honourIdempotencyKey: true } });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const hook = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger];
@@ -177,7 +152,7 @@ test('replay --force re-sends delivered events only when confirmed, with the sam
     '--quiet',
   ]);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(doc(r).counts.new, 2);
+  assert.equal(jsonReport(r).counts.new, 2);
   const got = emu.webhookReceived();
   assert.equal(got.requests, keysBefore.length + 2, 'two more requests');
   assert.deepEqual(
@@ -188,8 +163,7 @@ test('replay --force re-sends delivered events only when confirmed, with the sam
 });
 
 test('replay --permanent --from: after a mapping fix, permanently failed events go out with the re-mapped lead', async () => {
-  const emu = await startEmulator({ token: TOKEN });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN });
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const config = join(dir, 'c.json');
@@ -208,14 +182,14 @@ test('replay --permanent --from: after a mapping fix, permanently failed events 
   ];
   const push = await runCli(['push', fx('webhook-events.jsonl'), ...hub], { env });
   assert.equal(push.code, 1);
-  const failed = doc(push).delivery.failed;
+  const failed = jsonReport(push).delivery.failed;
   assert.ok(failed >= 14, 'the CRM has no such property: a permanent 400 for every lead with a company');
   const plain = await runCli(['replay', ...hub], { env });
-  assert.equal(doc(plain).counts.read, 0, 'permanent failures are not replayed without --permanent');
+  assert.equal(jsonReport(plain).counts.read, 0, 'permanent failures are not replayed without --permanent');
   writeFileSync(config, JSON.stringify({}));
   const r = await runCli(['replay', '--permanent', '--from', fx('webhook-events.jsonl'), ...hub], { env });
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(doc(r).delivery.sent, failed);
+  assert.equal(jsonReport(r).delivery.sent, failed);
   assert.equal(emu.contacts().length, 16);
   assert.ok(emu.contacts().every((c) => !('favourite_colour' in c.properties)));
 });
@@ -253,7 +227,7 @@ test('forget --email leaves no trace of the address in the ledger bytes, and a n
     );
   }
   const again = await runCli(push);
-  const d = doc(again);
+  const d = jsonReport(again);
   assert.equal(d.delivery.sent, 0, 'the erased person is not sent again');
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
 });
@@ -271,7 +245,7 @@ test('retention "drop": sent events keep no stored lead, and replay says to use 
   db.close();
   assert.equal(kept, 0);
   const r = await runCli(['replay', '--force', '--yes', '--keys', 'evt_01JA0001', ...sink, '--json', '--quiet']);
-  assert.equal(doc(r).counts.invalid, 1);
+  assert.equal(jsonReport(r).counts.invalid, 1);
   assert.match(r.stdout, /replay --from/);
   const from = await runCli([
     'replay',
@@ -285,7 +259,7 @@ test('retention "drop": sent events keep no stored lead, and replay says to use 
     '--json',
     '--quiet',
   ]);
-  assert.equal(doc(from).delivery.sent, 1, 'with --from the lead comes from the input');
+  assert.equal(jsonReport(from).delivery.sent, 1, 'with --from the lead comes from the input');
 });
 
 test('adopting leadledger on a CRM with data: its contact export imported as emails makes those people known leads', async () => {
@@ -311,7 +285,7 @@ test('adopting leadledger on a CRM with data: its contact export imported as ema
     '--ledger',
     ledger,
   ]);
-  const c = doc(r).counts;
+  const c = jsonReport(r).counts;
   assert.equal(c.new, 0, JSON.stringify(c));
   assert.ok(c.known_lead > 0);
 });
@@ -329,15 +303,13 @@ test('in doubt on a sink that cannot check (jsonl): the command every hint names
   assert.equal((await runCli(['push', sentInput, ...sink, '--quiet'])).code, 0);
   // A folder that does not exist: every write fails, so the five leads may or may not be there: in doubt.
   const broken = ['--sink', 'jsonl', '--output', join(dir, 'gone', 'out.jsonl'), '--ledger', ledger, '--json'];
-  assert.equal(doc(await runCli(['push', doubtInput, ...broken])).delivery.inDoubt, 5);
+  assert.equal(jsonReport(await runCli(['push', doubtInput, ...broken])).delivery.inDoubt, 5);
   assert.deepEqual(statusCounts(ledger), { sent: 10, in_doubt: 5 });
 
   // Where a person meets the hint: the next push, a replay that cannot check them, and a dry-run's report.
-  type Full = Report & { inDoubtReasons?: Record<string, number>; examples: Record<string, Array<{ reason: string }>> };
-  const full = (r: CliResult) => JSON.parse(r.stdout) as Full;
-  const pushed = full(await runCli(['push', doubtInput, ...broken]));
-  const replayed = full(await runCli(['replay', '--in-doubt', ...sink, '--json', '--quiet']));
-  const dry = full(await runCli(['push', doubtInput, '--dry-run', '--ledger', ledger, '--json']));
+  const pushed = jsonReport(await runCli(['push', doubtInput, ...broken]));
+  const replayed = jsonReport(await runCli(['replay', '--in-doubt', ...sink, '--json', '--quiet']));
+  const dry = jsonReport(await runCli(['push', doubtInput, '--dry-run', '--ledger', ledger, '--json']));
   const hints = [
     Object.keys(pushed.inDoubtReasons ?? {})[0] ?? '',
     replayed.examples.filtered?.[0]?.reason ?? '',
@@ -350,7 +322,7 @@ test('in doubt on a sink that cannot check (jsonl): the command every hint names
   // Followed, with this sink's flags (and yes to a question it may ask), it sends the five in doubt and no other.
   const followed = await runCli([...commands[0]!.split(' '), ...sink, '--yes', '--json', '--quiet']);
   assert.equal(followed.code, 0, followed.stderr);
-  assert.equal(doc(followed).delivery.sent, 5);
+  assert.equal(jsonReport(followed).delivery.sent, 5);
   const keys = readFileSync(out, 'utf8')
     .trim()
     .split('\n')

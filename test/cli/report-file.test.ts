@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { jsonReport, ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { jsonlEvents } from '../helpers/events.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -106,7 +106,7 @@ test('--report /dev/full: the push goes on, every send is settled, --json is rig
     { timeoutMs: 120_000 },
   );
   assert.equal(r.code, 1, r.stderr);
-  const doc = JSON.parse(r.stdout) as { delivery: Record<string, number>; exitCode: number; reportError?: string };
+  const doc = jsonReport(r);
   assert.equal(doc.delivery.sent, 5000);
   assert.equal(doc.delivery.inDoubt, 0);
   assert.equal(doc.exitCode, 1);

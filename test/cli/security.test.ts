@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openLedger } from '../../src/ledger/ledger.js';
-import { runCli } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 // ESC (a colour, a cursor move, an OSC that retitles the window), BEL, NUL, a C1 CSI and a bidi override.
@@ -73,7 +73,7 @@ test('an email of 10,000 characters is refused (RFC 5321), and one of a million 
   writeFileSync(input, lines.join('\n') + '\n');
   const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
-  const doc = JSON.parse(r.stdout) as { counts: Record<string, number> };
+  const doc = jsonReport(r);
   assert.deepEqual([doc.counts.new, doc.counts.invalid], [1, 3]);
   assert.ok(r.stdout.length < 20_000, `--json is ${r.stdout.length} bytes`);
   const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
@@ -165,7 +165,7 @@ test('keys in sink URLs (?token=, ?api_key=, ?hapikey=, ?access_token=, a fragme
       env: { HUBSPOT_TOKEN: TOKEN },
     });
     assert.equal(r.code, 1, `${c.args.join(' ')}: a 400 fails the leads: ${r.stderr}`);
-    const failures = (JSON.parse(r.stdout) as { failures: Record<string, number> }).failures;
+    const failures = jsonReport(r).failures;
     assert.ok(Object.keys(failures).length > 0, 'the failure is reported');
     const seen = {
       stdout: r.stdout,

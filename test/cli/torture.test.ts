@@ -1,7 +1,7 @@
 // Torture: the built CLI is SIGKILLed at many points of replay, ledger import, forget and prune, and meets a full
 // disk; after each kill `ledger verify` must pass, and a rerun must finish the job with nothing lost or doubled.
 // Kill moments are picked by polling the ledger read-only (test/helpers/kill.ts), as crash.test.ts does.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   chmodSync,
@@ -19,10 +19,11 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { tombstoneHash } from '../../src/ledger/queries.js';
-import { startEmulator } from '../../src/sandbox/emulator.js';
-import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import type { Emulator } from '../../src/sandbox/emulator.js';
+import { jsonReport, ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { emulator } from '../helpers/emulator.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
-import { exited, killWhen, readLedger, start } from '../helpers/kill.js';
+import { countByStatus, exited, killAfter, killWhen, readLedger, start } from '../helpers/kill.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const TOKEN = 'pat-torture-test-token';
@@ -51,12 +52,7 @@ async function killedRun<S>(
 ): Promise<Kill<S>> {
   const child = start(args, opts.env, ['ignore', 'ignore', 'ignore']);
   if ('delayMs' in when) {
-    await new Promise((r) => setTimeout(r, when.delayMs));
-    if (child.exitCode === null) {
-      child.kill('SIGKILL');
-      await exited(child);
-      return { at: `after ${when.delayMs} ms` };
-    }
+    if (await killAfter(child, when.delayMs)) return { at: `after ${when.delayMs} ms` };
     return { exitCode: child.exitCode, last: undefined };
   }
   let last: S | undefined;
@@ -151,18 +147,7 @@ function runProgress(ledger: string, pid: number): RunProgress | undefined {
 }
 
 function statusCounts(ledger: string): Record<string, number> {
-  return (
-    readLedger(ledger, (db) =>
-      Object.fromEntries(
-        (
-          db.prepare(`SELECT status, count(*) n FROM events GROUP BY status`).all() as Array<{
-            status: string;
-            n: number;
-          }>
-        ).map((r) => [r.status, r.n]),
-      ),
-    ) ?? {}
-  );
+  return readLedger(ledger, countByStatus) ?? {};
 }
 
 /**
@@ -183,7 +168,7 @@ function replayKillPlan(): Array<{ delayMs: number } | ((s: RunProgress, todo: n
 }
 
 /** Every person in the CRM exactly once, every ledger row sent with the CRM id of its person. */
-function assertCrmMatchesLedger(emu: Awaited<ReturnType<typeof startEmulator>>, ledger: string, want: Set<string>) {
+function assertCrmMatchesLedger(emu: Emulator, ledger: string, want: Set<string>) {
   const emails = emu.contacts().map((c) => String(c.properties.email));
   assert.equal(emails.length, new Set(emails).size, 'no person twice in the CRM');
   assert.deepEqual(new Set(emails), want, 'every person in the CRM');
@@ -208,8 +193,7 @@ function assertCrmMatchesLedger(emu: Awaited<ReturnType<typeof startEmulator>>, 
 
 test('replay of retryable failures: SIGKILL at 8 points of successive replays, then reruns: every person in the CRM once, every row settled', async (t) => {
   // The CRM is down (503, no retry): every person ends as a retryable failure.
-  const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
   const dir = tmpDir();
   const events = generateEvents(dir, 1500, 41);
   const want = await expectedPeople(events, dir);
@@ -253,17 +237,16 @@ test('replay of retryable failures: SIGKILL at 8 points of successive replays, t
   assertCrmMatchesLedger(emu, ledger, want);
   await verifyOk(ledger, 'the reruns');
   const again = await runCli([...replay, '--failed', '--in-doubt', '--json'], { env });
-  assert.equal((JSON.parse(again.stdout) as { counts: { read: number } }).counts.read, 0, 'nothing left to replay');
+  assert.equal(jsonReport(again).counts.read, 0, 'nothing left to replay');
 });
 
 test('replay --in-doubt: SIGKILL at 8 points of successive replays, through lookups and re-sends; one rerun after the last kill finishes: every person in the CRM once, every row settled', async (t) => {
   // Batches whose answer is lost, with no retry: in doubt, some committed in the CRM, some reset before it saw them.
-  const emu = await startEmulator({
+  const emu = await emulator({
     token: TOKEN,
     rateLimit: NO_LIMIT,
     faults: { commitThenDropRate: 0.45, resetRate: 0.3 },
   });
-  after(() => emu.close());
   const dir = tmpDir();
   const events = generateEvents(dir, 1500, 42);
   const want = await expectedPeople(events, dir);
@@ -316,7 +299,7 @@ test('replay --in-doubt: SIGKILL at 8 points of successive replays, through look
   const r = await runCli([...replay, '--json'], { env });
   assert.equal(r.code, 0, r.stderr);
   assertCrmMatchesLedger(emu, ledger, want);
-  const d = (JSON.parse(r.stdout) as { delivery: { sent: number; exists: number; recovered: number } }).delivery;
+  const d = jsonReport(r).delivery;
   assert.equal(
     d.sent + d.exists + d.recovered,
     (left.in_doubt ?? 0) + (left.pending ?? 0),
@@ -510,7 +493,7 @@ test('forget --email: SIGKILL at 9 points of an erasure of a 100,000-row ledger 
   await verifyOk(ledger, 'the rerun');
   // The erased person's old event is still a duplicate: nothing of theirs is sent again.
   const dry = await runCli(['push', FIXTURE, '--dry-run', '--ledger', ledger, '--json']);
-  assert.equal((JSON.parse(dry.stdout) as { counts: { new: number } }).counts.new, 0);
+  assert.equal(jsonReport(dry).counts.new, 0);
 });
 
 /**
@@ -689,14 +672,8 @@ test('full disk and an unwritable output: no crash, exit 1, nothing left pending
   const events = generateEvents(dir, 1000, 47);
   const want = await expectedPeople(events, dir);
   const ledger = join(dir, 'l.db');
-  const doc = (r: CliResult) =>
-    JSON.parse(r.stdout) as {
-      delivery: { sent: number; inDoubt: number; failed: number };
-      inDoubtReasons?: Record<string, number>;
-      failures?: Record<string, number>;
-    };
   const lost = (r: CliResult, n: number, error: RegExp) => {
-    const d = doc(r);
+    const d = jsonReport(r);
     assert.equal(d.delivery.sent, 0);
     assert.equal(d.delivery.inDoubt + d.delivery.failed, n, 'every event in doubt or failed');
     const reasons = { ...d.inDoubtReasons, ...d.failures };
@@ -738,7 +715,7 @@ test('full disk and an unwritable output: no crash, exit 1, nothing left pending
   // A plain rerun to a writable file: the events are in the ledger (in doubt), so nothing is sent blind.
   const good = join(dir, 'good.jsonl');
   const rerun = await runCli(['push', events, more, '--sink', 'jsonl', '--output', good, '--ledger', ledger, '--json']);
-  assert.equal(doc(rerun).delivery.sent, 0);
+  assert.equal(jsonReport(rerun).delivery.sent, 0);
   // What the report says to do: a file can neither be asked nor drops a repeat, so in-doubt events are re-sent on
   // the person's word. Nothing reached the full disk, so each lead lands once.
   const replay = await runCli([
@@ -801,8 +778,7 @@ test('jsonl to stdout on a full disk, or into a pipe closed early: no crash, exi
 });
 
 test('a replay of failures killed mid-send, then the same replay rerun: it finishes what the killed one had claimed, or does not end 0 while those are in doubt', async () => {
-  const emu = await startEmulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
-  after(() => emu.close());
+  const emu = await emulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { outage: true } });
   const dir = tmpDir();
   const events = generateEvents(dir, 600, 43);
   const ledger = join(dir, 'l.db');
@@ -825,7 +801,7 @@ test('a replay of failures killed mid-send, then the same replay rerun: it finis
   const unsettled = (s.in_doubt ?? 0) + (s.pending ?? 0);
   assert.ok(
     unsettled === 0 || rerun.code !== 0,
-    `the rerun ended ${rerun.code} with ${unsettled} events in doubt: ${JSON.stringify(s)}; its report: ${JSON.stringify(JSON.parse(rerun.stdout).delivery)}`,
+    `the rerun ended ${rerun.code} with ${unsettled} events in doubt: ${JSON.stringify(s)}; its report: ${JSON.stringify(jsonReport(rerun).delivery)}`,
   );
 });
 

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { DeliveryCounts } from '../../src/deliver/delivery-counts.js';
+import type { RunReport } from '../../src/report/run-report.js';
 
 /** The built CLI, as users run it. */
 export const BIN = fileURLToPath(new URL('../../bin/leadledger.js', import.meta.url));
@@ -10,6 +12,22 @@ export interface CliResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+}
+
+/**
+ * The run report `push --json` and `replay --json` print on stdout (src/report/run-report.ts). Its delivery counts,
+ * failures and HTTP statistics are typed as present: a test reads them only of a run that has them (one that sent,
+ * through an HTTP sink for `http`).
+ */
+export type JsonReport = RunReport & {
+  delivery: DeliveryCounts;
+  failures: Record<string, number>;
+  http: Record<string, number>;
+};
+
+/** The run report of a push or replay run with --json. */
+export function jsonReport(r: { stdout: string }): JsonReport {
+  return JSON.parse(r.stdout) as JsonReport;
 }
 
 /**

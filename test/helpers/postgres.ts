@@ -93,6 +93,9 @@ export async function pgDatabase(prefix = 'leadledger_test'): Promise<PgDatabase
     max: 2,
   });
   after(async () => {
+    // pool.end() resolves before its connections are gone; the DROP ... WITH (FORCE) below may cut one, and the pool
+    // re-emits that error: unheard, it failed a whole test file after its tests had passed.
+    pool.on('error', () => undefined);
     await pool.end();
     const d = admin('postgres');
     await d.connect();
@@ -107,4 +110,14 @@ export async function pgDatabase(prefix = 'leadledger_test'): Promise<PgDatabase
     urlWithPassword: `postgres://${cluster.user}:${cluster.password}@${base}`,
     query: (sql, params) => pool.query(sql, params),
   };
+}
+
+/**
+ * Creates the table of leads the postgres sink tests push into: an identity id, a unique email, a text column for
+ * name, phone, company and source, and created_at.
+ */
+export async function createLeadsTable(db: PgDatabase, table: string): Promise<void> {
+  await db.query(`CREATE TABLE ${table} (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, email text NOT NULL UNIQUE, name text, phone text,
+    company text, source text, created_at timestamptz NOT NULL DEFAULT now())`);
 }
