@@ -87,7 +87,11 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
   http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
-  const ledger: LedgerStore | undefined = await openLedgerStore(path, { readonly: opts.dryRun, env: ctx.env });
+  const ledger: LedgerStore | undefined = await openLedgerStore(path, {
+    readonly: opts.dryRun,
+    env: ctx.env,
+    writeThread: true,
+  });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
   const collector = new ReportCollector();
   let reportFile: ReportFile | undefined;

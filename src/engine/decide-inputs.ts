@@ -9,6 +9,7 @@ import type { Decision, DecisionTally } from '../decide/types.js';
 import { ledgerFailure } from '../ledger/failure.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerStore } from '../ledger/store.js';
+import { localLedger, type ThreadedLedger } from '../ledger/threaded.js';
 import { PrefetchedLedger } from './prefetch-ledger.js';
 import { LedgerIndex } from './ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
@@ -102,7 +103,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   // SQLite, ahead of the decisions. A writing run claims as it goes, so there lookups stay with the decider.
   // SQLite is asked by the decider (and a dry-run's map workers) itself; a ledger that answers asynchronously
   // (PostgreSQL) is asked a block ahead, here, and its dry-run index is read before the first input.
-  const sqlite = o.ledger?.kind === 'sqlite' ? (o.ledger as Ledger) : undefined;
+  const sqlite = o.ledger?.kind === 'sqlite' ? localLedger(o.ledger as Ledger | ThreadedLedger) : undefined;
   const prefetched = o.ledger && !sqlite ? new PrefetchedLedger(o.ledger) : undefined;
   const readonlyLedger = sqlite?.readonly ? sqlite : undefined;
   const decider = new Decider({ ledger: sqlite ?? prefetched, memoryCapacity: o.memoryCapacity });

@@ -1,6 +1,7 @@
 // A pool of map workers (map-worker.ts): blocks of JSONL bytes in, mapped records out, replies in job order.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../errors.js';
+import { startWorker } from '../thread.js';
 import type { MapOptions } from '../mapping/map-record.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from './block.js';
 import type { Recoded } from '../sources/decode-text.js';
@@ -83,12 +84,6 @@ interface Waiter {
   reject(e: Error): void;
 }
 
-// Under tsx (tests) this module is a .ts file and so is its worker, which then needs tsx too; built, both are .js.
-const UNDER_TSX = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(UNDER_TSX ? './map-worker.ts' : './map-worker.js', import.meta.url);
-// Node 20 does not pass tsx's loader hooks on to workers: register them in the worker first.
-const TSX_BOOT = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
-
 detachEarly(); // loaded before an audit starts: see detach-early.ts
 
 /** Round-robin pool; each worker answers its jobs in the order it got them, so results come back in submit order. */
@@ -105,8 +100,7 @@ export class MapPool {
     private readonly init: MapWorkerInit,
   ) {
     for (let i = 0; i < size; i++) {
-      const opts = { workerData: init, resourceLimits: WORKER_LIMITS };
-      const w = UNDER_TSX ? new Worker(TSX_BOOT, { ...opts, eval: true }) : new Worker(WORKER_URL, opts);
+      const w = startWorker('map-worker', import.meta.url, { workerData: init, resourceLimits: WORKER_LIMITS });
       const waiting = new Map<number, Waiter>();
       w.on('message', (r: MapJobResult) => {
         r.worker = i;

@@ -439,9 +439,12 @@ export class Ledger implements LedgerStore {
     return compactSqlite(this.db);
   }
 
-  /** Closes the database (checkpointing the WAL when writable). */
-  close(): void {
-    if (!this.readonly) {
+  /**
+   * Closes the database, checkpointing the WAL when writable (a second connection of the same run, the writer
+   * thread's, leaves that to the run's main connection, which closes last).
+   */
+  close(opts: { checkpoint?: boolean } = {}): void {
+    if (!this.readonly && opts.checkpoint !== false) {
       try {
         this.db.pragma('wal_checkpoint(TRUNCATE)');
       } catch {

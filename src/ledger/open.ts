@@ -12,6 +12,11 @@ export interface OpenOptions {
   env?: Record<string, string | undefined>;
   /** Where a relative file path is taken from. */
   cwd?: string;
+  /**
+   * SQLite, writable: commit claims, settles and releases on a thread of their own (threaded.ts), for a push, whose
+   * batches keep them coming while it reads and sends.
+   */
+  writeThread?: boolean;
 }
 
 /**
@@ -23,7 +28,10 @@ export async function openLedgerStore(ledger: string, opts: OpenOptions = {}): P
     const { openPostgresLedger } = await import('./postgres/store.js');
     return openPostgresLedger(ledger, { readonly: !!opts.readonly, env: opts.env ?? process.env });
   }
-  return openLedger(resolve(opts.cwd ?? process.cwd(), ledger), { readonly: opts.readonly });
+  const local = openLedger(resolve(opts.cwd ?? process.cwd(), ledger), { readonly: opts.readonly });
+  if (!local || local.readonly || !opts.writeThread) return local;
+  const { ThreadedLedger } = await import('./threaded.js');
+  return new ThreadedLedger(local);
 }
 
 /** A ledger as messages and reports name it: a file's path, or a database URL without its password. */

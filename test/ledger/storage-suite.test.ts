@@ -1,5 +1,6 @@
 // One suite, both storages: the ledger's rules (claim, settle, recover, erase) and every `ledger` subcommand (stats,
-// list, show, runs, export, import, forget, prune, verify) on SQLite and on a real PostgreSQL, with the same answers.
+// list, show, runs, export, import, forget, prune, verify) on SQLite and on a real PostgreSQL, with the same answers;
+// and on SQLite once more with a push's writes on their own thread (threaded.ts), which must change no answer.
 // PostgreSQL comes from test/helpers/postgres.ts: a missing server fails this file, it never skips.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,9 +28,17 @@ import { pgDatabase, type PgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 interface Storage {
-  kind: 'sqlite' | 'postgres';
+  kind: 'sqlite' | 'sqlite-thread' | 'postgres';
   /** A new, empty ledger: its --ledger value, and the env and cwd the commands need. */
-  fresh(): { ledger: string; env: NodeJS.ProcessEnv; dir: string };
+  fresh(): Opened;
+}
+
+interface Opened {
+  ledger: string;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  /** Writes (claims, settles, releases) on the writer thread, as a push opens a SQLite ledger. */
+  writeThread?: boolean;
 }
 
 // At the top of the file: the database lives as long as the file's tests (a test's own after() would drop it).
@@ -40,6 +49,13 @@ const storages: Storage[] = [
     fresh: () => {
       const dir = tmpDir('leadledger-suite-');
       return { ledger: join(dir, 'ledger.db'), env: {}, dir };
+    },
+  },
+  {
+    kind: 'sqlite-thread',
+    fresh: () => {
+      const dir = tmpDir('leadledger-suite-');
+      return { ledger: join(dir, 'ledger.db'), env: {}, dir, writeThread: true };
     },
   },
   {
@@ -56,12 +72,12 @@ const storages: Storage[] = [
   },
 ];
 
-async function open(l: { ledger: string; env: NodeJS.ProcessEnv }, readonly = false): Promise<LedgerStore> {
-  return (await openLedgerStore(l.ledger, { readonly, env: l.env }))!;
+async function open(l: Omit<Opened, 'dir'>, readonly = false): Promise<LedgerStore> {
+  return (await openLedgerStore(l.ledger, { readonly, env: l.env, writeThread: l.writeThread }))!;
 }
 
 /** The seed of ../commands/ledger/seed.ts, through the storage interface: run 1 sent, failed, in doubt, pending. */
-async function seed(l: { ledger: string; env: NodeJS.ProcessEnv }): Promise<void> {
+async function seed(l: Omit<Opened, 'dir'>): Promise<void> {
   const s = await open(l);
   const run = await s.startRun('push', { sink: 'webhook', authorization: 'Bearer abc' }, { exclusive: true });
   const claims = [
@@ -96,7 +112,7 @@ function normalize(v: unknown): unknown {
   );
 }
 
-const results: Record<string, Record<string, unknown>> = { sqlite: {}, postgres: {} };
+const results: Record<string, Record<string, unknown>> = { sqlite: {}, 'sqlite-thread': {}, postgres: {} };
 
 for (const st of storages) {
   test(`${st.kind}: claims are one winner per key, settles are fenced, dead runs leave their claims in doubt`, async () => {
@@ -227,7 +243,7 @@ for (const st of storages) {
 }
 
 test('postgres: a run is a lease on the server clock; once it runs out another run takes the ledger, and the first can neither renew nor claim', async () => {
-  const l = storages[1]!.fresh();
+  const l = storages.find((st) => st.kind === 'postgres')!.fresh();
   const short = { ledger: l.ledger, env: { ...l.env, LEADLEDGER_LEASE_MS: '600' } };
   const a = await open(short);
   const b = await open(short);
@@ -314,14 +330,17 @@ test('a run that cannot renew its lease in time stops sending: nothing is claime
   await store.close();
 });
 
-test('both storages answer every subcommand alike', () => {
-  for (const k of Object.keys(results.sqlite!)) {
-    const a = normalize(results.sqlite![k]);
-    const b = normalize(results.postgres![k]);
-    // Storage facts differ by nature (file bytes, the schema version's own numbering).
-    if (k.startsWith('stats')) {
-      for (const x of [a, b] as Array<Record<string, unknown>>) delete x.schemaVersion;
+test('both storages answer every subcommand alike, and so does SQLite with its writes on a thread', () => {
+  for (const other of ['postgres', 'sqlite-thread']) {
+    assert.ok(Object.keys(results[other]!).length > 0, `${other} answered`);
+    for (const k of Object.keys(results.sqlite!)) {
+      const a = normalize(results.sqlite![k]);
+      const b = normalize(results[other]![k]);
+      // Storage facts differ by nature (file bytes, the schema version's own numbering).
+      if (k.startsWith('stats')) {
+        for (const x of [a, b] as Array<Record<string, unknown>>) delete x.schemaVersion;
+      }
+      assert.deepEqual(b, a, `${other}: ledger ${k}`);
     }
-    assert.deepEqual(b, a, `ledger ${k}`);
   }
 });

@@ -1,0 +1,163 @@
+// A SQLite ledger whose claims, settles and releases are committed on a thread of their own (write-thread.ts), on a
+// second connection to the same file: a push's reading, deciding and sending go on while the last batch's claim or
+// settle commits, instead of waiting for it. These writes are what bounded a push of a million events to the JSONL
+// sink (bench scenario 10): about 11 of its 19 seconds on the one thread. Everything else, lookups included, stays
+// on the main connection, which sees every write the thread committed (WAL: each read takes the newest snapshot).
+//
+// Nothing of the ledger's rules changes: each call is still one committed transaction, answered only once it has
+// committed, so a claim still commits before its send and a settle after it; the thread takes the calls in the order
+// they were made. Killed, the process loses the thread with it, as it would lose the main thread: what committed
+// stays, what did not never happened.
+import type { Worker } from 'node:worker_threads';
+import { LedgerError } from '../errors.js';
+import { startWorker } from '../thread.js';
+import type { Ledger } from './ledger.js';
+import type { LedgerStore } from './store.js';
+import type { ClaimInput, EventStatus, Settlement } from './types.js';
+
+/** What the writer thread is started with. */
+export interface WriterInit {
+  /** The ledger file, absolute. */
+  file: string;
+}
+
+/** A write the thread carries out: one Ledger method and its arguments (or the end of the thread's connection). */
+export type WriteOp =
+  | { op: 'claimNew'; items: ClaimInput[]; runId: number; sink: string }
+  | { op: 'claimExisting'; keys: string[]; runId: number; from: EventStatus[]; sink: string }
+  | { op: 'settle'; settlements: Settlement[]; runId: number }
+  | { op: 'release'; items: Array<{ key: string; to: EventStatus | null }>; runId: number; detail: string }
+  | { op: 'close' };
+
+/** One write for the thread, answered by a WriteReply with the same id. */
+export type WriteRequest = WriteOp & { id: number; dropSentPayloads: boolean };
+
+/** The thread's answer: the keys a claim took, or the error the write met (its SQLite code kept). */
+export interface WriteReply {
+  id: number;
+  keys?: string[];
+  error?: { name: string; message: string; code?: string };
+}
+
+interface Waiter {
+  resolve(r: WriteReply): void;
+  reject(e: Error): void;
+}
+
+/** The SQLite ledger of a run that writes it: `local` for everything but the four writes a push makes per batch. */
+export class ThreadedLedger implements LedgerStore {
+  readonly kind = 'sqlite' as const;
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, Waiter>();
+  private seq = 0;
+  private failure: Error | undefined;
+  private closed: Promise<void> | undefined;
+
+  constructor(readonly local: Ledger) {
+    this.worker = startWorker('write-thread', import.meta.url, {
+      workerData: { file: local.path } satisfies WriterInit,
+    });
+    this.worker.on('message', (r: WriteReply) => {
+      const w = this.waiting.get(r.id);
+      this.waiting.delete(r.id);
+      if (r.error) w?.reject(rebuilt(r.error));
+      else w?.resolve(r);
+    });
+    const fail = (e: Error) => {
+      this.failure ??= e;
+      for (const w of this.waiting.values()) w.reject(this.failure);
+      this.waiting.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the ledger's writer thread exited (code ${code})`)));
+    // Waiting for nothing, the thread must not keep the process alive (an awaited reply does, while there is one).
+    this.worker.unref();
+  }
+
+  private call(req: WriteOp): Promise<WriteReply> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = ++this.seq;
+    return new Promise<WriteReply>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      if (this.waiting.size === 1) this.worker.ref();
+      this.worker.postMessage({ ...req, id, dropSentPayloads: this.local.dropSentPayloads } satisfies WriteRequest);
+    }).finally(() => {
+      if (!this.waiting.size) this.worker.unref();
+    });
+  }
+
+  async claimNew(items: ClaimInput[], runId: number, sink: string): Promise<Set<string>> {
+    return new Set((await this.call({ op: 'claimNew', items, runId, sink })).keys);
+  }
+
+  async claimExisting(keys: string[], runId: number, from: EventStatus[], sink: string): Promise<Set<string>> {
+    return new Set((await this.call({ op: 'claimExisting', keys, runId, from, sink })).keys);
+  }
+
+  async settle(settlements: Settlement[], runId: number): Promise<void> {
+    await this.call({ op: 'settle', settlements, runId });
+  }
+
+  async release(items: Array<{ key: string; to: EventStatus | null }>, runId: number, detail: string): Promise<void> {
+    await this.call({ op: 'release', items, runId, detail });
+  }
+
+  // The rest is the main connection's.
+  get path(): string {
+    return this.local.path;
+  }
+  get readonly(): boolean {
+    return this.local.readonly;
+  }
+  get dropSentPayloads(): boolean {
+    return this.local.dropSentPayloads;
+  }
+  set dropSentPayloads(v: boolean) {
+    this.local.dropSentPayloads = v;
+  }
+  get sql(): LedgerStore['sql'] {
+    return this.local.sql;
+  }
+  lookupKeys: LedgerStore['lookupKeys'] = (keys) => this.local.lookupKeys(keys);
+  lookupDelivered: LedgerStore['lookupDelivered'] = (keys) => this.local.lookupDelivered(keys);
+  getLeadJson: LedgerStore['getLeadJson'] = (key) => this.local.getLeadJson(key);
+  startRun: LedgerStore['startRun'] = (command, args, opts) => this.local.startRun(command, args, opts);
+  keepAlive: LedgerStore['keepAlive'] = (runId) => this.local.keepAlive(runId);
+  finishRun: LedgerStore['finishRun'] = (runId, status, counts) => this.local.finishRun(runId, status, counts);
+  markOrphansInDoubt: LedgerStore['markOrphansInDoubt'] = () => this.local.markOrphansInDoubt();
+  rowsInStatus: LedgerStore['rowsInStatus'] = (status, sink) => this.local.rowsInStatus(status, sink);
+  rowsByKeys: LedgerStore['rowsByKeys'] = (keys) => this.local.rowsByKeys(keys);
+  storeLead: LedgerStore['storeLead'] = (key, json, hash) => this.local.storeLead(key, json, hash);
+  importDelivered: LedgerStore['importDelivered'] = (entries, source) => this.local.importDelivered(entries, source);
+  storageFacts: LedgerStore['storageFacts'] = () => this.local.storageFacts();
+  integrity: LedgerStore['integrity'] = () => this.local.integrity();
+  compact: LedgerStore['compact'] = () => this.local.compact();
+
+  /** Closes the thread's connection first, then the main one (which checkpoints the WAL). */
+  async close(): Promise<void> {
+    this.closed ??= (async () => {
+      if (!this.failure) {
+        try {
+          await this.call({ op: 'close' });
+        } catch {
+          // The thread is gone already: its connection with it.
+        }
+      }
+      await this.worker.terminate();
+      this.local.close();
+    })();
+    return this.closed;
+  }
+}
+
+/** The main connection's Ledger of a SQLite store: what the decider looks keys up in, synchronously. */
+export function localLedger(store: Ledger | ThreadedLedger): Ledger {
+  return store instanceof ThreadedLedger ? store.local : store;
+}
+
+// The thread's error as the main thread throws it: a LedgerError stays one; SQLite's keep their code, so that
+// ledgerFailure words them as it would on the main thread.
+function rebuilt(e: NonNullable<WriteReply['error']>): Error {
+  if (e.name === 'LedgerError') return new LedgerError(e.message);
+  return Object.assign(new Error(e.message), { name: e.name, code: e.code });
+}

@@ -1,0 +1,102 @@
+// A push's SQLite ledger with its writes on a thread of their own (src/ledger/threaded.ts): what the thread
+// commits, the main connection sees at once; its errors come back as the ledger's, SQLite code and all; a thread
+// that is gone fails the calls made after, instead of leaving them waiting; close() leaves the WAL empty.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { LedgerError } from '../../src/errors.js';
+import { ledgerFailure } from '../../src/ledger/failure.js';
+import { openLedger } from '../../src/ledger/ledger.js';
+import { openLedgerStore } from '../../src/ledger/open.js';
+import { ThreadedLedger } from '../../src/ledger/threaded.js';
+import { claim } from '../commands/ledger/seed.js';
+import { runCli } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'webhook-events.jsonl');
+
+async function threaded(file: string): Promise<ThreadedLedger> {
+  const store = await openLedgerStore(file, { writeThread: true });
+  assert.ok(store instanceof ThreadedLedger, 'a writable SQLite ledger opened for a push writes on a thread');
+  return store;
+}
+
+/** Makes the ledger refuse every new event with a trigger: an error SQLite raises inside the thread's claim. */
+function refuseInserts(file: string, when = 'true'): void {
+  const db = new Database(file);
+  db.exec(
+    `CREATE TRIGGER refuse BEFORE INSERT ON events WHEN ${when} BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END`,
+  );
+  db.close();
+}
+
+test('writes commit on the thread and the main connection sees them at once; close() leaves the WAL empty', async () => {
+  const file = join(tmpDir(), 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  const mine = await store.claimNew([claim('k1', 'ana@example.com'), claim('k2', 'bob@example.com')], run, 'jsonl x');
+  assert.deepEqual([...mine].sort(), ['k1', 'k2']);
+  assert.equal((await store.lookupKeys(['k1'])).get('k1')?.status, 'pending', 'claimed before the call answered');
+  await store.settle([{ key: 'k1', status: 'sent', outcome: 'created' }], run);
+  assert.equal((await store.lookupKeys(['k1'])).get('k1')?.status, 'sent');
+  assert.deepEqual([...(await store.lookupDelivered(['ana@example.com']))], [['ana@example.com', 'k1']]);
+  await store.release([{ key: 'k2', to: null }], run, 'stopped');
+  assert.equal((await store.lookupKeys(['k2'])).size, 0);
+  await store.finishRun(run, 'done', {});
+  await store.close();
+  await store.close(); // twice is harmless
+  assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
+  const db = new Database(file, { readonly: true });
+  assert.deepEqual(db.prepare('SELECT key, status FROM events').all(), [{ key: 'k1', status: 'sent' }]);
+  db.close();
+});
+
+test("an error SQLite raises on the thread comes back with its code: it reads as the ledger's, and nothing of the claim stays", async () => {
+  const file = join(tmpDir(), 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  refuseInserts(file, "NEW.key = 'k-bad'");
+  const err = await store
+    .claimNew([claim('k-ok', 'ana@example.com'), claim('k-bad', 'bob@example.com')], run, 's')
+    .then(
+      () => assert.fail('the claim was refused'),
+      (e: unknown) => e as Error & { code?: string },
+    );
+  assert.match(err.code ?? '', /^SQLITE_CONSTRAINT/);
+  const worded = ledgerFailure(err, file);
+  assert.ok(worded instanceof LedgerError);
+  assert.match(worded.message, new RegExp(`ledger ${file}: refused by a trigger`));
+  assert.equal((await store.lookupKeys(['k-ok'])).size, 0, 'the claim was one transaction: none of it committed');
+  // The thread goes on taking writes after an error.
+  assert.deepEqual([...(await store.claimNew([claim('k-next', 'carla@example.com')], run, 's'))], ['k-next']);
+  await store.finishRun(run, 'done', {});
+  await store.close();
+});
+
+test('calls made after the thread is gone fail at once, never wait forever', async () => {
+  const file = join(tmpDir(), 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  await (store as unknown as { worker: Worker }).worker.terminate();
+  await assert.rejects(() => store.claimNew([claim('k1', 'ana@example.com')], run, 's'), /writer thread exited/);
+  await assert.rejects(() => store.settle([{ key: 'k1', status: 'sent' }], run), /writer thread exited/);
+  await store.finishRun(run, 'failed', {});
+  await store.close();
+});
+
+test('push: a claim the ledger refuses on the thread fails the run with exit 5, naming the ledger; nothing is sent', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const out = join(dir, 'out.jsonl');
+  const args = ['push', FIXTURE, '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--quiet'];
+  openLedger(ledger)!.close(); // an empty ledger, then a trigger that refuses every claim
+  refuseInserts(ledger);
+  const r = await runCli(args);
+  assert.equal(r.code, 5, r.stderr);
+  assert.match(r.stderr, new RegExp(`ledger ${ledger}: refused by a trigger`));
+  assert.doesNotMatch(r.stderr, /unexpected error/);
+  assert.equal(existsSync(out) ? readFileSync(out, 'utf8') : '', '', 'no lead was written without its claim');
+});
