@@ -27,6 +27,7 @@ export type WriteOp =
   | { op: 'claimExisting'; keys: string[]; runId: number; from: EventStatus[]; sink: string }
   | { op: 'settle'; settlements: Settlement[]; runId: number }
   | { op: 'release'; items: Array<{ key: string; to: EventStatus | null }>; runId: number; detail: string }
+  | { op: 'heartbeat'; runId: number }
   | { op: 'close' };
 
 /** One write for the thread, answered by a WriteReply with the same id. */
@@ -36,7 +37,7 @@ export type WriteRequest = WriteOp & { id: number; dropSentPayloads: boolean };
 export interface WriteReply {
   id: number;
   keys?: string[];
-  error?: { name: string; message: string; code?: string };
+  error?: { name: string; message: string; code?: string; stack?: string };
 }
 
 interface Waiter {
@@ -44,7 +45,11 @@ interface Waiter {
   reject(e: Error): void;
 }
 
-/** The SQLite ledger of a run that writes it: `local` for everything but the four writes a push makes per batch. */
+/**
+ * The SQLite ledger of a run that writes it: `local` for everything but the four writes a push makes per batch and
+ * the run's heartbeat. The heartbeat goes through the thread too: on the main connection it would wait for the write
+ * lock behind the thread's transactions (up to 0.4 s measured), stopping the main thread while it waits.
+ */
 export class ThreadedLedger implements LedgerStore {
   readonly kind = 'sqlite' as const;
   private readonly worker: Worker;
@@ -63,24 +68,33 @@ export class ThreadedLedger implements LedgerStore {
       if (r.error) w?.reject(rebuilt(r.error));
       else w?.resolve(r);
     });
-    const fail = (e: Error) => {
-      this.failure ??= e;
+    // A thread that is gone takes its connection with it: the run cannot record what it sends, so it stops, as it
+    // would on any error of the ledger (exit 5). What the thread committed stays; the next run finds the rest.
+    const fail = (why: string) => {
+      this.failure ??= new LedgerError(`cannot write ledger ${local.path}: its writer thread ${why}`);
       for (const w of this.waiting.values()) w.reject(this.failure);
       this.waiting.clear();
     };
-    this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`the ledger's writer thread exited (code ${code})`)));
+    this.worker.on('error', (e) => fail(`failed: ${e.message}`));
+    this.worker.on('exit', (code) => fail(this.closed ? 'was closed' : `exited (code ${code})`));
     // Waiting for nothing, the thread must not keep the process alive (an awaited reply does, while there is one).
     this.worker.unref();
   }
 
   private call(req: WriteOp): Promise<WriteReply> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.closed && req.op !== 'close') return Promise.reject(new Error(`ledger ${this.local.path} was closed`));
     const id = ++this.seq;
     return new Promise<WriteReply>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       if (this.waiting.size === 1) this.worker.ref();
-      this.worker.postMessage({ ...req, id, dropSentPayloads: this.local.dropSentPayloads } satisfies WriteRequest);
+      try {
+        this.worker.postMessage({ ...req, id, dropSentPayloads: this.local.dropSentPayloads } satisfies WriteRequest);
+      } catch (e) {
+        // Not sent (a value that cannot cross to the thread): nothing waits for an answer.
+        this.waiting.delete(id);
+        reject(e);
+      }
     }).finally(() => {
       if (!this.waiting.size) this.worker.unref();
     });
@@ -115,6 +129,10 @@ export class ThreadedLedger implements LedgerStore {
   set dropSentPayloads(v: boolean) {
     this.local.dropSentPayloads = v;
   }
+  /**
+   * The main connection's management queries. A push uses none of them on SQLite; note that a transaction held
+   * across awaits here would make the thread's writes wait for it (SQLITE_BUSY after the busy timeout).
+   */
   get sql(): LedgerStore['sql'] {
     return this.local.sql;
   }
@@ -122,7 +140,14 @@ export class ThreadedLedger implements LedgerStore {
   lookupDelivered: LedgerStore['lookupDelivered'] = (keys) => this.local.lookupDelivered(keys);
   getLeadJson: LedgerStore['getLeadJson'] = (key) => this.local.getLeadJson(key);
   startRun: LedgerStore['startRun'] = (command, args, opts) => this.local.startRun(command, args, opts);
-  keepAlive: LedgerStore['keepAlive'] = (runId) => this.local.keepAlive(runId);
+  /** Heartbeats the run every few seconds, through the thread; a heartbeat that fails is retried by the next one. */
+  keepAlive(runId: number, everyMs = 5000): NodeJS.Timeout {
+    const t = setInterval(() => {
+      this.call({ op: 'heartbeat', runId }).catch(() => undefined);
+    }, everyMs);
+    t.unref();
+    return t;
+  }
   finishRun: LedgerStore['finishRun'] = (runId, status, counts) => this.local.finishRun(runId, status, counts);
   markOrphansInDoubt: LedgerStore['markOrphansInDoubt'] = () => this.local.markOrphansInDoubt();
   rowsInStatus: LedgerStore['rowsInStatus'] = (status, sink) => this.local.rowsInStatus(status, sink);
@@ -133,7 +158,10 @@ export class ThreadedLedger implements LedgerStore {
   integrity: LedgerStore['integrity'] = () => this.local.integrity();
   compact: LedgerStore['compact'] = () => this.local.compact();
 
-  /** Closes the thread's connection first, then the main one (which checkpoints the WAL). */
+  /**
+   * Closes the thread's connection first (after the writes asked for before), then the main one (which checkpoints
+   * the WAL). Writes asked for after it are refused.
+   */
   async close(): Promise<void> {
     this.closed ??= (async () => {
       if (!this.failure) {
@@ -158,6 +186,7 @@ export function localLedger(store: Ledger | ThreadedLedger): Ledger {
 // The thread's error as the main thread throws it: a LedgerError stays one; SQLite's keep their code, so that
 // ledgerFailure words them as it would on the main thread.
 function rebuilt(e: NonNullable<WriteReply['error']>): Error {
-  if (e.name === 'LedgerError') return new LedgerError(e.message);
-  return Object.assign(new Error(e.message), { name: e.name, code: e.code });
+  const err = e.name === 'LedgerError' ? new LedgerError(e.message) : Object.assign(new Error(e.message), e);
+  if (e.stack) err.stack = e.stack;
+  return err;
 }

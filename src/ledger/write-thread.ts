@@ -38,15 +38,20 @@ port.on('message', (m: WriteRequest) => {
         ledger.release(m.items, m.runId, m.detail);
         reply = { id: m.id };
         break;
+      case 'heartbeat':
+        ledger.heartbeat(m.runId);
+        reply = { id: m.id };
+        break;
     }
   } catch (e) {
-    const err = e as { name?: string; message?: string; code?: unknown };
+    const err = e as { name?: string; message?: string; code?: unknown; stack?: string };
     reply = {
       id: m.id,
       error: {
         name: err.name ?? 'Error',
         message: err.message ?? String(e),
         code: typeof err.code === 'string' ? err.code : undefined,
+        stack: err.stack,
       },
     };
   }

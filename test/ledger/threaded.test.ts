@@ -39,7 +39,7 @@ test('writes commit on the thread and the main connection sees them at once; clo
   const run = await store.startRun('push', {}, { exclusive: true });
   const mine = await store.claimNew([claim('k1', 'ana@example.com'), claim('k2', 'bob@example.com')], run, 'jsonl x');
   assert.deepEqual([...mine].sort(), ['k1', 'k2']);
-  assert.equal((await store.lookupKeys(['k1'])).get('k1')?.status, 'pending', 'claimed before the call answered');
+  assert.equal((await store.lookupKeys(['k1'])).get('k1')?.status, 'pending', 'the main connection sees the claim');
   await store.settle([{ key: 'k1', status: 'sent', outcome: 'created' }], run);
   assert.equal((await store.lookupKeys(['k1'])).get('k1')?.status, 'sent');
   assert.deepEqual([...(await store.lookupDelivered(['ana@example.com']))], [['ana@example.com', 'k1']]);
@@ -72,6 +72,78 @@ test("an error SQLite raises on the thread comes back with its code: it reads as
   assert.equal((await store.lookupKeys(['k-ok'])).size, 0, 'the claim was one transaction: none of it committed');
   // The thread goes on taking writes after an error.
   assert.deepEqual([...(await store.claimNew([claim('k-next', 'carla@example.com')], run, 's'))], ['k-next']);
+  await store.finishRun(run, 'done', {});
+  await store.close();
+});
+
+/** Holds the ledger's write lock from another connection until the returned function is called. */
+function holdWriteLock(file: string): () => void {
+  const db = new Database(file);
+  db.exec('BEGIN IMMEDIATE');
+  return () => {
+    db.exec('COMMIT');
+    db.close();
+  };
+}
+
+test('a thread that dies under a waiting claim fails it as a ledger error (exit 5), and every call after it', async () => {
+  const file = join(tmpDir(), 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  const release = holdWriteLock(file); // the thread's claim waits for the lock
+  const waiting = store.claimNew([claim('k1', 'ana@example.com')], run, 's');
+  await new Promise((r) => setTimeout(r, 100));
+  await (store as unknown as { worker: Worker }).worker.terminate();
+  await assert.rejects(waiting, (e: Error) => e instanceof LedgerError && /writer thread exited/.test(e.message));
+  await assert.rejects(
+    () => store.settle([{ key: 'k1', status: 'sent' }], run),
+    (e: Error) => e instanceof LedgerError && e.message.includes(file),
+  );
+  release();
+  assert.equal((await store.lookupKeys(['k1'])).size, 0, 'the claim never committed');
+  await store.finishRun(run, 'failed', {});
+  await store.close();
+});
+
+test('close() waits for the writes asked for before it; writes asked for after it are refused', async () => {
+  const file = join(tmpDir(), 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  await store.finishRun(run, 'done', {});
+  const release = holdWriteLock(file);
+  const claimed = store.claimNew([claim('k1', 'ana@example.com')], run, 's');
+  const closed = store.close();
+  await assert.rejects(() => store.claimNew([claim('k2', 'bob@example.com')], run, 's'), /was closed/);
+  setTimeout(release, 100);
+  assert.deepEqual([...(await claimed)], ['k1']);
+  await closed;
+  const db = new Database(file, { readonly: true });
+  assert.deepEqual(db.prepare('SELECT key FROM events').all(), [{ key: 'k1' }]);
+  db.close();
+});
+
+test("the run's heartbeat is written by the thread: waiting for the write lock, it never stops the main thread", async () => {
+  const file = join(tmpDir(), 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  const beat = () => {
+    const db = new Database(file, { readonly: true });
+    const r = db.prepare('SELECT heartbeat_at FROM runs WHERE id = ?').get(run) as { heartbeat_at: string };
+    db.close();
+    return r.heartbeat_at;
+  };
+  const first = beat();
+  const release = holdWriteLock(file);
+  const timer = store.keepAlive(run, 20);
+  // On the main connection, a heartbeat would wait here for the lock (up to the 5 s busy timeout), timers and all.
+  const started = Date.now();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(Date.now() - started < 1000, `the main thread went on (${Date.now() - started} ms for a 300 ms timer)`);
+  assert.equal(beat(), first, 'no heartbeat while the lock is held');
+  release();
+  for (let i = 0; i < 100 && beat() === first; i++) await new Promise((r) => setTimeout(r, 10));
+  clearInterval(timer);
+  assert.notEqual(beat(), first, 'the heartbeat moved once the lock was free');
   await store.finishRun(run, 'done', {});
   await store.close();
 });
