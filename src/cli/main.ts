@@ -32,7 +32,21 @@ export function buildProgram(): Command {
     .version(pkg.version, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXAMPLES)
-    .exitOverride();
+    .exitOverride()
+    // A ledger URL is refused with a password in it when it comes from the command line (--pg-url is refused so
+    // by the sink, which also reads it from LEADLEDGER_PG_URL): LEADLEDGER_LEDGER may hold the whole URL.
+    .hook('preAction', async (_program, action) => {
+      for (const [name, envVar] of [
+        ['ledger', 'LEADLEDGER_LEDGER'],
+        ['to', undefined],
+      ] as const) {
+        const v: unknown = action.getOptionValue(name);
+        if (action.getOptionValueSource(name) !== 'cli' || typeof v !== 'string' || !/^postgres(ql)?:\/\//i.test(v))
+          continue;
+        const { passwordInArgv, pgUrlHoldsPassword } = await import('../pg-url.js');
+        if (pgUrlHoldsPassword(v)) throw passwordInArgv(`--${name}`, envVar);
+      }
+    });
 
   addOptions(
     program

@@ -7,6 +7,7 @@ import { userInfo } from 'node:os';
 import type { ClientConfig } from 'pg';
 import { parse, type ConnectionOptions } from 'pg-connection-string';
 import { UsageError } from '../errors.js';
+import { passwordInArgv, pgUrlHoldsPassword } from '../pg-url.js';
 import { passwordFromPgpass, type PgpassTarget } from './pgpass.js';
 import { redactPgUrl } from './secure-url.js';
 
@@ -28,16 +29,6 @@ export interface PgConnection {
   /** Values to mask in every message (the password). */
   secrets: string[];
 }
-
-/** Query parameters that hold a secret: refused in argv like the URL's password. */
-const SECRET_PARAMS = /^(password|sslpassword)$/i;
-
-const passwordRefused = (where: string) =>
-  new UsageError(
-    `${where} must not hold a password (command lines are visible to every user of the machine): ` +
-      `set PGPASSWORD, put it in ~/.pgpass (host:port:database:user:password, mode 0600), ` +
-      `or put the whole URL in LEADLEDGER_PG_URL or DATABASE_URL`,
-  );
 
 /** The URL to use and where it came from: --pg-url (no password allowed), else the first variable of PG_URL_ENV. */
 export function chooseUrl(
@@ -73,10 +64,8 @@ export function resolvePgConnection(
   } catch {
     throw new UsageError(`${where} is not a valid URL: ${redactPgUrl(raw)}`);
   }
-  const query = raw.includes('?') ? new URLSearchParams(raw.slice(raw.indexOf('?') + 1)) : new URLSearchParams();
-  const secretParam = [...query.keys()].some((k) => SECRET_PARAMS.test(k));
-  if (!from && (parsed.password || secretParam || /^[^?#]*\/\/[^/?#@]*:[^/?#@]*@/.test(raw)))
-    throw passwordRefused('--pg-url');
+  if (!from && (parsed.password || pgUrlHoldsPassword(raw)))
+    throw passwordInArgv('--pg-url', 'LEADLEDGER_PG_URL or DATABASE_URL');
 
   const user = parsed.user || env.PGUSER || userInfo().username;
   const host = parsed.host || env.PGHOST || 'localhost';
