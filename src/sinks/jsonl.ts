@@ -11,6 +11,11 @@
 // the link points at. A link is refused when the sink is built, before anything is claimed (the file itself is
 // created only by the first batch, so a run that stops before sending, a refused ledger, say, leaves nothing), and
 // every open is O_NOFOLLOW, creating the file 0600 in that same call.
+//
+// A file whose last line was cut (a run killed mid-write, a full disk) does not end in a newline. Appended to as it
+// is, the first new line would be glued to the cut one, and that lead, recorded as sent, would be unreadable: the
+// first batch written to such a file starts with a newline, so the cut line stays a line of its own (its events are
+// in doubt in the ledger, and are re-sent whole) and every new one is whole.
 import { constants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -100,12 +105,21 @@ export class JsonlSink implements Sink {
   /** One batch: every byte written, then synced, while no other batch of this sink writes. */
   private async write(text: string): Promise<void> {
     if (this.opts.output === '-') return writeStream(this.stdoutStream(), text);
-    const { handle, regular } = await this.handle();
-    const bytes = Buffer.from(text, 'utf8');
+    const file = await this.handle();
+    const { handle, regular } = file;
+    const bytes = Buffer.from(file.cutLine ? `\n${text}` : text, 'utf8');
     // write() may take fewer bytes than asked: loop until the whole batch is in the file.
-    for (let done = 0; done < bytes.length;)
-      done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+    try {
+      for (let done = 0; done < bytes.length;)
+        done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+    } catch (err) {
+      // Part of the batch may be in the file, its last line cut: the next batch starts on a line of its own (at
+      // worst after an empty line, when nothing was written).
+      file.cutLine = true;
+      throw err;
+    }
     if (regular) await handle.sync();
+    file.cutLine = false;
   }
 
   /**
@@ -136,6 +150,8 @@ export class JsonlSink implements Sink {
 interface OpenFile {
   handle: FileHandle;
   regular: boolean;
+  /** A regular file that ends in a line without its newline: the next write starts with one. */
+  cutLine: boolean;
 }
 
 /** Open for appending (created 0600) without following a symlink; a link, dangling or not, is a UsageError. */
@@ -150,10 +166,24 @@ async function openNoFollow(path: string): Promise<OpenFile> {
     throw err;
   }
   try {
-    return { handle, regular: (await handle.stat()).isFile() };
+    const st = await handle.stat();
+    const regular = st.isFile();
+    return { handle, regular, cutLine: regular && st.size > 0 && !(await endsWithNewline(path, st.size)) };
   } catch (err) {
     await handle.close();
     throw err;
+  }
+}
+
+/** Whether the file's last byte (of `size`) is a newline; read through a handle of its own (the output's only appends). */
+async function endsWithNewline(path: string, size: number): Promise<boolean> {
+  const r = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  try {
+    const last = Buffer.alloc(1);
+    await r.read(last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    await r.close();
   }
 }
 
