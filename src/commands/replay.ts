@@ -237,7 +237,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       const d = decisions.get(s.row.key)!;
       if (d.kind === 'new' && s.from === 'in_doubt' && deliverer) {
         const caps = sink!.capabilities;
-        const checkable = caps.honoursIdempotencyKey || (caps.lookupByNaturalKey && !!s.row.natural_key);
+        const checkable =
+          caps.honoursIdempotencyKey ||
+          !!caps.lookupByDownstreamKey ||
+          (caps.lookupByNaturalKey && !!s.row.natural_key);
         if (!checkable && !o.resend) {
           d.kind = 'filtered';
           d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;

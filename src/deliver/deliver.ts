@@ -208,6 +208,9 @@ export class Deliverer {
     const caps = sink.capabilities;
     const rows = opts.rows ?? (await ledger.rowsInStatus('in_doubt', this.sinkId));
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
+    // A sink that holds the key each lead was sent with (the JSONL file) is read back once for all of them.
+    const canFind = !!caps.lookupByDownstreamKey && !!sink.findWritten;
+    const dkOf = (r: LedgerEventRow) => r.downstream_key ?? downstreamKey(this.o.namespace, r.key);
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
     // `blind` (replay --in-doubt --resend): the user accepts a possible duplicate where nothing can check first.
@@ -220,7 +223,7 @@ export class Deliverer {
     for (const r of rows) {
       if (!leadOf(r))
         leave('in doubt since an earlier run, and its lead is no longer stored: replay --from <the input>');
-      else if (caps.honoursIdempotencyKey || canLookup(r) || opts.blind) usable.push(r);
+      else if (caps.honoursIdempotencyKey || canLookup(r) || canFind || opts.blind) usable.push(r);
       else
         leave(
           `in doubt since an earlier run: ${sink.name} can neither look it up nor drop a repeat; ${RESEND_IN_DOUBT} re-sends it`,
@@ -256,6 +259,20 @@ export class Deliverer {
         }
       });
     }
+    let written: Set<string> | Error | undefined;
+    if (canFind && mine.length && !this.o.stop.aborted) {
+      try {
+        written = await sink.findWritten!(mine.map(dkOf), this.o.hardStop);
+      } catch (e) {
+        written = e as Error;
+      }
+    }
+    const settleRecovered = async (row: LedgerEventRow, why: string, crmId?: string): Promise<void> => {
+      await ledger.settle([{ key: row.key, status: 'sent', outcome: 'recovered', crmId, error: why }], runId);
+      recovered++;
+      this.counts.recovered++;
+      this.o.onSettled?.({ row, key: row.key, decision: opts.onDecision?.(row), result: 'recovered', crmId });
+    };
     await mapPool(mine, Math.max(1, this.o.concurrency), async (row) => {
       if (this.o.stop.aborted || this.fatal) {
         await ledger.settle([{ key: row.key, status: 'in_doubt', error: 'not checked: the run was stopped' }], runId);
@@ -282,35 +299,27 @@ export class Deliverer {
           return;
         }
         if (found.found) {
-          await ledger.settle(
-            [
-              {
-                key: row.key,
-                status: 'sent',
-                outcome: 'recovered',
-                crmId: found.crmId,
-                error: 'found in the CRM after an unsettled send',
-              },
-            ],
-            runId,
-          );
-          recovered++;
-          this.counts.recovered++;
-          this.o.onSettled?.({
-            row,
-            key: row.key,
-            decision: opts.onDecision?.(row),
-            result: 'recovered',
-            crmId: found.crmId,
-          });
+          await settleRecovered(row, 'found in the CRM after an unsettled send', found.crmId);
           return;
         }
       }
-      // Not in the CRM (or the sink drops repeated keys): sending again with the SAME downstream key is safe.
-      const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
+      if (canFind && !canLookup(row)) {
+        if (written instanceof Error) {
+          const error = `not looked for: ${written.message}`;
+          await ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
+          leave(error);
+          return;
+        }
+        if (written?.has(dkOf(row))) {
+          await settleRecovered(row, `found in ${sink.describe()} after an unsettled send`);
+          return;
+        }
+      }
+      // Not in the CRM, nor in the file read back (or the sink drops repeated keys): sending again with the SAME
+      // downstream key is safe.
       const item: SendItem = {
         key: row.key,
-        downstreamKey: dk,
+        downstreamKey: dkOf(row),
         lead: leadOf(row)!,
         naturalKey: row.natural_key ?? undefined,
         occurredAt: row.event_time ?? undefined,

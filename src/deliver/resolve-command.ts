@@ -18,7 +18,7 @@ export interface InDoubtResolution {
 export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink): InDoubtResolution {
   const caps = sink.capabilities;
   const args = ['leadledger', 'replay', '--in-doubt'];
-  if (!caps.lookupByNaturalKey && !caps.honoursIdempotencyKey) args.push('--resend');
+  if (!caps.lookupByNaturalKey && !caps.lookupByDownstreamKey && !caps.honoursIdempotencyKey) args.push('--resend');
   if (f.sink) args.push('--sink', f.sink);
   if (f.hubspotUrl) args.push('--hubspot-url', redactUrl(f.hubspotUrl));
   if (f.url) args.push('--url', redactUrl(f.url));
@@ -30,9 +30,11 @@ export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink
   if (f.ledger) args.push('--ledger', f.ledger);
   const how = caps.lookupByNaturalKey
     ? 'each looked up in the CRM first, re-sent only where it is not there'
-    : caps.honoursIdempotencyKey
-      ? 're-sent with the same key, which the destination drops if it has it'
-      : 're-sent as they are: the destination may get them twice';
+    : caps.lookupByDownstreamKey
+      ? 'each looked for in the output first, re-sent only where it is not there'
+      : caps.honoursIdempotencyKey
+        ? 're-sent with the same key, which the destination drops if it has it'
+        : 're-sent as they are: the destination may get them twice';
   return { command: args.map(shellWord).join(' '), how };
 }
 

@@ -16,6 +16,10 @@
 // is, the first new line would be glued to the cut one, and that lead, recorded as sent, would be unreadable: the
 // first batch written to such a file starts with a newline, so the cut line stays a line of its own (its events are
 // in doubt in the ledger, and are re-sent whole) and every new one is whole.
+//
+// Each line carries the event's downstream key, so the file itself tells which events of a killed run got there:
+// findWritten() reads it back, and in-doubt recovery (deliver.ts) settles those found and re-sends only the others.
+// Only whole lines count (ended by a newline, and read back as the JSON written); stdout cannot be read back.
 import { constants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -48,12 +52,7 @@ export const JSONL_MAX_BATCH = 2000;
 /** A file or stdout destination, mostly for audits and piping into other tools. */
 export class JsonlSink implements Sink {
   readonly name = 'jsonl';
-  readonly capabilities: SinkCapabilities = {
-    maxBatch: JSONL_MAX_BATCH,
-    lookupByNaturalKey: false,
-    honoursIdempotencyKey: false,
-    upsertByNaturalKey: false,
-  };
+  readonly capabilities: SinkCapabilities;
   private file: OpenFile | undefined;
   private opening: Promise<OpenFile> | undefined;
   /** The last write queued: the next one starts only once it has ended (written and synced, or failed). */
@@ -61,7 +60,15 @@ export class JsonlSink implements Sink {
   /** The stream behind '-', once an 'error' listener is on it. */
   private stream: Writable | undefined;
 
-  constructor(private readonly opts: JsonlSinkOptions) {}
+  constructor(private readonly opts: JsonlSinkOptions) {
+    this.capabilities = {
+      maxBatch: JSONL_MAX_BATCH,
+      lookupByNaturalKey: false,
+      honoursIdempotencyKey: false,
+      upsertByNaturalKey: false,
+      lookupByDownstreamKey: opts.output !== '-',
+    };
+  }
 
   /** "JSONL file out.jsonl" or "JSONL on stdout". */
   describe(): string {
@@ -91,6 +98,44 @@ export class JsonlSink implements Sink {
       return items.map(() => ({ kind: 'unknown', reason }));
     }
     return items.map(() => ({ kind: 'created' }));
+  }
+
+  /**
+   * The downstream keys among `keys` that the file holds on whole lines, read once the writes queued before have
+   * ended. A file not there yet holds none; one that is not a regular file (a FIFO, a device) cannot be read back.
+   */
+  async findWritten(keys: string[], signal?: AbortSignal): Promise<Set<string>> {
+    await this.tail;
+    const found = new Set<string>();
+    const wanted = new Set(keys);
+    let r: FileHandle;
+    try {
+      // Non-blocking: opening a FIFO to read would otherwise wait for a writer. A regular file ignores the flag.
+      r = await open(this.opts.output, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return found;
+      throw err;
+    }
+    try {
+      if (!(await r.stat()).isFile())
+        throw new Error(`${this.describe()} is not a regular file: it cannot be read back`);
+      let rest = '';
+      for await (const chunk of r.createReadStream({ encoding: 'utf8', highWaterMark: 1 << 20, autoClose: false })) {
+        signal?.throwIfAborted();
+        const text = rest + (chunk as string);
+        let from = 0;
+        for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+          const key = wholeLineKey(text, from, nl, wanted);
+          if (key !== undefined) found.add(key);
+          from = nl + 1;
+        }
+        // What follows the last newline is not a whole line (yet): the next chunk completes it, or it is a cut one.
+        rest = text.slice(from);
+      }
+    } finally {
+      await r.close();
+    }
+    return found;
   }
 
   /** Close the file once the writes queued before have ended. */
@@ -143,6 +188,26 @@ export class JsonlSink implements Sink {
       return f;
     });
     return this.opening;
+  }
+}
+
+const KEY_PREFIX = '{"key":"';
+
+/**
+ * The downstream key of the line text[from, nl) when it is one of `wanted` and the line is whole: the JSON that
+ * jsonlLine() writes, with its lead. Only the lines of wanted keys are parsed.
+ */
+function wholeLineKey(text: string, from: number, nl: number, wanted: Set<string>): string | undefined {
+  if (!text.startsWith(KEY_PREFIX, from)) return undefined;
+  const end = text.indexOf('"', from + KEY_PREFIX.length);
+  if (end < 0 || end > nl) return undefined;
+  const key = text.slice(from + KEY_PREFIX.length, end);
+  if (!wanted.has(key)) return undefined;
+  try {
+    const line = JSON.parse(text.slice(from, nl)) as { key?: unknown; lead?: unknown };
+    return line.key === key && typeof line.lead === 'object' && line.lead !== null ? key : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -10,6 +10,11 @@ export interface SinkCapabilities {
   lookupByNaturalKey: boolean;
   /** The destination drops a repeated downstream key: an in-doubt event may simply be re-sent with the same key. */
   honoursIdempotencyKey: boolean;
+  /**
+   * findWritten(downstreamKeys) is implemented: in-doubt events can be looked for in the destination itself, by the
+   * key they were sent with (a JSONL file: its whole lines), before a re-send.
+   */
+  lookupByDownstreamKey?: boolean;
   /** The destination can create-or-update by natural key (used by `--existing update`). */
   upsertByNaturalKey: boolean;
 }
@@ -62,6 +67,8 @@ export interface Sink {
    * in-doubt recovery then checks a batch at a time instead of one request per event.
    */
   lookupMany?(naturalKeys: string[], signal?: AbortSignal): Promise<LookupResult[]>;
+  /** Which of these downstream keys the destination holds whole. Only when capabilities.lookupByDownstreamKey. */
+  findWritten?(downstreamKeys: string[], signal?: AbortSignal): Promise<Set<string>>;
   /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
   describe(): string;
   /**

@@ -1,6 +1,7 @@
 // Exactly once under SIGKILL, overlapping runs and Ctrl-C: the CLI is killed at many points of a push and rerun.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { jsonReport, runCli } from '../helpers/cli.js';
@@ -84,6 +85,40 @@ test('hubspot: SIGKILL at 13 points of a push, then reruns: every lead once, non
     rows.every((r) => ids.get(r.natural_key) === r.crm_id),
     'the ledger holds the CRM id of every person',
   );
+});
+
+test('jsonl: SIGKILL at 13 points of a push, then reruns: each person one whole line; lines a killed run wrote are found, not written again', async () => {
+  const dir = tmpDir();
+  const events = generateEvents(dir, 60_000, 23);
+  const want = await expectedPeople(events, dir);
+  const ledger = join(dir, 'l.db');
+  const out = join(dir, 'out.jsonl');
+  const args = ['push', events, '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--quiet'];
+  const points = await crashLoop(args, ledger, want.size, {});
+  assert.ok(points.size >= 8, `distinct kill points: ${[...points].join(' ')}`);
+  const final = await runCli(args);
+  assert.equal(final.code, 0, final.stderr);
+  // A kill in the middle of a write leaves that line cut; its event was in doubt, and was written again whole.
+  const lines = readFileSync(out, 'utf8').split('\n').slice(0, -1);
+  const whole: Array<{ lead: { email: string } }> = [];
+  for (const line of lines) {
+    try {
+      whole.push(JSON.parse(line) as { lead: { email: string } });
+    } catch {
+      // a cut line
+    }
+  }
+  assert.ok(lines.length - whole.length <= points.size, `${lines.length - whole.length} cut lines`);
+  const emails = whole.map((l) => l.lead.email);
+  assert.equal(emails.length, new Set(emails).size, `${emails.length - new Set(emails).size} leads written twice`);
+  assert.deepEqual(new Set(emails), want);
+  const db = new Database(ledger, { readonly: true });
+  const statuses = db.prepare('SELECT status, count(*) AS n FROM events GROUP BY status').all();
+  const recovered = (db.prepare(`SELECT count(*) AS n FROM events WHERE outcome = 'recovered'`).get() as { n: number })
+    .n;
+  db.close();
+  assert.deepEqual(statuses, [{ status: 'sent', n: want.size }], 'nothing left pending or in doubt');
+  assert.ok(recovered > 0, 'some events of a killed run were found in the file instead of written again');
 });
 
 test('webhook receiver that does not dedupe: SIGKILL at 13 points, reruns never send a lead twice; unsure sends stay in doubt, none lost', async () => {

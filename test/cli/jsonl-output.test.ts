@@ -120,13 +120,21 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   assert.match(reason, /^cannot write JSONL file .*out\.jsonl: ENOENT/);
   assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
 
-  // The next run cannot check them (a file can neither be asked nor drops a repeat): it says so, with the count.
+  // The next run looks for them in the file (not there: it was never created), writes them again, and the writes
+  // fail again: in doubt, with the write's reason and the count.
   const again = await runCli(args);
   assert.equal(again.code, 1, again.stderr);
   assert.equal(jsonReport(again).delivery.inDoubt, 16);
+  assert.equal(jsonReport(again).delivery.recovered, 0);
   const left = Object.entries(jsonReport(again).inDoubtReasons ?? {});
   assert.equal(left.length, 1, JSON.stringify(left));
   assert.equal(left[0]![1], 16);
-  assert.match(left[0]![0], /leadledger replay --in-doubt --resend re-sends it/);
+  assert.match(left[0]![0], /^cannot write JSONL file .*out\.jsonl: ENOENT/);
   assert.ok(again.stderr.includes(`in doubt ×16: ${left[0]![0]}`), again.stderr);
+  // The command the summary names looks for them in the output first: no --resend.
+  assert.equal(
+    jsonReport(again).inDoubtResolution?.how,
+    'each looked for in the output first, re-sent only where it is not there',
+  );
+  assert.doesNotMatch(jsonReport(again).inDoubtResolution?.command ?? '', /--resend/);
 });

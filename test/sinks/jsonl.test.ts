@@ -57,6 +57,35 @@ describe('jsonl sink', () => {
     assert.equal((await readFile(clean, 'utf8')).split('\n').length, 3);
   });
 
+  it('findWritten: the downstream keys the file holds on whole lines; a cut line, another key or no file holds none', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const file = join(dir, 'out.jsonl');
+    const s = await createSink({ sink: 'jsonl', output: file });
+    assert.equal(s.capabilities.lookupByDownstreamKey, true);
+    const [a, b, c, d] = [1, 2, 3, 4].map((n) => item(n, { email: `p${n}@x.com` }));
+    assert.deepEqual(await s.findWritten!([a!.downstreamKey]), new Set(), 'no file yet');
+    await s.send([a!, b!]);
+    // The cut line of a run killed mid-write: c's key is there, its lead is not.
+    await writeFile(file, `${await readFile(file, 'utf8')}{"key":"${c!.downstreamKey}","lead":{"ema`);
+    const again = await createSink({ sink: 'jsonl', output: file });
+    await again.send([d!]);
+    const keys = [a, b, c, d].map((x) => x!.downstreamKey);
+    assert.deepEqual(await again.findWritten!([...keys, 'f'.repeat(64)]), new Set([keys[0], keys[1], keys[3]]));
+    assert.deepEqual(await again.findWritten!([keys[1]!]), new Set([keys[1]]), 'only the keys asked for');
+    await again.close?.();
+    await s.close?.();
+    const out = await createSink({ sink: 'jsonl', output: '-', stdout: new PassThrough() });
+    assert.equal(out.capabilities.lookupByDownstreamKey, false, 'stdout cannot be read back');
+  });
+
+  it('findWritten on a FIFO fails: it cannot be read back', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const fifo = join(dir, 'leads.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const s = await createSink({ sink: 'jsonl', output: fifo });
+    await assert.rejects(s.findWritten!(['k']), /not a regular file/);
+  });
+
   it("writes to stdout for '-'", async () => {
     const out = new PassThrough();
     let text = '';
