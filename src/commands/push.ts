@@ -270,7 +270,8 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     sink: o.sink,
     url: o.url ? redactUrl(o.url) : undefined,
     output: o.output,
-    hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
+    // Only for HubSpot: the flag has a default, which a push elsewhere must not record as if it were a target.
+    hubspotUrl: o.sink === 'hubspot' && o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
     pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
     table: o.sink === 'postgres' ? o.table : undefined,
     createTable: o.createTable || undefined,

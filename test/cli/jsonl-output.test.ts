@@ -106,6 +106,22 @@ test('jsonl: --output /dev/null sends every event (a device is written, not fsyn
   assert.equal(jsonReport(r).delivery.inDoubt, 0);
 });
 
+test("a push records its own sink's parameters: a JSONL push names its output, and no HubSpot URL", async () => {
+  const dir = tmpDir();
+  const out = join(dir, 'out.jsonl');
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const options = (JSON.parse(r.stdout) as { options: Record<string, unknown> }).options;
+  assert.equal(options.output, out);
+  assert.equal(options.sink, 'jsonl');
+  assert.equal('hubspotUrl' in options, false, JSON.stringify(options));
+  const db = new Database(ledger, { readonly: true });
+  const args = JSON.parse((db.prepare('SELECT args_json FROM runs').get() as { args_json: string }).args_json);
+  db.close();
+  assert.deepEqual(args, options, 'the ledger records what the report shows');
+});
+
 test('in doubt: the summary and --json give the reason of every in-doubt event, grouped with counts', async () => {
   const dir = tmpDir();
   const out = join(dir, 'no-such-dir', 'out.jsonl');
