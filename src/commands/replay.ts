@@ -436,7 +436,7 @@ function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
     run: o.run,
     limit: o.limit,
     from: o.from,
-    hubspotUrl: o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
+    hubspotUrl: o.sink === 'hubspot' && o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
     pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
     table: o.sink === 'postgres' ? o.table : undefined,
     output: o.output,

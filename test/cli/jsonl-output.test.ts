@@ -106,7 +106,7 @@ test('jsonl: --output /dev/null sends every event (a device is written, not fsyn
   assert.equal(jsonReport(r).delivery.inDoubt, 0);
 });
 
-test("a push records its own sink's parameters: a JSONL push names its output, and no HubSpot URL", async () => {
+test("a push (and a replay) records its own sink's parameters: a JSONL push names its output, and no HubSpot URL", async () => {
   const dir = tmpDir();
   const out = join(dir, 'out.jsonl');
   const ledger = join(dir, 'l.db');
@@ -120,6 +120,20 @@ test("a push records its own sink's parameters: a JSONL push names its output, a
   const args = JSON.parse((db.prepare('SELECT args_json FROM runs').get() as { args_json: string }).args_json);
   db.close();
   assert.deepEqual(args, options, 'the ledger records what the report shows');
+  const replayed = await runCli([
+    'replay',
+    '--failed',
+    '--sink',
+    'jsonl',
+    '--output',
+    out,
+    '--ledger',
+    ledger,
+    '--json',
+  ]);
+  assert.equal(replayed.code, 0, replayed.stderr);
+  const replayOptions = (JSON.parse(replayed.stdout) as { options: Record<string, unknown> }).options;
+  assert.equal('hubspotUrl' in replayOptions, false, JSON.stringify(replayOptions));
 });
 
 test('in doubt: the summary and --json give the reason of every in-doubt event, grouped with counts', async () => {
