@@ -3,7 +3,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { ledgerPath } from '../../ledger/ledger.js';
 import { ledgerName, openLedgerStore } from '../../ledger/open.js';
 import { planFields, readField } from '../../mapping/fields.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
@@ -12,6 +11,7 @@ import type { ReadOptions } from '../../sources/types.js';
 import { unreadPart, type Unread } from '../../report/run-report.js';
 import { isExportRow, readExportRow } from './export-row.js';
 import type { CommandContext } from '../context.js';
+import { resolveLedger } from './access.js';
 
 /** Options of `ledger import`. */
 export interface LedgerImportOptions {
@@ -36,7 +36,8 @@ export interface LedgerImportResult {
 
 /** Imports keys and emails from text (one value per line), CSV or JSON(L) files into the ledger as delivered. */
 export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext): Promise<LedgerImportResult> {
-  const path = ledgerPath(o.ledger, ctx.env);
+  // A relative file is the command's cwd's, as for every other subcommand.
+  const path = resolveLedger(o.ledger, ctx);
   const ledger = (await openLedgerStore(path, { env: ctx.env }))!;
   const res: LedgerImportResult = {
     ledger: ledgerName(path),

@@ -106,9 +106,18 @@ test('a link planted at the temp path is never followed: the export is refused a
   }
 });
 
-// `ledger import` (src/commands/ledger-import.ts, not owned here) does not yet recognize export rows: it looks for
-// id/email columns, not key/natural_key. The hook it needs is readExportRow (see the next test); until it calls it,
-// these end-to-end round trips are marked todo.
+// `ledger import` reads export rows (readExportRow, see the next tests): an export is a ledger's delivered keys and
+// people, ready to seed another one.
+
+test("ledger import takes a relative --ledger from the command's directory, as every ledger subcommand does", async () => {
+  const { dir, path } = seedLedger();
+  const ctx = testCtx(dir);
+  const exp = await ledgerExport({ ledger: path, status: 'sent', output: join(dir, 'export.csv') }, ctx);
+  const imp = await ledgerImport({ files: [exp.output], ledger: 'relative.db', as: 'auto' }, ctx);
+  assert.equal(imp.ledger, join(dir, 'relative.db'));
+  assert.ok(existsSync(join(dir, 'relative.db')), "created in the command's directory");
+  assert.ok(!existsSync(join(process.cwd(), 'relative.db')), "not in the process's");
+});
 
 for (const ext of ['csv', 'jsonl'] as const) {
   test(`round trip: export --status sent (${ext}) → import into a fresh ledger → the keys are known as delivered`, async () => {
