@@ -239,8 +239,9 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         const caps = sink!.capabilities;
         const checkable =
           caps.honoursIdempotencyKey ||
-          !!caps.lookupByDownstreamKey ||
-          (caps.lookupByNaturalKey && !!s.row.natural_key);
+          (caps.lookupByNaturalKey && !!s.row.natural_key) ||
+          // A file read back: only for what was sent to that same file.
+          (!!caps.lookupByDownstreamKey && s.row.sink === deliverer.sinkId);
         if (!checkable && !o.resend) {
           d.kind = 'filtered';
           d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;

@@ -208,8 +208,9 @@ export class Deliverer {
     const caps = sink.capabilities;
     const rows = opts.rows ?? (await ledger.rowsInStatus('in_doubt', this.sinkId));
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
-    // A sink that holds the key each lead was sent with (the JSONL file) is read back once for all of them.
-    const canFind = !!caps.lookupByDownstreamKey && !!sink.findWritten;
+    // A sink that holds the key each lead was sent with (the JSONL file) is read back once, for the events that were
+    // sent to it: one sent elsewhere is not looked for here.
+    const canFind = (r: LedgerEventRow) => !!caps.lookupByDownstreamKey && !!sink.findWritten && r.sink === this.sinkId;
     const dkOf = (r: LedgerEventRow) => r.downstream_key ?? downstreamKey(this.o.namespace, r.key);
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
@@ -223,7 +224,7 @@ export class Deliverer {
     for (const r of rows) {
       if (!leadOf(r))
         leave('in doubt since an earlier run, and its lead is no longer stored: replay --from <the input>');
-      else if (caps.honoursIdempotencyKey || canLookup(r) || canFind || opts.blind) usable.push(r);
+      else if (caps.honoursIdempotencyKey || canLookup(r) || canFind(r) || opts.blind) usable.push(r);
       else
         leave(
           `in doubt since an earlier run: ${sink.name} can neither look it up nor drop a repeat; ${RESEND_IN_DOUBT} re-sends it`,
@@ -260,9 +261,10 @@ export class Deliverer {
       });
     }
     let written: Set<string> | Error | undefined;
-    if (canFind && mine.length && !this.o.stop.aborted) {
+    const toFind = mine.filter(canFind);
+    if (toFind.length && !this.o.stop.aborted) {
       try {
-        written = await sink.findWritten!(mine.map(dkOf), this.o.hardStop);
+        written = await sink.findWritten!(toFind.map(dkOf), this.o.hardStop);
       } catch (e) {
         written = e as Error;
       }
@@ -303,14 +305,15 @@ export class Deliverer {
           return;
         }
       }
-      if (canFind && !canLookup(row)) {
-        if (written instanceof Error) {
-          const error = `not looked for: ${written.message}`;
+      if (canFind(row) && !canLookup(row)) {
+        // Not readable back (gone, moved, unreadable): it stays in doubt, unless the user accepts a repeat (--resend).
+        if (written instanceof Error && !opts.blind) {
+          const error = `${written.message}; ${RESEND_IN_DOUBT} re-sends it`;
           await ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
           leave(error);
           return;
         }
-        if (written?.has(dkOf(row))) {
+        if (written instanceof Set && written.has(dkOf(row))) {
           await settleRecovered(row, `found in ${sink.describe()} after an unsettled send`);
           return;
         }

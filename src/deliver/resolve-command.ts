@@ -20,7 +20,7 @@ export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink
   const args = ['leadledger', 'replay', '--in-doubt'];
   if (!caps.lookupByNaturalKey && !caps.lookupByDownstreamKey && !caps.honoursIdempotencyKey) args.push('--resend');
   if (f.sink) args.push('--sink', f.sink);
-  if (f.hubspotUrl) args.push('--hubspot-url', redactUrl(f.hubspotUrl));
+  if (f.hubspotUrl && sink.name === 'hubspot') args.push('--hubspot-url', redactUrl(f.hubspotUrl));
   if (f.url) args.push('--url', redactUrl(f.url));
   if (f.output) args.push('--output', f.output);
   if (f.tokenFile) args.push('--token-file', f.tokenFile);

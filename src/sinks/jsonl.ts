@@ -17,11 +17,15 @@
 // first batch written to such a file starts with a newline, so the cut line stays a line of its own (its events are
 // in doubt in the ledger, and are re-sent whole) and every new one is whole.
 //
-// Each line carries the event's downstream key, so the file itself tells which events of a killed run got there:
+// Each line carries its event's downstream key, so the file itself tells which events of a killed run got there:
 // findWritten() reads it back, and in-doubt recovery (deliver.ts) settles those found and re-sends only the others.
-// Only whole lines count (ended by a newline, and read back as the JSON written); stdout cannot be read back.
+// Only whole lines count: read back as the JSON written (the last one may lack its newline: the next write adds it).
+// Only a regular file can be read back: stdout, a device or a FIFO cannot, and neither can a file no longer there
+// (moved away, it may hold the very lines asked about): their in-doubt events stay in doubt, for --resend. The sink
+// is named by the file's absolute path, so the same relative --output from another directory is another sink.
 import { constants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
@@ -53,6 +57,7 @@ export const JSONL_MAX_BATCH = 2000;
 export class JsonlSink implements Sink {
   readonly name = 'jsonl';
   readonly capabilities: SinkCapabilities;
+  private readonly path: string | undefined;
   private file: OpenFile | undefined;
   private opening: Promise<OpenFile> | undefined;
   /** The last write queued: the next one starts only once it has ended (written and synced, or failed). */
@@ -61,18 +66,20 @@ export class JsonlSink implements Sink {
   private stream: Writable | undefined;
 
   constructor(private readonly opts: JsonlSinkOptions) {
+    this.path = opts.output === '-' ? undefined : resolve(opts.output);
     this.capabilities = {
       maxBatch: JSONL_MAX_BATCH,
       lookupByNaturalKey: false,
       honoursIdempotencyKey: false,
       upsertByNaturalKey: false,
-      lookupByDownstreamKey: opts.output !== '-',
+      // A file, until open() finds that the output is something else (a device, a FIFO).
+      lookupByDownstreamKey: this.path !== undefined,
     };
   }
 
   /** "JSONL file out.jsonl" or "JSONL on stdout". */
   describe(): string {
-    return this.opts.output === '-' ? 'JSONL on stdout' : `JSONL file ${this.opts.output}`;
+    return this.path === undefined ? 'JSONL on stdout' : `JSONL file ${this.path}`;
   }
 
   /**
@@ -82,6 +89,8 @@ export class JsonlSink implements Sink {
   async open(): Promise<void> {
     if (this.opts.output === '-') return;
     if (await isSymlink(this.opts.output)) throw linkRefused(this.opts.output);
+    const st = await lstat(this.opts.output).catch(() => undefined);
+    if (st && !st.isFile()) this.capabilities.lookupByDownstreamKey = false;
   }
 
   /** Append one line per item and flush them to disk before returning; batches are written one after another. */
@@ -111,27 +120,43 @@ export class JsonlSink implements Sink {
     let r: FileHandle;
     try {
       // Non-blocking: opening a FIFO to read would otherwise wait for a writer. A regular file ignores the flag.
-      r = await open(this.opts.output, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+      r = await open(this.path!, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return found;
-      throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'it is not there (moved or deleted?)' : (err as Error).message;
+      throw new Error(`cannot read ${this.describe()} back: ${why}`, { cause: err });
     }
     try {
-      if (!(await r.stat()).isFile())
-        throw new Error(`${this.describe()} is not a regular file: it cannot be read back`);
+      if (!(await r.stat()).isFile()) throw new Error(`cannot read ${this.describe()} back: not a regular file`);
       let rest = '';
+      let skipping = false;
       for await (const chunk of r.createReadStream({ encoding: 'utf8', highWaterMark: 1 << 20, autoClose: false })) {
         signal?.throwIfAborted();
-        const text = rest + (chunk as string);
+        let text = rest + (chunk as string);
+        if (skipping) {
+          // Inside a line longer than any lead's: it is nobody's, up to its end.
+          const nl = text.indexOf('\n');
+          if (nl < 0) continue;
+          skipping = false;
+          text = text.slice(nl + 1);
+        }
         let from = 0;
         for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
           const key = wholeLineKey(text, from, nl, wanted);
           if (key !== undefined) found.add(key);
           from = nl + 1;
         }
-        // What follows the last newline is not a whole line (yet): the next chunk completes it, or it is a cut one.
+        // What follows the last newline is not a whole line yet: the next chunk completes it.
         rest = text.slice(from);
+        if (rest.length > MAX_LINE) {
+          rest = '';
+          skipping = true;
+        }
       }
+      // The last line may lack only its newline (cut between the two): whole, it counts; a strict prefix of a line
+      // never parses.
+      const key = skipping ? undefined : wholeLineKey(rest, 0, rest.length, wanted);
+      if (key !== undefined) found.add(key);
     } finally {
       await r.close();
     }
@@ -192,6 +217,9 @@ export class JsonlSink implements Sink {
 }
 
 const KEY_PREFIX = '{"key":"';
+
+/** A line longer than this (characters) is no lead's line: findWritten skips it rather than hold it. */
+const MAX_LINE = 16 << 20;
 
 /**
  * The downstream key of the line text[from, nl) when it is one of `wanted` and the line is whole: the JSON that

@@ -57,25 +57,45 @@ describe('jsonl sink', () => {
     assert.equal((await readFile(clean, 'utf8')).split('\n').length, 3);
   });
 
-  it('findWritten: the downstream keys the file holds on whole lines; a cut line, another key or no file holds none', async () => {
+  it('findWritten: the downstream keys the file holds on whole lines (the last one may lack its newline); a cut line or another key holds none', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const file = join(dir, 'out.jsonl');
     const s = await createSink({ sink: 'jsonl', output: file });
     assert.equal(s.capabilities.lookupByDownstreamKey, true);
-    const [a, b, c, d] = [1, 2, 3, 4].map((n) => item(n, { email: `p${n}@x.com` }));
-    assert.deepEqual(await s.findWritten!([a!.downstreamKey]), new Set(), 'no file yet');
+    assert.equal(s.describe(), `JSONL file ${file}`);
+    const [a, b, c, d, e] = [1, 2, 3, 4, 5].map((n) => item(n, { email: `p${n}@x.com` }));
+    const keys = [a, b, c, d, e].map((x) => x!.downstreamKey);
+    await assert.rejects(s.findWritten!([keys[0]!]), /cannot read JSONL file .* back: it is not there/, 'no file yet');
     await s.send([a!, b!]);
     // The cut line of a run killed mid-write: c's key is there, its lead is not.
     await writeFile(file, `${await readFile(file, 'utf8')}{"key":"${c!.downstreamKey}","lead":{"ema`);
     const again = await createSink({ sink: 'jsonl', output: file });
     await again.send([d!]);
-    const keys = [a, b, c, d].map((x) => x!.downstreamKey);
     assert.deepEqual(await again.findWritten!([...keys, 'f'.repeat(64)]), new Set([keys[0], keys[1], keys[3]]));
     assert.deepEqual(await again.findWritten!([keys[1]!]), new Set([keys[1]]), 'only the keys asked for');
     await again.close?.();
+    // Cut between the JSON and its newline: the line is whole, and found (the next write adds the newline).
+    await writeFile(
+      file,
+      `${await readFile(file, 'utf8')}${JSON.stringify({ key: keys[4], lead: { email: 'p5@x.com' } })}`,
+    );
+    const third = await createSink({ sink: 'jsonl', output: file });
+    assert.deepEqual(await third.findWritten!([keys[4]!]), new Set([keys[4]]));
+    await third.close?.();
     await s.close?.();
     const out = await createSink({ sink: 'jsonl', output: '-', stdout: new PassThrough() });
     assert.equal(out.capabilities.lookupByDownstreamKey, false, 'stdout cannot be read back');
+    const dev = await createSink({ sink: 'jsonl', output: '/dev/null' });
+    assert.equal(dev.capabilities.lookupByDownstreamKey, false, 'nor can a device');
+  });
+
+  it('findWritten skips a line longer than any lead, and finds the whole lines after it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const file = join(dir, 'out.jsonl');
+    const k = item(1, { email: 'a@x.com' }).downstreamKey;
+    await writeFile(file, `{"key":"${k}","x":"${'y'.repeat(20 << 20)}"}\n${JSON.stringify({ key: k, lead: {} })}\n`);
+    const s = await createSink({ sink: 'jsonl', output: file });
+    assert.deepEqual(await s.findWritten!([k]), new Set([k]));
   });
 
   it('findWritten on a FIFO fails: it cannot be read back', async () => {
@@ -83,6 +103,7 @@ describe('jsonl sink', () => {
     const fifo = join(dir, 'leads.fifo');
     execFileSync('mkfifo', [fifo]);
     const s = await createSink({ sink: 'jsonl', output: fifo });
+    assert.equal(s.capabilities.lookupByDownstreamKey, false);
     await assert.rejects(s.findWritten!(['k']), /not a regular file/);
   });
 
