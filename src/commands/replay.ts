@@ -240,8 +240,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         const checkable =
           caps.honoursIdempotencyKey ||
           (caps.lookupByNaturalKey && !!s.row.natural_key) ||
-          // A file read back: only for what was sent to that same file.
-          (!!caps.lookupByDownstreamKey && s.row.sink === deliverer.sinkId);
+          // A file read back: what it holds is settled; the rest stays in doubt without --resend.
+          !!caps.lookupByDownstreamKey;
         if (!checkable && !o.resend) {
           d.kind = 'filtered';
           d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;

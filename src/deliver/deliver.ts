@@ -208,9 +208,9 @@ export class Deliverer {
     const caps = sink.capabilities;
     const rows = opts.rows ?? (await ledger.rowsInStatus('in_doubt', this.sinkId));
     const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
-    // A sink that holds the key each lead was sent with (the JSONL file) is read back once, for the events that were
-    // sent to it: one sent elsewhere is not looked for here.
-    const canFind = (r: LedgerEventRow) => !!caps.lookupByDownstreamKey && !!sink.findWritten && r.sink === this.sinkId;
+    // A sink that holds the key each lead was sent with (the JSONL file) is read back once for all of them: a lead
+    // found there is delivered; one not found may be in a file rotated away, so only --resend (blind) writes it.
+    const canFind = (r: LedgerEventRow) => !!caps.lookupByDownstreamKey && !!sink.findWritten && !canLookup(r);
     const dkOf = (r: LedgerEventRow) => r.downstream_key ?? downstreamKey(this.o.namespace, r.key);
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
@@ -305,16 +305,19 @@ export class Deliverer {
           return;
         }
       }
-      if (canFind(row) && !canLookup(row)) {
-        // Not readable back (gone, moved, unreadable): it stays in doubt, unless the user accepts a repeat (--resend).
-        if (written instanceof Error && !opts.blind) {
-          const error = `${written.message}; ${RESEND_IN_DOUBT} re-sends it`;
-          await ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
-          leave(error);
-          return;
-        }
+      if (canFind(row)) {
         if (written instanceof Set && written.has(dkOf(row))) {
           await settleRecovered(row, `found in ${sink.describe()} after an unsettled send`);
+          return;
+        }
+        // Not found (or not readable): it stays in doubt, unless the user accepts a repeat (--resend).
+        if (!opts.blind) {
+          const error =
+            written instanceof Error
+              ? `${written.message}; ${RESEND_IN_DOUBT} re-sends it`
+              : `in doubt, and not in ${sink.describe()} (which may have been rotated since): ${RESEND_IN_DOUBT} re-sends it`;
+          await ledger.settle([{ key: row.key, status: 'in_doubt', error }], runId);
+          leave(error);
           return;
         }
       }

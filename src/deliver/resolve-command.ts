@@ -18,7 +18,8 @@ export interface InDoubtResolution {
 export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink): InDoubtResolution {
   const caps = sink.capabilities;
   const args = ['leadledger', 'replay', '--in-doubt'];
-  if (!caps.lookupByNaturalKey && !caps.lookupByDownstreamKey && !caps.honoursIdempotencyKey) args.push('--resend');
+  // A file read back settles what it holds, and re-sends the rest only with --resend (it may have been rotated).
+  if (!caps.lookupByNaturalKey && !caps.honoursIdempotencyKey) args.push('--resend');
   if (f.sink) args.push('--sink', f.sink);
   if (f.hubspotUrl && sink.name === 'hubspot') args.push('--hubspot-url', redactUrl(f.hubspotUrl));
   if (f.url) args.push('--url', redactUrl(f.url));
@@ -31,7 +32,7 @@ export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink
   const how = caps.lookupByNaturalKey
     ? 'each looked up in the CRM first, re-sent only where it is not there'
     : caps.lookupByDownstreamKey
-      ? 'each looked for in the output first, re-sent only where it is not there'
+      ? 'each looked for in the output first: those there are settled, the others written again'
       : caps.honoursIdempotencyKey
         ? 're-sent with the same key, which the destination drops if it has it'
         : 're-sent as they are: the destination may get them twice';

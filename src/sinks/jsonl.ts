@@ -20,9 +20,9 @@
 // Each line carries its event's downstream key, so the file itself tells which events of a killed run got there:
 // findWritten() reads it back, and in-doubt recovery (deliver.ts) settles those found and re-sends only the others.
 // Only whole lines count: read back as the JSON written (the last one may lack its newline: the next write adds it).
-// Only a regular file can be read back: stdout, a device or a FIFO cannot, and neither can a file no longer there
-// (moved away, it may hold the very lines asked about): their in-doubt events stay in doubt, for --resend. The sink
-// is named by the file's absolute path, so the same relative --output from another directory is another sink.
+// A line found settles its event. A line not found proves nothing: the file may have been rotated, truncated or
+// replaced since the send, so those events stay in doubt until the user accepts a re-send (--resend), which looks
+// first too. Only a regular file can be read back: stdout, a device or a FIFO cannot.
 import { constants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -79,7 +79,7 @@ export class JsonlSink implements Sink {
 
   /** "JSONL file out.jsonl" or "JSONL on stdout". */
   describe(): string {
-    return this.path === undefined ? 'JSONL on stdout' : `JSONL file ${this.path}`;
+    return this.path === undefined ? 'JSONL on stdout' : `JSONL file ${this.opts.output}`;
   }
 
   /**
@@ -122,9 +122,9 @@ export class JsonlSink implements Sink {
       // Non-blocking: opening a FIFO to read would otherwise wait for a writer. A regular file ignores the flag.
       r = await open(this.path!, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'it is not there (moved or deleted?)' : (err as Error).message;
-      throw new Error(`cannot read ${this.describe()} back: ${why}`, { cause: err });
+      // Not there: it holds none of them (which, as for any line not found, settles nothing).
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return found;
+      throw new Error(`cannot read ${this.describe()} back: ${(err as Error).message}`, { cause: err });
     }
     try {
       if (!(await r.stat()).isFile()) throw new Error(`cannot read ${this.describe()} back: not a regular file`);

@@ -150,8 +150,8 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   assert.match(reason, /^cannot write JSONL file .*out\.jsonl: ENOENT/);
   assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
 
-  // The next run would look for them in the file, which is not there (it was never created, or it was moved away
-  // with the lines it may hold): they stay in doubt, and the reason says what re-sends them.
+  // The next run looks for them in the file, which is not there (never created, or moved away with the lines it
+  // may hold): a lead not found settles nothing, so they stay in doubt, and the reason says what re-sends them.
   const again = await runCli(args);
   assert.equal(again.code, 1, again.stderr);
   assert.equal(jsonReport(again).delivery.inDoubt, 16);
@@ -161,13 +161,17 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   assert.equal(left[0]![1], 16);
   assert.match(
     left[0]![0],
-    /^cannot read JSONL file .*out\.jsonl back: it is not there \(moved or deleted\?\); leadledger replay --in-doubt --resend re-sends it$/,
+    /^in doubt, and not in JSONL file .*out\.jsonl \(which may have been rotated since\): leadledger replay --in-doubt --resend re-sends it$/,
   );
   assert.ok(again.stderr.includes(`in doubt ×16: ${left[0]![0]}`), again.stderr);
-  // The command the summary names looks for them in the output first: no --resend.
+  // The command the summary names looks for them in the output first, and writes the others (--resend).
   assert.equal(
     jsonReport(again).inDoubtResolution?.how,
-    'each looked for in the output first, re-sent only where it is not there',
+    'each looked for in the output first: those there are settled, the others written again',
   );
-  assert.doesNotMatch(jsonReport(again).inDoubtResolution?.command ?? '', /--resend|--hubspot-url/);
+  assert.match(
+    jsonReport(again).inDoubtResolution?.command ?? '',
+    /^leadledger replay --in-doubt --resend --sink jsonl /,
+  );
+  assert.doesNotMatch(jsonReport(again).inDoubtResolution?.command ?? '', /--hubspot-url/);
 });

@@ -823,12 +823,11 @@ test('in-doubt JSONL events after a full disk, beside events written before: wha
   );
   const full = await runCli(['push', more, ...jsonl('/dev/full')]);
   assert.equal(full.code, 1, full.stderr);
-  // replay --in-doubt alone sends nothing blind, and says what will.
+  // replay --in-doubt alone looks for them in good.jsonl, does not find them (a lead not found settles nothing),
+  // sends nothing blind, and says what will.
   const asked = await runCli(['replay', '--in-doubt', ...jsonl(good)]);
-  assert.match(
-    asked.stdout,
-    /can neither look it up nor drop a repeat: leadledger replay --in-doubt --resend re-sends/,
-  );
+  assert.match(asked.stdout, /not in JSONL file .*good\.jsonl .*: leadledger replay --in-doubt --resend re-sends it/);
+  assert.equal(jsonReport(asked).delivery.sent, 0);
   assert.equal(asked.code, 1, 'events it leaves in doubt do not end the run 0');
   const r = await runCli(['replay', '--in-doubt', '--resend', ...jsonl(good)]);
   assert.equal(r.code, 0, r.stderr);
