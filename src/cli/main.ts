@@ -41,10 +41,12 @@ export function buildProgram(): Command {
         ['to', undefined],
       ] as const) {
         const v: unknown = action.getOptionValue(name);
-        if (action.getOptionValueSource(name) !== 'cli' || typeof v !== 'string' || !/^postgres(ql)?:\/\//i.test(v))
-          continue;
-        const { passwordInArgv, pgUrlHoldsPassword } = await import('../pg-url.js');
-        if (pgUrlHoldsPassword(v)) throw passwordInArgv(`--${name}`, envVar);
+        if (action.getOptionValueSource(name) !== 'cli' || typeof v !== 'string') continue;
+        const [{ isPostgresUrl }, { passwordInArgv, pgUrlHoldsPassword }] = await Promise.all([
+          import('../ledger/store.js'),
+          import('../pg-url.js'),
+        ]);
+        if (isPostgresUrl(v) && pgUrlHoldsPassword(v)) throw passwordInArgv(`--${name}`, envVar);
       }
     });
 

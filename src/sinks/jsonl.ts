@@ -88,8 +88,9 @@ export class JsonlSink implements Sink {
    */
   async open(): Promise<void> {
     if (this.opts.output === '-') return;
-    if (await isSymlink(this.opts.output)) throw linkRefused(this.opts.output);
     const st = await lstat(this.opts.output).catch(() => undefined);
+    if (st?.isSymbolicLink()) throw linkRefused(this.opts.output);
+    // A device or a FIFO cannot be read back (a file not there yet will be one).
     if (st && !st.isFile()) this.capabilities.lookupByDownstreamKey = false;
   }
 

@@ -8,19 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { after } from 'node:test';
 import pg from 'pg';
-import { findPgBin, PG_ADMIN, startPgServer } from './pg-server.mjs';
+import { findPgBin, PG_ADMIN, startPgServer, type PgServer } from './pg-server.mjs';
 
 export { findPgBin, PG_ADMIN };
 
-export interface PgCluster {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  /** The directory of its Unix socket (trust authentication). */
-  socketDir: string;
-  version: string;
-}
+/** The tests' shared server, as pg-server.mjs describes it; it stops when the test process exits. */
+export type PgCluster = Omit<PgServer, 'stop'>;
 
 export interface PgDatabase {
   cluster: PgCluster;

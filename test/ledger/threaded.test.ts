@@ -14,6 +14,7 @@ import { openLedgerStore } from '../../src/ledger/open.js';
 import { ThreadedLedger } from '../../src/ledger/threaded.js';
 import { claim } from '../commands/ledger/seed.js';
 import { runCli } from '../helpers/cli.js';
+import { readLedger } from '../helpers/kill.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'webhook-events.jsonl');
@@ -49,9 +50,10 @@ test('writes commit on the thread and the main connection sees them at once; clo
   await store.close();
   await store.close(); // twice is harmless
   assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
-  const db = new Database(file, { readonly: true });
-  assert.deepEqual(db.prepare('SELECT key, status FROM events').all(), [{ key: 'k1', status: 'sent' }]);
-  db.close();
+  assert.deepEqual(
+    readLedger(file, (db) => db.prepare('SELECT key, status FROM events').all()),
+    [{ key: 'k1', status: 'sent' }],
+  );
 });
 
 test("an error SQLite raises on the thread comes back with its code: it reads as the ledger's, and nothing of the claim stays", async () => {
@@ -117,21 +119,21 @@ test('close() waits for the writes asked for before it; writes asked for after i
   setTimeout(release, 100);
   assert.deepEqual([...(await claimed)], ['k1']);
   await closed;
-  const db = new Database(file, { readonly: true });
-  assert.deepEqual(db.prepare('SELECT key FROM events').all(), [{ key: 'k1' }]);
-  db.close();
+  assert.deepEqual(
+    readLedger(file, (db) => db.prepare('SELECT key FROM events').all()),
+    [{ key: 'k1' }],
+  );
 });
 
 test("the run's heartbeat is written by the thread: waiting for the write lock, it never stops the main thread", async () => {
   const file = join(tmpDir(), 'l.db');
   const store = await threaded(file);
   const run = await store.startRun('push', {}, { exclusive: true });
-  const beat = () => {
-    const db = new Database(file, { readonly: true });
-    const r = db.prepare('SELECT heartbeat_at FROM runs WHERE id = ?').get(run) as { heartbeat_at: string };
-    db.close();
-    return r.heartbeat_at;
-  };
+  const beat = () =>
+    readLedger(
+      file,
+      (db) => db.prepare('SELECT heartbeat_at FROM runs WHERE id = ?').get(run) as { heartbeat_at: string },
+    )?.heartbeat_at;
   const first = beat();
   const release = holdWriteLock(file);
   const timer = store.keepAlive(run, 20);

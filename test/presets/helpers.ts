@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ReportRow } from '../../src/report/report-file.js';
 import { runCli, ROOT } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -17,16 +18,8 @@ export interface Doc {
   exitCode: number;
 }
 
-/** One row of --report (JSONL). */
-export interface Row {
-  line: number;
-  item: number | '';
-  key: string;
-  email: string;
-  decision: string;
-  reason: string;
-  warnings: string;
-}
+/** The fields of a --report row (JSONL) these tests read. */
+export type Row = Pick<ReportRow, 'line' | 'item' | 'key' | 'email' | 'decision' | 'reason' | 'warnings'>;
 
 /** One lead as the JSONL sink wrote it. */
 export interface Sent {
