@@ -8,7 +8,7 @@ import type { Emulator, EmulatorOptions } from '../../src/sandbox/emulator.js';
 import { jsonReport, runCli, type JsonReport } from '../helpers/cli.js';
 import { emulator } from '../helpers/emulator.js';
 import { jsonlEvents } from '../helpers/events.js';
-import { start } from '../helpers/kill.js';
+import { ledgerState, start } from '../helpers/kill.js';
 import { writeFileSync } from 'node:fs';
 import { tmpDir } from '../helpers/tmp.js';
 
@@ -117,7 +117,14 @@ test(
   async () => {
     // One request per 20 s: after the first answer every other batch waits for the limiter.
     const { emu, ledger, args } = await setUp(1000, { rateLimit: '1/20s' });
-    const run = await pushAndInterrupt(args, () => emu.contacts().length >= 100);
+    // Interrupted once the first batch is settled and the next four are claimed and waiting: the run has then decided
+    // past its first slice of 512 decisions (the sixth batch waits for a free slot), so every event is decided and
+    // the 900 not sent are released. The CRM's answer alone came too early now that the settle commits on the writer
+    // thread: with the first batch still unsettled the run could be stopped inside its first slice (412 released).
+    const run = await pushAndInterrupt(args, () => {
+      const st = emu.contacts().length >= 100 ? ledgerState(ledger) : undefined;
+      return !!st && st.sent >= 100 && st.pending >= 400;
+    });
     assert.ok(run.afterSignal < 5000, `no wait for a grace period: exited ${run.afterSignal} ms after the signal`);
     await consistent(run, ledger, emu);
     const d = run.report.delivery;
