@@ -8,6 +8,7 @@ export const LEDGER_APPLICATION_ID = 0x4c4c4447;
 
 /** Forward-only migrations; index + 1 is the user_version after it runs. */
 export const MIGRATIONS: string[] = [
+  // v1: the ledger's tables (the columns of events are described here; v3 rebuilt it, with the same columns).
   `
   CREATE TABLE runs (
     id          INTEGER PRIMARY KEY,
@@ -60,7 +61,46 @@ export const MIGRATIONS: string[] = [
   `,
   // v2 changes no table: it marks the file as a ledger, so that a ledger can be told from another database.
   `PRAGMA application_id = ${LEDGER_APPLICATION_ID};`,
+  // v3: events becomes a rowid table, its key a unique index. Stored in key order (WITHOUT ROWID), rows of random
+  // keys (the content keys of an export without event ids, UUIDs) landed all over the table: each batch's claim and
+  // its settle changed about one page of the table per event, and every commit appends each page it changed to the
+  // WAL. In rowid order, a batch's rows share a few pages at the end of the table, and only the small entries of
+  // the key index are spread (replaying a million claims and settles of content keys: 85 → 41 s). The columns
+  // stay as they were: the rowid is hidden, so `SELECT *` and every column list read v1 and v2 ledgers alike.
+  `
+  CREATE TABLE events_v3 (
+    key            TEXT NOT NULL,        -- the event id, or c:<sha256> content key (unique: events_key)
+    key_kind       TEXT NOT NULL,
+    payload_hash   TEXT,
+    natural_key    TEXT,
+    status         TEXT NOT NULL,
+    failure        TEXT,
+    outcome        TEXT,
+    crm_id         TEXT,
+    attempts       INTEGER NOT NULL DEFAULT 0,
+    last_error     TEXT,
+    sink           TEXT,
+    downstream_key TEXT,
+    lead_json      TEXT,
+    source         TEXT,
+    source_line    INTEGER,
+    event_time     TEXT,
+    run_id         INTEGER,
+    first_seen_at  TEXT NOT NULL,
+    updated_at     TEXT NOT NULL,
+    sent_at        TEXT
+  );
+  INSERT INTO events_v3 SELECT * FROM events ORDER BY first_seen_at, key;
+  DROP TABLE events;
+  ALTER TABLE events_v3 RENAME TO events;
+  CREATE UNIQUE INDEX events_key ON events(key);
+  CREATE INDEX events_natural ON events(natural_key) WHERE natural_key IS NOT NULL;
+  CREATE INDEX events_status ON events(status) WHERE status <> 'sent';
+  `,
 ];
+
+/** The first schema version whose events table is a rowid table (walked in rowid order). */
+export const ROWID_EVENTS_VERSION = 3;
 
 /** The schema version this build of leadledger writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -68,6 +68,78 @@ test('a ledger of schema v1 (before the mark) is read as it is read-only, and ma
   rw.close();
 });
 
+// v3 rebuilt events as a rowid table (a claim of random keys wrote a page per event into the key-ordered table).
+test('a ledger of schema v2 is rebuilt as v3 when next written: the same rows, a rowid table, keys still unique', () => {
+  const path = join(tmpDir(), 'l.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(MIGRATIONS[0]!);
+  db.exec(MIGRATIONS[1]!);
+  db.pragma('user_version = 2');
+  const ins = db.prepare(
+    `INSERT INTO events (key, key_kind, natural_key, status, outcome, lead_json, source, source_line, run_id, attempts, first_seen_at, updated_at, sent_at)
+     VALUES (?, 'content', ?, ?, ?, ?, 'in.csv', ?, NULL, ?, ?, ?, ?)`,
+  );
+  for (let i = 0; i < 500; i++) {
+    const sent = i % 3 !== 0;
+    const t = `2026-11-0${1 + (i % 9)}T00:00:00.000Z`;
+    ins.run(
+      `c:${(i * 7919) % 1000}`,
+      `p${i % 50}@example.com`,
+      sent ? 'sent' : 'failed',
+      sent ? 'created' : null,
+      `{"email":"p${i % 50}@example.com"}`,
+      i + 2,
+      1,
+      t,
+      t,
+      sent ? t : null,
+    );
+  }
+  db.prepare(
+    `INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES ('c:0', NULL, 't', 'created', NULL)`,
+  ).run();
+  const before = db.prepare('SELECT * FROM events ORDER BY key').all();
+  db.close();
+
+  const l = openLedger(path)!;
+  assert.equal(l.db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  const sql = l.db
+    .prepare(`SELECT name, sql FROM sqlite_master WHERE tbl_name = 'events' ORDER BY name`)
+    .all() as Array<{
+    name: string;
+    sql: string;
+  }>;
+  assert.deepEqual(
+    sql.map((r) => r.name),
+    ['events', 'events_key', 'events_natural', 'events_status'],
+  );
+  assert.doesNotMatch(sql[0]!.sql, /WITHOUT ROWID/);
+  assert.match(sql[1]!.sql, /CREATE UNIQUE INDEX events_key ON events\(key\)/);
+  assert.deepEqual(l.db.prepare('SELECT * FROM events ORDER BY key').all(), before, 'every row, every column');
+  assert.equal((l.db.prepare('SELECT count(*) AS n FROM attempts').get() as { n: number }).n, 1);
+  // Rows are in the order they were first seen.
+  const seen = l.db.prepare('SELECT first_seen_at FROM events ORDER BY rowid').pluck().all() as string[];
+  assert.deepEqual(seen, [...seen].sort());
+  const run = l.startRun('push', {}, { exclusive: true });
+  const claim = (key: string) => ({
+    key,
+    keyKind: 'content' as const,
+    payloadHash: 'h',
+    leadJson: '{}',
+    downstreamKey: 'd',
+    source: 'in.csv',
+    line: 1,
+  });
+  assert.deepEqual(
+    [...l.claimNew([claim('c:0'), claim('c:new')], run, 'jsonl:out')],
+    ['c:new'],
+    'a key already there is not claimed',
+  );
+  assert.equal(l.lookupKeys(['c:0']).get('c:0')!.status, 'failed', 'i = 0: a failed row');
+  l.close();
+});
+
 test('read-only open of a missing ledger is no ledger, not an error', () => {
   assert.equal(openLedger(join(tmpDir(), 'none.db'), { readonly: true }), undefined);
 });
