@@ -3,7 +3,7 @@
 // remains in the database or its WAL). Callers hold the run lock, so no live run owns a row being deleted.
 import type Database from 'better-sqlite3';
 import { LedgerError } from '../errors.js';
-import { escapeLike, likeOp, tombstoneHash } from './queries.js';
+import { escapeLike, impliedAttempts, likeOp, tombstoneHash } from './queries.js';
 import { SqliteDb, type SqlDb } from './sql.js';
 import type { LedgerStore } from './store.js';
 
@@ -72,7 +72,10 @@ export async function planErasure(db: SqlDb, email: string): Promise<ErasurePlan
   const found = await personRows(db, email);
   const keys = new Set(found.map((r) => r.key));
   let attempts = 0;
-  for (const k of keys) attempts += (await db.all('SELECT key FROM attempts WHERE key = ?', [k])).length;
+  for (const k of keys)
+    attempts +=
+      (await db.all('SELECT key FROM attempts WHERE key = ?', [k])).length +
+      (await impliedAttempts(db, 'key = ?', [k]));
   const pattern = likePattern(email);
   const scrubAttempts = (
     await db.all<{ key: string }>(`SELECT key FROM attempts WHERE detail ${like} ? ESCAPE '\\'`, [pattern])
@@ -165,6 +168,7 @@ async function deleteRows(db: SqlDb, keys: string[]): Promise<{ deleted: number;
   let deleted = 0;
   let attemptsDeleted = 0;
   for (const key of keys) {
+    attemptsDeleted += await impliedAttempts(db, 'key = ?', [key]);
     deleted += await db.run('DELETE FROM events WHERE key = ?', [key]);
     attemptsDeleted += await db.run('DELETE FROM attempts WHERE key = ?', [key]);
   }

@@ -12,12 +12,15 @@ import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import {
+  attemptNeedsRow,
   claimsOf,
+  IMPLIED_ATTEMPT,
   importedPersonKey,
   ledgerInUse,
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
   ORPHAN_PENDING,
+  MATERIALIZE_ATTEMPT,
   settleRecords,
 } from './rules.js';
 import { SqliteDb } from './sql.js';
@@ -300,9 +303,16 @@ export class Ledger implements LedgerStore {
     const t = now();
     const sql = `UPDATE events SET status = 'pending', run_id = ?, sink = ?, updated_at = ? WHERE key = ? AND status IN (${fromStatuses.map((s) => `'${s}'`).join(',')})`;
     const upd = this.stmt(sql);
+    // A sent row taken again keeps its last attempt, which only the row recorded, as an attempts row.
+    const keep = fromStatuses.includes('sent')
+      ? this.stmt(`${MATERIALIZE_ATTEMPT} FROM events e WHERE e.key = ? AND ${IMPLIED_ATTEMPT}`)
+      : undefined;
     this.db
       .transaction(() => {
-        for (const k of keys) if (upd.run(runId, sink, t, k).changes === 1) claimed.add(k);
+        for (const k of keys) {
+          keep?.run(k);
+          if (upd.run(runId, sink, t, k).changes === 1) claimed.add(k);
+        }
       })
       .immediate();
     return claimed;
@@ -321,7 +331,7 @@ export class Ledger implements LedgerStore {
     this.db
       .transaction(() => {
         for (const s of settleRecords(settlements)) {
-          upd.run({
+          const r = upd.run({
             status: s.status,
             outcome: s.outcome,
             failure: s.failure,
@@ -332,7 +342,7 @@ export class Ledger implements LedgerStore {
             run: runId,
             drop: this.dropSentPayloads ? 1 : 0,
           });
-          hist.run(s.key, runId, t, s.attempt, s.detail);
+          if (attemptNeedsRow(s.status, r.changes === 1)) hist.run(s.key, runId, t, s.attempt, s.detail);
         }
       })
       .immediate();

@@ -1,5 +1,6 @@
 // Retention for `ledger prune`: drop the stored payload of old sent events, or (with --rows) the rows themselves.
 // Only sent rows are touched: pending, failed and in-doubt rows still need their payload to be settled or re-sent.
+import { impliedAttempts } from './queries.js';
 import { SqliteDb, type SqlDb } from './sql.js';
 
 /** Payloads: clear lead_json, keep the row (still a duplicate). Rows: delete it (the event becomes eligible again). */
@@ -37,10 +38,9 @@ export async function prune(
         changed: await tx.run(`UPDATE events SET lead_json = NULL WHERE ${WHERE.payloads}`, [t]),
         attemptsDeleted: 0,
       };
-    const attemptsDeleted = await tx.run(
-      `DELETE FROM attempts WHERE key IN (SELECT key FROM events WHERE ${WHERE.rows})`,
-      [t],
-    );
+    const attemptsDeleted =
+      (await impliedAttempts(tx, WHERE.rows, [t])) +
+      (await tx.run(`DELETE FROM attempts WHERE key IN (SELECT key FROM events WHERE ${WHERE.rows})`, [t]));
     return { changed: await tx.run(`DELETE FROM events WHERE ${WHERE.rows}`, [t]), attemptsDeleted };
   });
 }

@@ -1,6 +1,7 @@
 // Read-only queries behind `ledger list`, `ledger show`, `ledger runs` and `ledger export`. Filters are built as
 // SQL with bound parameters only: values a person types never become SQL text.
 import { sha256 } from '../hash.js';
+import { IMPLIED_ATTEMPT, IMPLIED_ATTEMPT_COLUMNS } from './rules.js';
 import type { SqlDb } from './sql.js';
 import type { EventStatus, KnownKey, LedgerEventRow } from './types.js';
 
@@ -24,9 +25,9 @@ export interface EventFilter {
   runId?: number;
 }
 
-/** One attempt of an event, as the attempts table records it. */
+/** One attempt of an event, as the attempts table records it (id null: the one its sent row records, IMPLIED_ATTEMPT). */
 export interface AttemptRow {
-  id: number;
+  id: number | null;
   key: string;
   run_id: number | null;
   at: string;
@@ -117,11 +118,23 @@ export function getEvent(db: SqlDb, key: string): Promise<LedgerEventRow | undef
   return db.get<LedgerEventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE key = ?`, [key]);
 }
 
-/** The attempts recorded for a key, oldest first. */
+/** The attempts recorded for a key, oldest first: its attempts rows, and the attempt its sent row records. */
 export function attemptsFor(db: SqlDb, key: string): Promise<AttemptRow[]> {
-  return db.all<AttemptRow>('SELECT id, key, run_id, at, outcome, detail FROM attempts WHERE key = ? ORDER BY at, id', [
-    key,
-  ]);
+  return db.all<AttemptRow>(
+    `SELECT id, key, run_id, at, outcome, detail FROM attempts WHERE key = ?
+     UNION ALL SELECT NULL, ${IMPLIED_ATTEMPT_COLUMNS} FROM events e WHERE e.key = ? AND ${IMPLIED_ATTEMPT}
+     ORDER BY at, id NULLS LAST`,
+    [key, key],
+  );
+}
+
+/** How many of the events rows `where` picks record an attempt themselves (IMPLIED_ATTEMPT): gone with the row. */
+export async function impliedAttempts(db: SqlDb, where: string, params: unknown[]): Promise<number> {
+  const r = await db.get<{ n: number | string }>(
+    `SELECT count(*) AS n FROM events e WHERE (${where}) AND ${IMPLIED_ATTEMPT}`,
+    params,
+  );
+  return Number(r?.n ?? 0);
 }
 
 /** Runs by id, in id order; unknown ids are left out. */

@@ -43,8 +43,32 @@ export interface SettleRecord {
 }
 
 /**
+ * The attempt a sent events row records itself. A settle that moves a row to sent writes no attempts row: the row's
+ * run_id, sent_at, outcome, crm_id and last_error are that attempt. An attempts row per event was a third of the rows
+ * a push wrote, and its key index the one index a settle changed at random (for random keys, a page per event). Any
+ * other settle (failed, in doubt, or refused by the fence) is an attempts row, as are releases and orphans; a claim
+ * that takes a sent row again (a replay of sent events) first writes its attempt out as a row (MATERIALIZE_ATTEMPT).
+ * Ledgers written before recorded that attempt as a row too: the row of the same run at the same moment stands for
+ * it. SQL for both storages, over an events row named `e`.
+ */
+export const IMPLIED_ATTEMPT = `e.status = 'sent' AND e.run_id IS NOT NULL AND e.sent_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.key = e.key AND a.run_id = e.run_id AND a.at = e.sent_at)`;
+
+/** The implied attempt as an attempts row's key, run_id, at, outcome and detail (as settleRecords words them). */
+export const IMPLIED_ATTEMPT_COLUMNS = `e.key, e.run_id, e.sent_at, COALESCE(e.outcome, 'sent'), COALESCE(e.last_error, 'crm id ' || e.crm_id)`;
+
+/** Writes out the implied attempt of the events rows `e` as attempts rows: `${MATERIALIZE_ATTEMPT} FROM ... e WHERE ...`. */
+export const MATERIALIZE_ATTEMPT = `INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT ${IMPLIED_ATTEMPT_COLUMNS}`;
+
+/** Whether a settle's attempt is written as an attempts row: all but a settle to sent that changed its row. */
+export function attemptNeedsRow(status: Settlement['status'], changed: boolean): boolean {
+  return !changed || status !== 'sent';
+}
+
+/**
  * What a settle writes. It changes only rows still pending and owned by the settling run (the fence: a run whose
- * claim was taken over, by a recovery after its lease ran out, changes nothing); its attempt is recorded either way.
+ * claim was taken over, by a recovery after its lease ran out, changes nothing); its attempt is recorded either way
+ * (in the events row itself when it moved the row to sent: IMPLIED_ATTEMPT).
  */
 export function settleRecords(settlements: Settlement[]): SettleRecord[] {
   return settlements.map((s) => ({

@@ -1,4 +1,5 @@
 // What is in a ledger, counted: behind `ledger stats`.
+import { IMPLIED_ATTEMPT } from './rules.js';
 import type { LedgerStore } from './store.js';
 
 /** Counts and sizes of one ledger. */
@@ -49,7 +50,10 @@ export async function collectStats(store: LedgerStore): Promise<LedgerStats> {
     payloadsPruned: await count(
       `SELECT count(*) AS n FROM events WHERE status = 'sent' AND lead_json IS NULL AND key_kind <> 'imported'`,
     ),
-    attempts: await count('SELECT count(*) AS n FROM attempts'),
+    // The attempts rows, and the attempts sent rows record themselves.
+    attempts: await count(
+      `SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM events e WHERE ${IMPLIED_ATTEMPT}) AS n`,
+    ),
     runs: await count('SELECT count(*) AS n FROM runs'),
     tombstones: await count('SELECT count(*) AS n FROM tombstones'),
     size: facts.size,

@@ -497,8 +497,8 @@ test('forget --email: SIGKILL at 9 points of an erasure of a 100,000-row ledger 
 });
 
 /**
- * n sent events with stored leads and one attempt each, claimed and settled as a push would; the first `old` of
- * them first seen, sent and last updated in 2020.
+ * n sent events with stored leads, claimed and settled as a push would, each after a first try that failed (an
+ * attempts row); the first `old` of them first seen, sent and last updated in 2020.
  */
 function seedSent(ledger: string, n: number, old: number): void {
   const l = openLedger(ledger)!;
@@ -517,6 +517,18 @@ function seedSent(ledger: string, n: number, old: number): void {
         line: j + 1,
       });
     l.claimNew(claims, run, 'JSONL file out.jsonl');
+    // A first try that failed, then the send: one attempts row per event (a send that went through the first time
+    // is recorded by its events row alone), which forget and prune must remove with it.
+    l.settle(
+      claims.map((c) => ({ key: c.key, status: 'failed' as const, failure: 'retryable' as const, error: 'HTTP 503' })),
+      run,
+    );
+    l.claimExisting(
+      claims.map((c) => c.key),
+      run,
+      ['failed'],
+      'JSONL file out.jsonl',
+    );
     l.settle(
       claims.map((c, x) => ({
         key: c.key,

@@ -164,6 +164,66 @@ for (const st of storages) {
     await b.close();
   });
 
+  test(`${st.kind}: a settle to sent is recorded by its row; fenced, failed and replayed attempts are attempts rows`, async () => {
+    const l = st.fresh();
+    const ctx = testCtx(l.dir, l.env);
+    const s = await open(l);
+    const r1 = await s.startRun('push', {}, { exclusive: false });
+    const other = await s.startRun('push', {}, { exclusive: false });
+    await s.claimNew([claim('a', 'a@x.io'), claim('b', 'b@x.io'), claim('c', 'c@x.io')], r1, 's');
+    // A settle the fence refuses (another run's) leaves its attempt as a row.
+    await s.settle([{ key: 'a', status: 'sent', outcome: 'created', crmId: 'z9' }], other);
+    await s.settle(
+      [
+        { key: 'a', status: 'sent', outcome: 'created', crmId: 'c1' },
+        { key: 'b', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
+        { key: 'c', status: 'sent', outcome: 'exists' },
+      ],
+      r1,
+    );
+    const rows = async () =>
+      (
+        await s.sql.all<{ key: string; run_id: number; outcome: string }>(
+          'SELECT key, run_id, outcome FROM attempts ORDER BY id',
+        )
+      ).map((x) => `${x.key} ${x.run_id === other ? 'other' : x.run_id} ${x.outcome}`);
+    assert.deepEqual(
+      await rows(),
+      ['a other created', `b ${r1} failed`],
+      'no row for the two sends that made a row sent',
+    );
+    const shown = async (key: string) =>
+      (await ledgerShow({ ledger: l.ledger, key }, ctx)).attempts.map(
+        (x) => `${x.id === null ? 'row' : 'table'} ${x.run_id === other ? 'other' : x.run_id} ${x.outcome} ${x.detail}`,
+      );
+    assert.deepEqual(await shown('a'), ['table other created crm id z9', `row ${r1} created crm id c1`]);
+    assert.deepEqual(await shown('c'), [`row ${r1} exists null`]);
+    assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 4);
+
+    // A replay of a sent event: its first attempt is written out before the row is taken again.
+    await s.finishRun(r1, 'done', {});
+    await s.finishRun(other, 'done', {});
+    const r2 = await s.startRun('replay', {}, { exclusive: true });
+    assert.deepEqual([...(await s.claimExisting(['a', 'b'], r2, ['sent'], 's'))], ['a']);
+    assert.deepEqual(await rows(), ['a other created', `b ${r1} failed`, `a ${r1} created`]);
+    await s.settle([{ key: 'a', status: 'sent', outcome: 'updated', crmId: 'c1' }], r2);
+    assert.deepEqual(await shown('a'), [
+      'table other created crm id z9',
+      `table ${r1} created crm id c1`,
+      `row ${r2} updated crm id c1`,
+    ]);
+    // A ledger written before kept that attempt as a row: the row of the same run at the same moment is the attempt.
+    await s.sql.run(
+      `INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, run_id, sent_at, outcome, NULL FROM events WHERE key = 'c'`,
+    );
+    assert.deepEqual(await shown('c'), [`table ${r1} exists null`]);
+    assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 5);
+    await s.finishRun(r2, 'done', {});
+    await s.close();
+    const forgot = await ledgerForget({ ledger: l.ledger, keys: ['a', 'c'] }, ctx);
+    assert.equal(forgot.attemptsDeleted, 4, "a's two rows and the attempt its row records; c's row");
+  });
+
   test(`${st.kind}: one run at a time holds the ledger; the second is refused with exit 5`, async () => {
     const l = st.fresh();
     const a = await open(l);

@@ -17,6 +17,8 @@ import {
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
   ORPHAN_PENDING,
+  IMPLIED_ATTEMPT,
+  MATERIALIZE_ATTEMPT,
   importedPersonKey,
   settleRecords,
   takeLedger,
@@ -158,7 +160,8 @@ function claimParams(rows: ClaimInput[], runId: number, sink: string): unknown[]
   ];
 }
 
-// A settle of a batch: fenced on the owning run and the pending status; its attempts recorded either way.
+// A settle of a batch: fenced on the owning run and the pending status; its attempts recorded either way (those that
+// moved their row to sent, by the row: IMPLIED_ATTEMPT).
 const SETTLE_SQL = `WITH s AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
       AS s(key, status, outcome, failure, crm, error, attempt, detail)
@@ -169,7 +172,8 @@ const SETTLE_SQL = `WITH s AS (
       lead_json = CASE WHEN s.status = 'sent' AND $11 THEN NULL ELSE e.lead_json END
     FROM s WHERE e.key = s.key AND e.run_id = $10 AND e.status = 'pending' RETURNING e.key
   )
-  INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, $10, $9, attempt, detail FROM s`;
+  INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, $10, $9, attempt, detail FROM s
+    WHERE s.status <> 'sent' OR s.key NOT IN (SELECT key FROM changed)`;
 
 function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: boolean): unknown[] {
   return [
@@ -188,7 +192,7 @@ function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: bool
 }
 
 // The events of a batch the sink wrote in this same transaction, inserted as settled (claimWriteSettle), with their
-// attempts; only while the run's lease is current, on the clock as it is now (the transaction's now() is when it
+// attempts (but those sent, which their row records: IMPLIED_ATTEMPT); only while the run's lease is current, on the clock as it is now (the transaction's now() is when it
 // began, before the sink's write). The tables are named with their schema: the sink's statements ran under its own
 // search_path. $1 is a JSON array of settledRow()s. Returns how many it inserted.
 function settledClaimSql(schema: string): string {
@@ -206,7 +210,7 @@ function settledClaimSql(schema: string): string {
     ON CONFLICT (key) DO NOTHING RETURNING key
   ), noted AS (
     INSERT INTO ${schema}.attempts (key, run_id, at, outcome, detail)
-    SELECT c.k, $3, $4, c.att, c.det FROM c JOIN ins ON ins.key = c.k
+    SELECT c.k, $3, $4, c.att, c.det FROM c JOIN ins ON ins.key = c.k WHERE c.st <> 'sent'
   )
   SELECT count(*)::int AS n FROM ins`;
 }
@@ -554,14 +558,25 @@ export class PostgresLedger implements LedgerStore {
   /** Claims rows already in the ledger: one UPDATE guarded by the expected statuses (and the run's lease). */
   async claimExisting(keys: string[], runId: number, fromStatuses: EventStatus[], sink: string): Promise<Set<string>> {
     if (!keys.length) return new Set();
-    const r = await this.query<{ key: string }>(
-      `UPDATE events SET status = 'pending', run_id = $1, sink = $2, updated_at = $3
-       WHERE key = ANY($4::text[]) AND status = ANY($5::text[])
-         AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'running' AND lease_expires_at > now())
-       RETURNING key`,
-      [runId, sink, now(), keys, fromStatuses],
-    );
-    return new Set(r.rows.map((x) => x.key));
+    const claim = (tx: SqlDb) =>
+      tx.all<{ key: string }>(
+        `UPDATE events SET status = 'pending', run_id = ?, sink = ?, updated_at = ?
+         WHERE key = ANY(?::text[]) AND status = ANY(?::text[])
+           AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND status = 'running' AND lease_expires_at > now())
+         RETURNING key`,
+        [runId, sink, now(), keys, fromStatuses, runId],
+      );
+    if (!fromStatuses.includes('sent')) return new Set((await claim(this.sql)).map((x) => x.key));
+    // A sent row taken again keeps its last attempt, which only the row recorded, as an attempts row; the rows are
+    // locked first, so that of two runs taking them only the one that moves them writes it.
+    return this.sql.transaction(async (tx) => {
+      await tx.run(
+        `WITH e AS (SELECT * FROM events WHERE key = ANY(?::text[]) AND status = 'sent' FOR UPDATE)
+         ${MATERIALIZE_ATTEMPT} FROM e WHERE ${IMPLIED_ATTEMPT}`,
+        [keys],
+      );
+      return new Set((await claim(tx)).map((x) => x.key));
+    });
   }
 
   /** Commits the outcomes of sends in one statement: only rows this run still owns as pending change. */
