@@ -302,6 +302,34 @@ for (const st of storages) {
   });
 }
 
+// A push fills a ledger faster than autovacuum analyzes it; without statistics the people lookup scanned the table.
+test('postgres: a push that inserts 10,000 events analyzes the events table itself', async () => {
+  const l = storages.find((x) => x.kind === 'postgres')!.fresh();
+  const s = await open(l);
+  const run = await s.startRun('push', {}, { exclusive: true });
+  const lastAnalyze = async () =>
+    (
+      await s.sql.get<{ at: string | null }>(
+        `SELECT last_analyze::text AS at FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'events'`,
+      )
+    )?.at ?? null;
+  assert.equal(await lastAnalyze(), null, 'a new ledger has not been analyzed');
+  for (let b = 0; b < 4; b++) {
+    const batch = Array.from({ length: 2_500 }, (_, i) => claim(`k${b * 2_500 + i}`, `p${b * 2_500 + i}@x.io`));
+    assert.equal((await s.claimNew(batch, run, 's')).size, 2_500);
+  }
+  await s.finishRun(run, 'done', {});
+  await s.close();
+  const again = await open(l);
+  const at = (
+    await again.sql.get<{ at: string | null }>(
+      `SELECT last_analyze::text AS at FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'events'`,
+    )
+  )?.at;
+  await again.close();
+  assert.ok(at, 'ANALYZE ran once 10,000 rows were in');
+});
+
 test('postgres: a run is a lease on the server clock; once it runs out another run takes the ledger, and the first can neither renew nor claim', async () => {
   const l = storages.find((st) => st.kind === 'postgres')!.fresh();
   const short = { ledger: l.ledger, env: { ...l.env, LEADLEDGER_LEASE_MS: '600' } };
