@@ -362,6 +362,8 @@ async function select(
         .filter(Boolean),
     ];
   }
+  // A key named twice (--keys e1,e1, or in --keys and the file) is one event: replayed once.
+  if (keys) keys = [...new Set(keys)];
   const out: Selected[] = [];
   const limit = o.limit && o.limit > 0 ? o.limit : Infinity;
   if (o.from?.length) {

@@ -145,8 +145,11 @@ test('replay --force re-sends delivered events only when confirmed, with the sam
     'replay',
     '--force',
     '--yes',
+    // A key named twice is one event, sent once.
     '--keys',
     'evt_01JA0001,evt_01JA0002',
+    '--keys',
+    'evt_01JA0001',
     ...hook,
     '--json',
     '--quiet',
