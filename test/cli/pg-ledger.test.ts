@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { Emulator } from '../../src/sandbox/emulator.js';
 import { jsonReport, runCli } from '../helpers/cli.js';
 import { emulator } from '../helpers/emulator.js';
@@ -164,6 +165,10 @@ test('ledger migrate: SQLite → PostgreSQL → SQLite copies every table, check
   assert.equal(again1.code, 0, again1.stderr);
   const erase = await runCli(['ledger', 'forget', '--ledger', sqlite, '--email', 'ana.almeida.1@example.com', '--yes']);
   assert.equal(erase.code, 0, erase.stderr);
+  // First seen in an order other than the keys' (one push puts its events in one batch, at one instant).
+  const w = new Database(sqlite);
+  w.exec(`UPDATE events SET first_seen_at = printf('2026-01-01T00:%02d:00.000Z', 59 - (rowid * 7) % 60)`);
+  w.close();
   const before = sha256File(sqlite);
 
   const pgl = ledgerUrl();
@@ -192,6 +197,11 @@ test('ledger migrate: SQLite → PostgreSQL → SQLite copies every table, check
   const ea = await runCli(['ledger', 'export', '--ledger', sqlite, '--output', '-'], { env });
   const eb = await runCli(['ledger', 'export', '--ledger', back, '--output', '-'], { env });
   assert.equal(eb.stdout, ea.stdout);
+  // The copy keeps its rows in the order they were first seen, as a SQLite ledger does.
+  const r2 = new Database(back, { readonly: true });
+  const seen = r2.prepare('SELECT first_seen_at FROM events ORDER BY rowid').pluck().all() as string[];
+  r2.close();
+  assert.deepEqual(seen, [...seen].sort());
 
   // The copy goes on where the file stopped: nothing of the input is new, and the next run id follows the copied ones.
   const rerun = await runCli(['push', events, '--sink', 'jsonl', '--output', out, '--ledger', pgl, '--json'], { env });

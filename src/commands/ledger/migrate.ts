@@ -33,7 +33,13 @@ const COLUMNS: Record<Table, string> = {
   attempts: 'id, key, run_id, at, outcome, detail',
   tombstones: 'key_hash',
 };
-const ORDER: Record<Table, string> = { runs: 'id', events: 'key', attempts: 'id', tombstones: 'key_hash' };
+// Events in the order they were first seen: a SQLite ledger (schema v3) keeps them in the order they are inserted.
+const ORDER: Record<Table, string> = {
+  runs: 'id',
+  events: 'first_seen_at, key',
+  attempts: 'id',
+  tombstones: 'key_hash',
+};
 // Runs first: the order a reader of a half-copied ledger would want, though the copy is one transaction anyway.
 const TABLES: Table[] = ['runs', 'events', 'attempts', 'tombstones'];
 // Rows per INSERT: 500 events of 20 columns are 10,000 parameters, below both databases' limits.
