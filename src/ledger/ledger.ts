@@ -12,7 +12,7 @@ import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import {
-  attemptNeedsRow,
+  attemptInRow,
   claimsOf,
   IMPLIED_ATTEMPT,
   importedPersonKey,
@@ -21,6 +21,7 @@ import {
   ORPHAN_ERROR,
   ORPHAN_PENDING,
   MATERIALIZE_ATTEMPT,
+  RELEASED_RUN,
   settleRecords,
 } from './rules.js';
 import { SqliteDb } from './sql.js';
@@ -37,6 +38,8 @@ export function ledgerPath(flag: string | undefined, env: Record<string, string 
 
 /** Pages in the WAL before a writing connection checkpoints it (see the constructor). */
 const WAL_CHECKPOINT_PAGES = 16_384;
+/** How long an open waits for another process's schema upgrade of the same ledger (10 minutes). */
+const MIGRATION_WAIT_MS = 600_000;
 
 /** A live run holding the ledger for longer than this without a heartbeat is taken to be dead. */
 const HEARTBEAT_STALE_MS = 120_000;
@@ -125,15 +128,23 @@ export class Ledger implements LedgerStore {
         `ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`,
       );
     }
-    for (let v = version; v < SCHEMA_VERSION; v++) {
-      this.db
-        .transaction(() => {
-          // Another process may have run this step while we waited for the write lock.
-          if ((this.db.pragma('user_version', { simple: true }) as number) > v) return;
-          this.db.exec(MIGRATIONS[v]!);
-          this.db.pragma(`user_version = ${v + 1}`);
-        })
-        .immediate();
+    // A step may rebuild a table (v3: about 5 s per million events) while holding the write lock: another process
+    // opening the ledger meanwhile waits for it, up to MIGRATION_WAIT_MS, rather than failing after the usual 5 s
+    // with "database is locked" (before its run starts, so --wait could not help). Then it finds the step done.
+    this.db.pragma(`busy_timeout = ${MIGRATION_WAIT_MS}`);
+    try {
+      for (let v = version; v < SCHEMA_VERSION; v++) {
+        this.db
+          .transaction(() => {
+            // Another process may have run this step while we waited for the write lock.
+            if ((this.db.pragma('user_version', { simple: true }) as number) > v) return;
+            this.db.exec(MIGRATIONS[v]!);
+            this.db.pragma(`user_version = ${v + 1}`);
+          })
+          .immediate();
+      }
+    } finally {
+      this.db.pragma('busy_timeout = 5000');
     }
   }
 
@@ -325,13 +336,13 @@ export class Ledger implements LedgerStore {
       `UPDATE events SET status = @status, outcome = @outcome, failure = @failure, crm_id = COALESCE(@crm, crm_id), last_error = @error,
          attempts = attempts + 1, updated_at = @t, sent_at = CASE WHEN @status = 'sent' THEN @t ELSE sent_at END,
          lead_json = CASE WHEN @status = 'sent' AND @drop = 1 THEN NULL ELSE lead_json END
-       WHERE key = @key AND run_id = @run AND status = 'pending'`,
+       WHERE key = @key AND run_id = @run AND status = 'pending' RETURNING crm_id`,
     );
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
     this.db
       .transaction(() => {
         for (const s of settleRecords(settlements)) {
-          const r = upd.run({
+          const changed = upd.get({
             status: s.status,
             outcome: s.outcome,
             failure: s.failure,
@@ -341,8 +352,8 @@ export class Ledger implements LedgerStore {
             key: s.key,
             run: runId,
             drop: this.dropSentPayloads ? 1 : 0,
-          });
-          if (attemptNeedsRow(s.status, r.changes === 1)) hist.run(s.key, runId, t, s.attempt, s.detail);
+          }) as { crm_id: string | null } | undefined;
+          if (!attemptInRow(s, changed)) hist.run(s.key, runId, t, s.attempt, s.detail);
         }
       })
       .immediate();
@@ -357,14 +368,16 @@ export class Ledger implements LedgerStore {
     const t = now();
     const del = this.stmt(`DELETE FROM events WHERE key = ? AND run_id = ? AND status = 'pending'`);
     const back = this.stmt(
-      `UPDATE events SET status = ?, updated_at = ? WHERE key = ? AND run_id = ? AND status = 'pending'`,
+      `UPDATE events SET status = @to, updated_at = @t, run_id = ${RELEASED_RUN('@to', 'events')}
+       WHERE key = @key AND run_id = @run AND status = 'pending'`,
     );
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, 'released', ?)`);
     this.db
       .transaction(() => {
         for (const it of items) {
           if (it.to === null) del.run(it.key, runId);
-          else if (back.run(it.to, t, it.key, runId).changes === 1) hist.run(it.key, runId, t, detail);
+          else if (back.run({ to: it.to, t, key: it.key, run: runId }).changes === 1)
+            hist.run(it.key, runId, t, detail);
         }
       })
       .immediate();

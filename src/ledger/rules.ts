@@ -40,6 +40,8 @@ export interface SettleRecord {
   attempt: string;
   /** The attempts row's detail. */
   detail: string | null;
+  /** Its key has another record in the same settle: each is an attempts row of its own (attemptInRow). */
+  repeated: boolean;
 }
 
 /**
@@ -60,9 +62,24 @@ export const IMPLIED_ATTEMPT_COLUMNS = `e.key, e.run_id, e.sent_at, COALESCE(e.o
 /** Writes out the implied attempt of the events rows `e` as attempts rows: `${MATERIALIZE_ATTEMPT} FROM ... e WHERE ...`. */
 export const MATERIALIZE_ATTEMPT = `INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT ${IMPLIED_ATTEMPT_COLUMNS}`;
 
-/** Whether a settle's attempt is written as an attempts row: all but a settle to sent that changed its row. */
-export function attemptNeedsRow(status: Settlement['status'], changed: boolean): boolean {
-  return !changed || status !== 'sent';
+/**
+ * The run_id a released row returns to, in SQL: its own for a row taken from failed or in doubt; for one taken from
+ * sent (a replay of sent events), the run of the send it records, so that its attempt is again the one the claim
+ * wrote out (none, for an imported row: NULL), not one made up of the releasing run and that send's time.
+ */
+export function RELEASED_RUN(status: string, events: string): string {
+  return `CASE WHEN ${status} = 'sent' THEN (SELECT a.run_id FROM attempts a WHERE a.key = ${events}.key AND a.at = ${events}.sent_at
+    AND a.outcome NOT IN ('released', 'unknown') ORDER BY a.id DESC LIMIT 1) ELSE ${events}.run_id END`;
+}
+
+/**
+ * Whether a settle's attempt is left to the events row it changed (IMPLIED_ATTEMPT) rather than written as an
+ * attempts row: a send that moved its row to sent, the only record of its key in the settle (two would be one row),
+ * whose CRM id the row now holds (a row that keeps an earlier send's id, this one having none, would show it as
+ * this one's). `changed`: the row as the settle left it, undefined when the fence refused it.
+ */
+export function attemptInRow(s: SettleRecord, changed: { crm_id: string | null } | undefined): boolean {
+  return !!changed && s.status === 'sent' && !s.repeated && (s.crmId !== null || changed.crm_id === null);
 }
 
 /**
@@ -71,6 +88,8 @@ export function attemptNeedsRow(status: Settlement['status'], changed: boolean):
  * (in the events row itself when it moved the row to sent: IMPLIED_ATTEMPT).
  */
 export function settleRecords(settlements: Settlement[]): SettleRecord[] {
+  const seen = new Map<string, number>();
+  for (const s of settlements) seen.set(s.key, (seen.get(s.key) ?? 0) + 1);
   return settlements.map((s) => ({
     key: s.key,
     status: s.status,
@@ -80,6 +99,7 @@ export function settleRecords(settlements: Settlement[]): SettleRecord[] {
     error: s.error ?? null,
     attempt: s.status === 'sent' ? (s.outcome ?? 'sent') : s.status === 'failed' ? 'failed' : 'unknown',
     detail: s.error ?? (s.crmId ? `crm id ${s.crmId}` : null),
+    repeated: seen.get(s.key)! > 1,
   }));
 }
 

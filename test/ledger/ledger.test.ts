@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { openLedger } from '../../src/ledger/ledger.js';
 import type { ClaimInput } from '../../src/ledger/types.js';
 import { LedgerError } from '../../src/errors.js';
@@ -138,6 +140,51 @@ test('a ledger of schema v2 is rebuilt as v3 when next written: the same rows, a
   );
   assert.equal(l.lookupKeys(['c:0']).get('c:0')!.status, 'failed', 'i = 0: a failed row');
   l.close();
+});
+
+test('an open waits for another process upgrading the ledger, past the usual 5 s busy timeout', async () => {
+  const path = join(tmpDir(), 'l.db');
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec(MIGRATIONS[0]!);
+  db.exec(MIGRATIONS[1]!);
+  db.pragma('user_version = 2');
+  db.close();
+  // Another process holds the write lock for 5.5 s, as a long upgrade would.
+  const holder = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const db = new (require(process.argv[1]))(process.argv[2]); db.exec('BEGIN IMMEDIATE'); console.log('locked');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); }, 5500);`,
+      createRequire(import.meta.url).resolve('better-sqlite3'),
+      path,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const holderExit = once(holder, 'exit');
+  await once(holder.stdout!, 'data');
+  const t0 = Date.now();
+  // In a child of its own as well: the open waits synchronously, and this process must stay free to reap the holder.
+  const opener = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      `import { openLedger } from ${JSON.stringify(new URL('../../src/ledger/ledger.ts', import.meta.url).href)}; openLedger(${JSON.stringify(path)}).close();`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  opener.stderr!.on('data', (d) => (err += d));
+  const [code] = (await once(opener, 'exit')) as [number];
+  await holderExit;
+  assert.equal(code, 0, err);
+  assert.ok(Date.now() - t0 > 4000, 'it waited for the lock');
+  const after = new Database(path, { readonly: true });
+  assert.equal(after.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+  after.close();
 });
 
 test('read-only open of a missing ledger is no ledger, not an error', () => {

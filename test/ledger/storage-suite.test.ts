@@ -224,6 +224,50 @@ for (const st of storages) {
     assert.equal(forgot.attemptsDeleted, 4, "a's two rows and the attempt its row records; c's row");
   });
 
+  test(`${st.kind}: a released replay, a key settled twice in one call, a re-send without a CRM id: each attempt once, as it was`, async () => {
+    const l = st.fresh();
+    const ctx = testCtx(l.dir, l.env);
+    const s = await open(l);
+    const r1 = await s.startRun('push', {}, { exclusive: true });
+    await s.claimNew([claim('a', 'a@x.io'), claim('b', 'b@x.io'), claim('c', 'c@x.io')], r1, 's');
+    await s.settle(
+      [
+        { key: 'a', status: 'sent', outcome: 'created', crmId: 'c1' },
+        { key: 'c', status: 'sent', outcome: 'created', crmId: 'c3' },
+      ],
+      r1,
+    );
+    // Two records of one key in one settle: the first changes the row, and each is an attempt.
+    await s.settle(
+      [
+        { key: 'b', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
+        { key: 'b', status: 'sent', outcome: 'created' },
+      ],
+      r1,
+    );
+    await s.finishRun(r1, 'done', {});
+    const r2 = await s.startRun('replay', {}, { exclusive: true });
+    assert.deepEqual([...(await s.claimExisting(['a', 'c'], r2, ['sent'], 's'))].sort(), ['a', 'c']);
+    // a: the replay stopped before its send left; c: re-sent, and the CRM answered without an id.
+    await s.release([{ key: 'a', to: 'sent' }], r2, 'stopped');
+    await s.settle([{ key: 'c', status: 'sent', outcome: 'exists' }], r2);
+    await s.finishRun(r2, 'done', {});
+    const run = (id: number | null) => (id === r1 ? 'r1' : id === r2 ? 'r2' : String(id));
+    const shown = async (key: string) =>
+      (await ledgerShow({ ledger: l.ledger, key }, ctx)).attempts.map(
+        (x) => `${run(x.run_id)} ${x.outcome} ${x.detail}`,
+      );
+    assert.deepEqual(await shown('a'), ['r1 created crm id c1', 'r2 released stopped']);
+    assert.deepEqual(await shown('b'), ['r1 failed HTTP 503', 'r1 created null']);
+    assert.deepEqual(await shown('c'), ['r1 created crm id c3', 'r2 exists null']);
+    const known = await s.lookupKeys(['a', 'b']);
+    assert.equal(known.get('a')?.status, 'sent');
+    assert.equal(known.get('a')?.runId, r1, 'back to the run that sent it');
+    assert.equal(known.get('b')?.status, 'failed', 'the first record of the two');
+    assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 6);
+    await s.close();
+  });
+
   test(`${st.kind}: one run at a time holds the ledger; the second is refused with exit 5`, async () => {
     const l = st.fresh();
     const a = await open(l);

@@ -19,6 +19,7 @@ import {
   ORPHAN_PENDING,
   IMPLIED_ATTEMPT,
   MATERIALIZE_ATTEMPT,
+  RELEASED_RUN,
   importedPersonKey,
   settleRecords,
   takeLedger,
@@ -162,18 +163,23 @@ function claimParams(rows: ClaimInput[], runId: number, sink: string): unknown[]
 
 // A settle of a batch: fenced on the owning run and the pending status; its attempts recorded either way (those that
 // moved their row to sent, by the row: IMPLIED_ATTEMPT).
+// A key with several records: the first changes the row, as on SQLite; each is an attempts row (attemptInRow, whose
+// rule the INSERT's WHERE is).
 const SETTLE_SQL = `WITH s AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-      AS s(key, status, outcome, failure, crm, error, attempt, detail)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+      $12::boolean[]) WITH ORDINALITY AS s(key, status, outcome, failure, crm, error, attempt, detail, repeated, ord)
   ), changed AS (
-    UPDATE events e SET status = s.status, outcome = s.outcome, failure = s.failure, crm_id = COALESCE(s.crm, e.crm_id),
-      last_error = s.error, attempts = e.attempts + 1, updated_at = $9,
-      sent_at = CASE WHEN s.status = 'sent' THEN $9 ELSE e.sent_at END,
-      lead_json = CASE WHEN s.status = 'sent' AND $11 THEN NULL ELSE e.lead_json END
-    FROM s WHERE e.key = s.key AND e.run_id = $10 AND e.status = 'pending' RETURNING e.key
+    UPDATE events e SET status = f.status, outcome = f.outcome, failure = f.failure, crm_id = COALESCE(f.crm, e.crm_id),
+      last_error = f.error, attempts = e.attempts + 1, updated_at = $9,
+      sent_at = CASE WHEN f.status = 'sent' THEN $9 ELSE e.sent_at END,
+      lead_json = CASE WHEN f.status = 'sent' AND $11 THEN NULL ELSE e.lead_json END
+    FROM (SELECT DISTINCT ON (key) * FROM s ORDER BY key, ord) f
+    WHERE e.key = f.key AND e.run_id = $10 AND e.status = 'pending' RETURNING e.key, e.crm_id
   )
   INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, $10, $9, attempt, detail FROM s
-    WHERE s.status <> 'sent' OR s.key NOT IN (SELECT key FROM changed)`;
+    WHERE s.status <> 'sent' OR s.repeated
+      OR NOT EXISTS (SELECT 1 FROM changed c WHERE c.key = s.key AND (s.crm IS NOT NULL OR c.crm_id IS NULL))
+    ORDER BY s.ord`;
 
 function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: boolean): unknown[] {
   return [
@@ -188,6 +194,7 @@ function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: bool
     now(),
     runId,
     dropSentPayloads,
+    rec.map((s) => s.repeated),
   ];
 }
 
@@ -706,7 +713,7 @@ export class PostgresLedger implements LedgerStore {
         await tx.run(
           `WITH b AS (SELECT * FROM unnest(?::text[], ?::text[]) AS b(key, status)),
            moved AS (
-             UPDATE events e SET status = b.status, updated_at = ? FROM b
+             UPDATE events e SET status = b.status, updated_at = ?, run_id = ${RELEASED_RUN('b.status', 'e')} FROM b
              WHERE e.key = b.key AND e.run_id = ? AND e.status = 'pending' RETURNING e.key
            )
            INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, ?, ?, 'released', ? FROM moved`,
