@@ -12,7 +12,7 @@ import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import {
-  attemptInRow,
+  mayBeInRow,
   claimsOf,
   IMPLIED_ATTEMPT,
   importedPersonKey,
@@ -332,17 +332,20 @@ export class Ledger implements LedgerStore {
   /** Commits the outcome of sends; only rows this run still owns as pending change. */
   settle(settlements: Settlement[], runId: number): void {
     const t = now();
-    const upd = this.stmt(
-      `UPDATE events SET status = @status, outcome = @outcome, failure = @failure, crm_id = COALESCE(@crm, crm_id), last_error = @error,
+    const set = `UPDATE events SET status = @status, outcome = @outcome, failure = @failure, crm_id = COALESCE(@crm, crm_id), last_error = @error,
          attempts = attempts + 1, updated_at = @t, sent_at = CASE WHEN @status = 'sent' THEN @t ELSE sent_at END,
          lead_json = CASE WHEN @status = 'sent' AND @drop = 1 THEN NULL ELSE lead_json END
-       WHERE key = @key AND run_id = @run AND status = 'pending' RETURNING crm_id`,
-    );
+       WHERE key = @key AND run_id = @run AND status = 'pending'`;
+    const upd = this.stmt(set);
+    // A send the row can record itself (attemptInRow): the same UPDATE, only where the row will hold its CRM id.
+    // Asked first, and the plain UPDATE after when it changes nothing, so that no statement returns rows (RETURNING
+    // cost a push of a million events 5%).
+    const updInRow = this.stmt(`${set} AND (@crm IS NOT NULL OR crm_id IS NULL)`);
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
     this.db
       .transaction(() => {
         for (const s of settleRecords(settlements)) {
-          const changed = upd.get({
+          const p = {
             status: s.status,
             outcome: s.outcome,
             failure: s.failure,
@@ -352,8 +355,10 @@ export class Ledger implements LedgerStore {
             key: s.key,
             run: runId,
             drop: this.dropSentPayloads ? 1 : 0,
-          }) as { crm_id: string | null } | undefined;
-          if (!attemptInRow(s, changed)) hist.run(s.key, runId, t, s.attempt, s.detail);
+          };
+          if (mayBeInRow(s) && updInRow.run(p).changes === 1) continue;
+          upd.run(p);
+          hist.run(s.key, runId, t, s.attempt, s.detail);
         }
       })
       .immediate();

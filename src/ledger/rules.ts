@@ -40,7 +40,7 @@ export interface SettleRecord {
   attempt: string;
   /** The attempts row's detail. */
   detail: string | null;
-  /** Its key has another record in the same settle: each is an attempts row of its own (attemptInRow). */
+  /** Its key has another record in the same settle: each is an attempts row of its own (mayBeInRow). */
   repeated: boolean;
 }
 
@@ -73,13 +73,13 @@ export function RELEASED_RUN(status: string, events: string): string {
 }
 
 /**
- * Whether a settle's attempt is left to the events row it changed (IMPLIED_ATTEMPT) rather than written as an
- * attempts row: a send that moved its row to sent, the only record of its key in the settle (two would be one row),
- * whose CRM id the row now holds (a row that keeps an earlier send's id, this one having none, would show it as
- * this one's). `changed`: the row as the settle left it, undefined when the fence refused it.
+ * Whether a settle's attempt may be left to the events row it changes (IMPLIED_ATTEMPT) rather than written as an
+ * attempts row: a send, the only record of its key in the settle (two would show as one). It is, when the fence lets
+ * it change the row and the row then holds its CRM id: none on the row before, or one of its own (a row that kept
+ * an earlier send's id, this one having none, would show that id as this send's).
  */
-export function attemptInRow(s: SettleRecord, changed: { crm_id: string | null } | undefined): boolean {
-  return !!changed && s.status === 'sent' && !s.repeated && (s.crmId !== null || changed.crm_id === null);
+export function mayBeInRow(s: SettleRecord): boolean {
+  return s.status === 'sent' && !s.repeated;
 }
 
 /**

@@ -163,8 +163,8 @@ function claimParams(rows: ClaimInput[], runId: number, sink: string): unknown[]
 
 // A settle of a batch: fenced on the owning run and the pending status; its attempts recorded either way (those that
 // moved their row to sent, by the row: IMPLIED_ATTEMPT).
-// A key with several records: the first changes the row, as on SQLite; each is an attempts row (attemptInRow, whose
-// rule the INSERT's WHERE is).
+// A key with several records: the first changes the row, as on SQLite; each is an attempts row. The INSERT's WHERE
+// is mayBeInRow's rule (rules.ts), c.crm_id being the row's CRM id after the settle.
 const SETTLE_SQL = `WITH s AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
       $12::boolean[]) WITH ORDINALITY AS s(key, status, outcome, failure, crm, error, attempt, detail, repeated, ord)
