@@ -91,6 +91,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     readonly: opts.dryRun,
     env: ctx.env,
     writeThread: true,
+    stop: ctx.stop,
   });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
   const collector = new ReportCollector();

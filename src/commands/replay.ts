@@ -112,7 +112,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   });
   const stats = { nationalPhones: 0 };
 
-  const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env });
+  const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env, stop: ctx.stop });
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
   const collector = new ReportCollector();

@@ -38,8 +38,13 @@ export function ledgerPath(flag: string | undefined, env: Record<string, string 
 
 /** Pages in the WAL before a writing connection checkpoints it (see the constructor). */
 const WAL_CHECKPOINT_PAGES = 16_384;
-/** How long an open waits for another process's schema upgrade of the same ledger (10 minutes). */
-const MIGRATION_WAIT_MS = 600_000;
+
+/** The ledger needs a schema upgrade, and another process holds its write lock (upgrading it, most likely). */
+export class MigrationBusy extends LedgerError {
+  constructor(readonly file: string) {
+    super(`cannot upgrade ledger ${file}: another process holds it (upgrading it too, or writing)`);
+  }
+}
 
 /** A live run holding the ledger for longer than this without a heartbeat is taken to be dead. */
 const HEARTBEAT_STALE_MS = 120_000;
@@ -66,6 +71,7 @@ export function openLedger(path: string, opts: { readonly?: boolean } = {}): Led
     return new Ledger(db, file, !!opts.readonly);
   } catch (e) {
     db?.close();
+    if (e instanceof MigrationBusy) throw e;
     const failure = ledgerFailure(e, file, 'cannot open');
     if (failure instanceof LedgerError) throw failure;
     throw new LedgerError(`cannot open ledger ${file}: ${(e as Error).message}`);
@@ -128,10 +134,11 @@ export class Ledger implements LedgerStore {
         `ledger ${this.path} needs a schema upgrade (v${version} → v${SCHEMA_VERSION}); run a command that writes it first`,
       );
     }
-    // A step may rebuild a table (v3: about 5 s per million events) while holding the write lock: another process
-    // opening the ledger meanwhile waits for it, up to MIGRATION_WAIT_MS, rather than failing after the usual 5 s
-    // with "database is locked" (before its run starts, so --wait could not help). Then it finds the step done.
-    this.db.pragma(`busy_timeout = ${MIGRATION_WAIT_MS}`);
+    // A step may rebuild a table (v3: about 5 s per million events) while holding the write lock. Another process
+    // opening the ledger meanwhile gets MigrationBusy after a second, not "database is locked" after 5 s (before
+    // its run starts, where --wait cannot help): openLedgerStore waits and opens again, with the event loop free
+    // for Ctrl-C, and then finds the step done.
+    this.db.pragma('busy_timeout = 1000');
     try {
       for (let v = version; v < SCHEMA_VERSION; v++) {
         this.db
@@ -143,6 +150,9 @@ export class Ledger implements LedgerStore {
           })
           .immediate();
       }
+    } catch (e) {
+      if ((e as { code?: string }).code === 'SQLITE_BUSY') throw new MigrationBusy(this.path);
+      throw e;
     } finally {
       this.db.pragma('busy_timeout = 5000');
     }

@@ -2,7 +2,8 @@
 // driver is loaded only then.
 import { resolve } from 'node:path';
 import { shownLedgerUrl } from '../pg-url.js';
-import { openLedger } from './ledger.js';
+import { InterruptedError } from '../errors.js';
+import { MigrationBusy, openLedger, type Ledger } from './ledger.js';
 import { isPostgresUrl, type LedgerStore } from './store.js';
 
 /** Options of an open: read-only for a dry-run and the commands that only read. */
@@ -17,7 +18,12 @@ export interface OpenOptions {
    * batches keep them coming while it reads and sends.
    */
   writeThread?: boolean;
+  /** Ends the wait for another process's upgrade of the ledger (Ctrl-C): InterruptedError. */
+  stop?: AbortSignal;
 }
+
+/** How long an open waits for another process's schema upgrade of the same SQLite ledger (10 minutes). */
+const UPGRADE_WAIT_MS = 600_000;
 
 /**
  * Opens (creating when writable and missing) a ledger; undefined when read-only and it does not exist or holds
@@ -28,7 +34,7 @@ export async function openLedgerStore(ledger: string, opts: OpenOptions = {}): P
     const { openPostgresLedger } = await import('./postgres/store.js');
     return openPostgresLedger(ledger, { readonly: !!opts.readonly, env: opts.env ?? process.env });
   }
-  const local = openLedger(resolve(opts.cwd ?? process.cwd(), ledger), { readonly: opts.readonly });
+  const local = await openWaitingForUpgrade(resolve(opts.cwd ?? process.cwd(), ledger), opts);
   if (!local || local.readonly || !opts.writeThread) return local;
   const { ThreadedLedger } = await import('./threaded.js');
   return new ThreadedLedger(local);
@@ -37,4 +43,20 @@ export async function openLedgerStore(ledger: string, opts: OpenOptions = {}): P
 /** A ledger as messages and reports name it: a file's path, or a database URL without its password. */
 export function ledgerName(ledger: string): string {
   return isPostgresUrl(ledger) ? shownLedgerUrl(ledger) : ledger;
+}
+
+// An upgrade by another process holds the write lock for seconds (v3: about 5 s per million events): wait for it,
+// opening again every quarter of a second, with the event loop free for the signals that end the wait.
+async function openWaitingForUpgrade(file: string, opts: OpenOptions): Promise<Ledger | undefined> {
+  const deadline = Date.now() + UPGRADE_WAIT_MS;
+  for (;;) {
+    try {
+      return openLedger(file, { readonly: opts.readonly });
+    } catch (e) {
+      if (!(e instanceof MigrationBusy) || Date.now() >= deadline) throw e;
+    }
+    if (opts.stop?.aborted) throw new InterruptedError(`stopped while waiting for another process to upgrade ${file}`);
+    await new Promise((r) => setTimeout(r, 250));
+    if (opts.stop?.aborted) throw new InterruptedError(`stopped while waiting for another process to upgrade ${file}`);
+  }
 }

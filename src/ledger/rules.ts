@@ -50,11 +50,12 @@ export interface SettleRecord {
  * a push wrote, and its key index the one index a settle changed at random (for random keys, a page per event). Any
  * other settle (failed, in doubt, or refused by the fence) is an attempts row, as are releases and orphans; a claim
  * that takes a sent row again (a replay of sent events) first writes its attempt out as a row (MATERIALIZE_ATTEMPT).
- * Ledgers written before recorded that attempt as a row too: the row of the same run at the same moment stands for
- * it. SQL for both storages, over an events row named `e`.
+ * Ledgers written before recorded that attempt as a row too: a row with the send's moment and outcome stands for
+ * it, whichever run it names (an older ledger's release of a replay left the row under the replaying run). SQL for
+ * both storages, over an events row named `e`.
  */
 export const IMPLIED_ATTEMPT = `e.status = 'sent' AND e.run_id IS NOT NULL AND e.sent_at IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.key = e.key AND a.run_id = e.run_id AND a.at = e.sent_at)`;
+  AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.key = e.key AND a.at = e.sent_at AND a.outcome = COALESCE(e.outcome, 'sent'))`;
 
 /** The implied attempt as an attempts row's key, run_id, at, outcome and detail (as settleRecords words them). */
 export const IMPLIED_ATTEMPT_COLUMNS = `e.key, e.run_id, e.sent_at, COALESCE(e.outcome, 'sent'), COALESCE(e.last_error, 'crm id ' || e.crm_id)`;

@@ -142,7 +142,8 @@ test('a ledger of schema v2 is rebuilt as v3 when next written: the same rows, a
   l.close();
 });
 
-test('an open waits for another process upgrading the ledger, past the usual 5 s busy timeout', async () => {
+// A v2 ledger whose write lock another process holds for `ms`, as a long upgrade would; resolves once it is held.
+async function lockedV2Ledger(ms: number): Promise<{ path: string; released: Promise<unknown> }> {
   const path = join(tmpDir(), 'l.db');
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -150,41 +151,69 @@ test('an open waits for another process upgrading the ledger, past the usual 5 s
   db.exec(MIGRATIONS[1]!);
   db.pragma('user_version = 2');
   db.close();
-  // Another process holds the write lock for 5.5 s, as a long upgrade would.
   const holder = spawn(
     process.execPath,
     [
       '-e',
       `const db = new (require(process.argv[1]))(process.argv[2]); db.exec('BEGIN IMMEDIATE'); console.log('locked');
-       setTimeout(() => { db.exec('COMMIT'); db.close(); }, 5500);`,
+       setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`,
       createRequire(import.meta.url).resolve('better-sqlite3'),
       path,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const holderExit = once(holder, 'exit');
+  const released = once(holder, 'exit');
   await once(holder.stdout!, 'data');
+  return { path, released };
+}
+
+test('an open waits for another process upgrading the ledger, past the usual 5 s busy timeout', async () => {
+  const { path, released } = await lockedV2Ledger(5500);
   const t0 = Date.now();
-  // In a child of its own as well: the open waits synchronously, and this process must stay free to reap the holder.
+  // In a child of its own: this process must stay free to reap the holder.
   const opener = spawn(
     process.execPath,
     [
       '--import',
       'tsx',
       '-e',
-      `import { openLedger } from ${JSON.stringify(new URL('../../src/ledger/ledger.ts', import.meta.url).href)}; openLedger(${JSON.stringify(path)}).close();`,
+      `import { openLedgerStore } from ${JSON.stringify(new URL('../../src/ledger/open.ts', import.meta.url).href)};
+       await (await openLedgerStore(${JSON.stringify(path)}))?.close();`,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
   opener.stderr!.on('data', (d) => (err += d));
   const [code] = (await once(opener, 'exit')) as [number];
-  await holderExit;
+  await released;
   assert.equal(code, 0, err);
   assert.ok(Date.now() - t0 > 4000, 'it waited for the lock');
   const after = new Database(path, { readonly: true });
   assert.equal(after.pragma('user_version', { simple: true }), SCHEMA_VERSION);
   after.close();
+});
+
+test('Ctrl-C ends a push that waits for another process upgrading the ledger, at once (exit 130)', async () => {
+  const { path, released } = await lockedV2Ledger(15_000);
+  const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+  const fixture = new URL('../../fixtures/webhook-events.jsonl', import.meta.url).pathname;
+  const push = spawn(
+    process.execPath,
+    [cli, 'push', fixture, '--sink', 'jsonl', '--output', join(tmpDir(), 'out.jsonl'), '--ledger', path],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  push.stderr!.on('data', (d) => (err += d));
+  const exited = once(push, 'exit');
+  await new Promise((r) => setTimeout(r, 2000));
+  const t0 = Date.now();
+  push.kill('SIGINT');
+  const [code] = (await exited) as [number];
+  const took = Date.now() - t0;
+  await released;
+  assert.equal(code, 130, err);
+  assert.ok(took < 3000, `stopped ${took} ms after Ctrl-C`);
+  assert.match(err, /waiting for another process to upgrade/);
 });
 
 test('read-only open of a missing ledger is no ledger, not an error', () => {

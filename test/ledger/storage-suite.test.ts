@@ -173,6 +173,8 @@ for (const st of storages) {
     await s.claimNew([claim('a', 'a@x.io'), claim('b', 'b@x.io'), claim('c', 'c@x.io')], r1, 's');
     // A settle the fence refuses (another run's) leaves its attempt as a row.
     await s.settle([{ key: 'a', status: 'sent', outcome: 'created', crmId: 'z9' }], other);
+    // Not in the same millisecond as the send below: a row of its moment and outcome would stand for it.
+    await new Promise((r) => setTimeout(r, 5));
     await s.settle(
       [
         { key: 'a', status: 'sent', outcome: 'created', crmId: 'c1' },
@@ -265,6 +267,33 @@ for (const st of storages) {
     assert.equal(known.get('a')?.runId, r1, 'back to the run that sent it');
     assert.equal(known.get('b')?.status, 'failed', 'the first record of the two');
     assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 6);
+    await s.close();
+  });
+
+  test(`${st.kind}: an older ledger's released replay, its row left under the replaying run, shows each attempt once`, async () => {
+    const l = st.fresh();
+    const ctx = testCtx(l.dir, l.env);
+    const s = await open(l);
+    const r1 = await s.startRun('push', {}, { exclusive: true });
+    await s.claimNew([claim('a', 'a@x.io')], r1, 's');
+    await s.settle([{ key: 'a', status: 'sent', outcome: 'created', crmId: 'c1' }], r1);
+    // As leadledger wrote it before: the send's attempts row, and a replay released with the row left as its own.
+    await s.sql.run(
+      `INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, run_id, sent_at, outcome, 'crm id c1' FROM events WHERE key = 'a'`,
+    );
+    await s.finishRun(r1, 'done', {});
+    const r2 = await s.startRun('replay', {}, { exclusive: true });
+    await s.sql.run(`UPDATE events SET run_id = ? WHERE key = 'a'`, [r2]);
+    await s.sql.run(
+      `INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES ('a', ?, '2099-01-01T00:00:00.000Z', 'released', 'stopped')`,
+      [r2],
+    );
+    await s.finishRun(r2, 'done', {});
+    const shown = (await ledgerShow({ ledger: l.ledger, key: 'a' }, ctx)).attempts.map(
+      (x) => `${x.run_id === r1 ? 'r1' : 'r2'} ${x.outcome} ${x.detail}`,
+    );
+    assert.deepEqual(shown, ['r1 created crm id c1', 'r2 released stopped']);
+    assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 2);
     await s.close();
   });
 
@@ -372,6 +401,26 @@ test('postgres: a push that inserts 10,000 events analyzes the events table itse
   )?.at;
   await again.close();
   assert.ok(at, 'ANALYZE ran once 10,000 rows were in');
+});
+
+test('postgres: the analyze skips a table another session holds locked: the push ends without waiting for it', async () => {
+  const l = storages.find((x) => x.kind === 'postgres')!.fresh();
+  const s = await open(l);
+  const run = await s.startRun('push', {}, { exclusive: true });
+  const locker = await open(l);
+  await locker.sql.transaction(async (tx) => {
+    // As a VACUUM or an index build would: ANALYZE needs this lock.
+    await tx.run('LOCK TABLE events IN SHARE UPDATE EXCLUSIVE MODE');
+    for (let b = 0; b < 5; b++) {
+      const batch = Array.from({ length: 2_500 }, (_, i) => claim(`k${b * 2_500 + i}`, `p${b * 2_500 + i}@x.io`));
+      await s.claimNew(batch, run, 's');
+    }
+    await s.finishRun(run, 'done', {});
+    const t0 = Date.now();
+    await s.close();
+    assert.ok(Date.now() - t0 < 2_000, `close() took ${Date.now() - t0} ms with the table locked`);
+  });
+  await locker.close();
 });
 
 test('postgres: a run is a lease on the server clock; once it runs out another run takes the ledger, and the first can neither renew nor claim', async () => {

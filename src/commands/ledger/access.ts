@@ -40,7 +40,7 @@ export { ledgerName };
  */
 export async function openExistingLedger(
   path: string,
-  opts: { readonly: boolean; env?: Record<string, string | undefined> },
+  opts: { readonly: boolean; env?: Record<string, string | undefined>; stop?: AbortSignal },
 ): Promise<LedgerStore> {
   const pg = isPostgresUrl(path);
   const ledger =
