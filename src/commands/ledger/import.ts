@@ -38,7 +38,8 @@ export interface LedgerImportResult {
 export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext): Promise<LedgerImportResult> {
   // A relative file is the command's cwd's, as for every other subcommand.
   const path = resolveLedger(o.ledger, ctx);
-  const ledger = (await openLedgerStore(path, { env: ctx.env }))!;
+  // Ctrl-C ends a wait for another process's upgrade of the ledger, as it ends the import.
+  const ledger = (await openLedgerStore(path, { env: ctx.env, stop: ctx.stop }))!;
   const res: LedgerImportResult = {
     ledger: ledgerName(path),
     added: 0,
