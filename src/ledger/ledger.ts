@@ -12,15 +12,15 @@ import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import {
-  mayBeInRow,
   claimsOf,
   IMPLIED_ATTEMPT,
   importedPersonKey,
   ledgerInUse,
+  MATERIALIZE_ATTEMPT,
+  mayBeInRow,
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
   ORPHAN_PENDING,
-  MATERIALIZE_ATTEMPT,
   RELEASED_RUN,
   settleRecords,
 } from './rules.js';
@@ -347,7 +347,7 @@ export class Ledger implements LedgerStore {
          lead_json = CASE WHEN @status = 'sent' AND @drop = 1 THEN NULL ELSE lead_json END
        WHERE key = @key AND run_id = @run AND status = 'pending'`;
     const upd = this.stmt(set);
-    // A send the row can record itself (attemptInRow): the same UPDATE, only where the row will hold its CRM id.
+    // A send the row can record itself (mayBeInRow): the same UPDATE, only where the row will hold its CRM id.
     // Asked first, and the plain UPDATE after when it changes nothing, so that no statement returns rows (RETURNING
     // cost a push of a million events 5%).
     const updInRow = this.stmt(`${set} AND (@crm IS NOT NULL OR crm_id IS NULL)`);

@@ -55,8 +55,12 @@ async function openWaitingForUpgrade(file: string, opts: OpenOptions): Promise<L
     } catch (e) {
       if (!(e instanceof MigrationBusy) || Date.now() >= deadline) throw e;
     }
-    if (opts.stop?.aborted) throw new InterruptedError(`stopped while waiting for another process to upgrade ${file}`);
+    const stopped = () => {
+      if (opts.stop?.aborted)
+        throw new InterruptedError(`stopped while waiting for another process to upgrade ${file}`);
+    };
+    stopped();
     await new Promise((r) => setTimeout(r, 250));
-    if (opts.stop?.aborted) throw new InterruptedError(`stopped while waiting for another process to upgrade ${file}`);
+    stopped();
   }
 }

@@ -1,5 +1,5 @@
 // What is in a ledger, counted: behind `ledger stats`.
-import { IMPLIED_ATTEMPT } from './rules.js';
+import { impliedAttempts } from './queries.js';
 import type { LedgerStore } from './store.js';
 
 /** Counts and sizes of one ledger. */
@@ -51,9 +51,7 @@ export async function collectStats(store: LedgerStore): Promise<LedgerStats> {
       `SELECT count(*) AS n FROM events WHERE status = 'sent' AND lead_json IS NULL AND key_kind <> 'imported'`,
     ),
     // The attempts rows, and the attempts sent rows record themselves.
-    attempts: await count(
-      `SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM events e WHERE ${IMPLIED_ATTEMPT}) AS n`,
-    ),
+    attempts: (await count('SELECT count(*) AS n FROM attempts')) + (await impliedAttempts(db, 'TRUE', [])),
     runs: await count('SELECT count(*) AS n FROM runs'),
     tombstones: await count('SELECT count(*) AS n FROM tombstones'),
     size: facts.size,

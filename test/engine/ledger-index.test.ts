@@ -2,15 +2,15 @@
 // scan's pages, and must refuse the ledgers it cannot represent (the dry-run then asks SQLite).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { L_PERMANENT, L_RETRYABLE, STATUSES } from '../../src/engine/block.js';
 import { fingerprint } from '../../src/engine/fingerprint.js';
 import { hashStartsWith, LedgerIndex, type IndexedKey } from '../../src/engine/ledger-index.js';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { LedgerLookup } from '../../src/ledger/lookup.js';
-import { MIGRATIONS } from '../../src/ledger/schema.js';
 import { seededRandom } from '../../src/sandbox/faults.js';
+import { schemaV2Ledger } from '../helpers/ledger-files.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const STATUS_OF = ['sent', 'sent', 'sent', 'pending', 'in_doubt', 'failed'] as const;
@@ -21,7 +21,7 @@ const STATUS_OF = ['sent', 'sent', 'sent', 'pending', 'in_doubt', 'failed'] as c
 // a dry-run reads it: read-only, not migrated.
 function seed(opts: { v2?: boolean } = {}): { ledger: Ledger; keys: string[]; people: string[] } {
   const path = join(tmpDir(), 'ledger.db');
-  const l = opts.v2 ? { db: v2Ledger(path), close: () => undefined } : openLedger(path)!;
+  const l = opts.v2 ? { db: schemaV2Ledger(path), close: () => undefined } : openLedger(path)!;
   const rnd = seededRandom(11);
   const hex = () => Array.from({ length: 32 }, () => '0123456789abcdef'[Math.floor(rnd() * 16)]).join('');
   const ins = l.db.prepare(
@@ -53,15 +53,6 @@ function seed(opts: { v2?: boolean } = {}): { ledger: Ledger; keys: string[]; pe
   l.close();
   if (opts.v2) (l.db as Database.Database).close();
   return { ledger: openLedger(path, { readonly: true })!, keys, people };
-}
-
-function v2Ledger(path: string): Database.Database {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec(MIGRATIONS[0]!);
-  db.exec(MIGRATIONS[1]!);
-  db.pragma('user_version = 2');
-  return db;
 }
 
 const fp = (s: string): Int32Array => {

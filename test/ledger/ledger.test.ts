@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,6 +10,7 @@ import type { ClaimInput } from '../../src/ledger/types.js';
 import { LedgerError } from '../../src/errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/ledger/schema.js';
 import Database from 'better-sqlite3';
+import { schemaV2Ledger } from '../helpers/ledger-files.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const claim = (key: string, email = `${key}@x.io`): ClaimInput => ({
@@ -73,11 +74,7 @@ test('a ledger of schema v1 (before the mark) is read as it is read-only, and ma
 // v3 rebuilt events as a rowid table (a claim of random keys wrote a page per event into the key-ordered table).
 test('a ledger of schema v2 is rebuilt as v3 when next written: the same rows, a rowid table, keys still unique', () => {
   const path = join(tmpDir(), 'l.db');
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec(MIGRATIONS[0]!);
-  db.exec(MIGRATIONS[1]!);
-  db.pragma('user_version = 2');
+  const db = schemaV2Ledger(path);
   const ins = db.prepare(
     `INSERT INTO events (key, key_kind, natural_key, status, outcome, lead_json, source, source_line, run_id, attempts, first_seen_at, updated_at, sent_at)
      VALUES (?, 'content', ?, ?, ?, ?, 'in.csv', ?, NULL, ?, ?, ?, ?)`,
@@ -145,11 +142,7 @@ test('a ledger of schema v2 is rebuilt as v3 when next written: the same rows, a
 // A v2 ledger whose write lock another process holds for `ms`, as a long upgrade would; resolves once it is held.
 async function lockedV2Ledger(ms: number): Promise<{ path: string; released: Promise<unknown> }> {
   const path = join(tmpDir(), 'l.db');
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec(MIGRATIONS[0]!);
-  db.exec(MIGRATIONS[1]!);
-  db.pragma('user_version = 2');
+  const db = schemaV2Ledger(path);
   db.close();
   const holder = spawn(
     process.execPath,
@@ -193,28 +186,39 @@ test('an open waits for another process upgrading the ledger, past the usual 5 s
   after.close();
 });
 
-test('Ctrl-C ends a push that waits for another process upgrading the ledger, at once (exit 130)', async () => {
-  const { path, released } = await lockedV2Ledger(15_000);
-  const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-  const fixture = new URL('../../fixtures/webhook-events.jsonl', import.meta.url).pathname;
-  const push = spawn(
-    process.execPath,
-    [cli, 'push', fixture, '--sink', 'jsonl', '--output', join(tmpDir(), 'out.jsonl'), '--ledger', path],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let err = '';
-  push.stderr!.on('data', (d) => (err += d));
-  const exited = once(push, 'exit');
-  await new Promise((r) => setTimeout(r, 2000));
-  const t0 = Date.now();
-  push.kill('SIGINT');
-  const [code] = (await exited) as [number];
-  const took = Date.now() - t0;
-  await released;
-  assert.equal(code, 130, err);
-  assert.ok(took < 3000, `stopped ${took} ms after Ctrl-C`);
-  assert.match(err, /waiting for another process to upgrade/);
-});
+// Push, replay and `ledger import` install the stop signals; each hands its stop to the open's wait.
+for (const command of ['push', 'ledger import'] as const) {
+  test(`Ctrl-C ends a ${command} that waits for another process upgrading the ledger, at once (exit 130)`, async () => {
+    const { path, released } = await lockedV2Ledger(15_000);
+    const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+    const dir = tmpDir();
+    const args =
+      command === 'push'
+        ? [
+            'push',
+            new URL('../../fixtures/webhook-events.jsonl', import.meta.url).pathname,
+            '--sink',
+            'jsonl',
+            '--output',
+            join(dir, 'out.jsonl'),
+          ]
+        : ['ledger', 'import', join(dir, 'ids.txt'), '--as', 'keys'];
+    writeFileSync(join(dir, 'ids.txt'), 'evt_1\nevt_2\n');
+    const child = spawn(process.execPath, [cli, ...args, '--ledger', path], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (d) => (err += d));
+    const exited = once(child, 'exit');
+    await new Promise((r) => setTimeout(r, 2000));
+    const t0 = Date.now();
+    child.kill('SIGINT');
+    const [code] = (await exited) as [number];
+    const took = Date.now() - t0;
+    await released;
+    assert.equal(code, 130, err);
+    assert.ok(took < 3000, `stopped ${took} ms after Ctrl-C`);
+    assert.match(err, /waiting for another process to upgrade/);
+  });
+}
 
 test('read-only open of a missing ledger is no ledger, not an error', () => {
   assert.equal(openLedger(join(tmpDir(), 'none.db'), { readonly: true }), undefined);

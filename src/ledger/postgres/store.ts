@@ -162,9 +162,9 @@ function claimParams(rows: ClaimInput[], runId: number, sink: string): unknown[]
 }
 
 // A settle of a batch: fenced on the owning run and the pending status; its attempts recorded either way (those that
-// moved their row to sent, by the row: IMPLIED_ATTEMPT).
-// A key with several records: the first changes the row, as on SQLite; each is an attempts row. The INSERT's WHERE
-// is mayBeInRow's rule (rules.ts), c.crm_id being the row's CRM id after the settle.
+// moved their row to sent, by the row: IMPLIED_ATTEMPT). A key with several records: the first changes the row, as
+// on SQLite, and each is an attempts row. The INSERT's WHERE is mayBeInRow's rule (rules.ts), c.crm_id being the
+// row's CRM id after the settle.
 const SETTLE_SQL = `WITH s AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
       $12::boolean[]) WITH ORDINALITY AS s(key, status, outcome, failure, crm, error, attempt, detail, repeated, ord)
@@ -199,8 +199,8 @@ function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: bool
 }
 
 // The events of a batch the sink wrote in this same transaction, inserted as settled (claimWriteSettle), with their
-// attempts (but those sent, which their row records: IMPLIED_ATTEMPT); only while the run's lease is current, on the clock as it is now (the transaction's now() is when it
-// began, before the sink's write). The tables are named with their schema: the sink's statements ran under its own
+// attempts (but those sent, which their row records: IMPLIED_ATTEMPT); only while the run's lease is current, on the
+// clock as it is now (the transaction's now() is when it began, before the sink's write). The tables are named with their schema: the sink's statements ran under its own
 // search_path. $1 is a JSON array of settledRow()s. Returns how many it inserted.
 function settledClaimSql(schema: string): string {
   return `WITH c AS (
