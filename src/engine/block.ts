@@ -325,10 +325,25 @@ export interface LedgerReader {
 }
 
 /**
- * Fills the ledger codes of a block's events: two batched queries. `skip(r)` leaves a record NOT_LOOKED_UP (the
- * decider skips keys it already remembers: it decides them without the ledger).
+ * What a writing run knows the ledger does not hold, without asking it (LedgerIndex answers this): false is certain,
+ * true means "ask SQLite". Offsets are of the fingerprint's first word in a block's ints.
  */
-export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined, skip?: (r: number) => boolean): void {
+export interface LedgerFilter {
+  mayHoldKey(ints: Int32Array, o: number): boolean;
+  hasPerson(ints: Int32Array, o: number): boolean;
+}
+
+/**
+ * Fills the ledger codes of a block's events: two batched queries. `skip(r)` leaves a record NOT_LOOKED_UP (the
+ * decider skips keys it already remembers: it decides them without the ledger). With a `filter`, only the keys and
+ * people it may hold are asked; the others are answered "not held" as SQLite would.
+ */
+export function fillLedger(
+  block: MappedBlock,
+  ledger: LedgerReader | undefined,
+  skip?: (r: number) => boolean,
+  filter?: LedgerFilter,
+): void {
   const { n, ints } = block;
   const rows: number[] = [];
   for (let r = 0; r < n; r++) {
@@ -338,12 +353,15 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
     ints[r * INTS + I_LEDGER] = 0;
   }
   if (!ledger || rows.length === 0) return;
-  const known = ledger.lookupKeys([...new Set(rows.map((r) => str(block, r * STRS + S_KEY)))]);
+  const asked = filter ? rows.filter((r) => filter.mayHoldKey(ints, r * INTS + I_KEY)) : rows;
+  const known = asked.length
+    ? ledger.lookupKeys([...new Set(asked.map((r) => str(block, r * STRS + S_KEY)))])
+    : new Map<string, KnownKey>();
   const naturals = new Set<string>();
   for (const r of rows) {
     const s = r * STRS;
     const o = r * INTS;
-    const k = known.get(str(block, s + S_KEY));
+    const k = known.size ? known.get(str(block, s + S_KEY)) : undefined;
     if (k) {
       let code = STATUSES.indexOf(k.status);
       if (k.failure === 'retryable') code |= L_RETRYABLE;
@@ -352,7 +370,8 @@ export function fillLedger(block: MappedBlock, ledger: LedgerReader | undefined,
       if (k.payloadHash !== null && k.payloadHash !== payloadHashAt(block, s)) code |= L_HASH_DIFFERS;
       ints[o + I_LEDGER] = code;
       ints[o + I_RUN] = k.runId ?? 0;
-    } else if (ints[o + I_NAT] !== 0) naturals.add(str(block, s + S_NAT));
+    } else if (ints[o + I_NAT] !== 0 && (!filter || filter.hasPerson(ints, o + I_NAT)))
+      naturals.add(str(block, s + S_NAT));
   }
   if (naturals.size === 0) return;
   const delivered = ledger.lookupDelivered([...naturals]);

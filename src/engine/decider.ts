@@ -76,14 +76,24 @@ const OUTCOME_KIND = Int32Array.from(OUTCOME_KINDS.map(kindIndex));
 const INVALID = kindIndex('invalid');
 const FILTERED = kindIndex('filtered');
 
-/** Blocks whose ledger codes the decider looked up, and blocks that came with them from a map worker (tests). */
-export const lookUpStats = { here: 0, byWorkers: 0 };
+/**
+ * Blocks whose ledger codes the decider looked up, blocks that came with them from a map worker, and blocks looked up
+ * through a writing run's filter (tests).
+ */
+export const lookUpStats = { here: 0, byWorkers: 0, filtered: 0 };
 
 /** Decides records a block at a time: one ledger query per block, then in-order decisions with this run's memory. */
 export class Decider implements EventFacts {
   private readonly memory: RunMemory;
   /** The read-only ledger's index: blocks that come without ledger codes are filled from it, not from SQLite. */
   index: LedgerIndex | undefined;
+  /**
+   * A writing run's index of the ledger as it was when the run started deciding: only the keys and people it may
+   * hold are asked of SQLite. It stays true while no other run writes the ledger, for what this run writes is in its
+   * memory: it is dropped for good the first time `filterValid` says another run is running.
+   */
+  filter: LedgerIndex | undefined;
+  filterValid: (() => boolean) | undefined;
   // The event that delivered the person, when classify() says KnownInLedger.
   private by: string | undefined;
   // The event the rules ask about (see EventFacts): its block, record, offset into ints, line, source and ordinal.
@@ -197,13 +207,18 @@ export class Decider implements EventFacts {
           return;
         }
         lookUpStats.here++;
-        if (this.index) this.index.fill(block);
-        else
-          fillLedger(
-            block,
-            this.opts.ledger,
-            (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS),
-          );
+        if (this.index) {
+          this.index.fill(block);
+          return;
+        }
+        if (this.filter && !this.filterValid?.()) this.filter = undefined;
+        if (this.filter) lookUpStats.filtered++;
+        fillLedger(
+          block,
+          this.opts.ledger,
+          (x) => ints[x * INTS + I_LEDGER] !== NOT_LOOKED_UP || memory.hasKey(ints, x * INTS),
+          this.filter,
+        );
         return;
       }
     }

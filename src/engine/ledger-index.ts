@@ -173,6 +173,14 @@ export class LedgerIndex {
   }
 
   /**
+   * Whether the ledger may hold the key whose fingerprint is at ints[o..o+2]: false means it does not (a key held has
+   * the same fingerprint); true may be another key of that fingerprint, so a writing run asks SQLite (LedgerFilter).
+   */
+  mayHoldKey(ints: Int32Array, o: number): boolean {
+    return this.keys.find(ints[o]!, ints[o + 1]!, ints[o + 2]!) >= 0;
+  }
+
+  /**
    * Whether the ledger delivered (or may have delivered) the person whose fingerprint is at ints[o..o+2]. Which
    * event did is asked of SQLite when a decision names it (Ledger.deliveredBy), which also confirms the match.
    */

@@ -233,6 +233,14 @@ export class Ledger implements LedgerStore {
     }
   }
 
+  /**
+   * Whether a run other than `runId` is running: one started with --no-lock while `runId` holds the lock, since
+   * `runId` started (a run that holds the lock found none live, and marked the dead ones crashed).
+   */
+  otherRunRunning(runId: number): boolean {
+    return !!this.stmt(`SELECT 1 FROM runs WHERE status = 'running' AND id <> ? LIMIT 1`).get(runId);
+  }
+
   /** Records that a run is alive (called every few seconds while it works). */
   heartbeat(runId: number): void {
     this.stmt(`UPDATE runs SET heartbeat_at = ? WHERE id = ?`).run(now(), runId);

@@ -193,6 +193,33 @@ test('a read-only ledger, indexed or looked up in SQLite, by workers or in-threa
   }
 });
 
+// A push that holds its ledger alone decides through a snapshot of it (only what it may hold is asked of SQLite): the
+// same decisions as asking SQLite every key, on the generated input, by workers or in-thread.
+test('a writing run with the ledger to itself decides as one asking SQLite every key', async () => {
+  const { input, ledgerFile } = seededInput();
+  const ledger = openLedger(ledgerFile)!;
+  try {
+    const run = ledger.startRun('push', {}, { exclusive: true });
+    const asking = await decide({ inputs: [input], ledger, workers: 0 });
+    assert.ok(new Set(asking.map((d) => d.kind)).size >= 6, 'the input exercises every decision');
+    for (const workers of [0, 2]) {
+      const before = lookUpStats.filtered;
+      assertSameDecisions(
+        await decide({ inputs: [input], ledger, workers, exclusiveRun: run }),
+        asking,
+        `${workers}: `,
+      );
+      assert.ok(lookUpStats.filtered > before, 'blocks looked up through the snapshot');
+    }
+    // A ledger the index cannot hold (here: past indexMaxRows) is asked as before.
+    const before = lookUpStats.filtered;
+    assertSameDecisions(await decide({ inputs: [input], ledger, exclusiveRun: run, indexMaxRows: 0 }), asking);
+    assert.equal(lookUpStats.filtered, before);
+  } finally {
+    ledger.close();
+  }
+});
+
 // What a dry-run without report rows gets: the decider counts into the collector, making only the examples whole.
 async function count(o: Partial<DecideInputsOptions> & { inputs: string[] }): Promise<ReportCollector> {
   const tally = new ReportCollector();

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { encodeMapped } from '../../src/engine/block.js';
-import { Decider } from '../../src/engine/decider.js';
+import { Decider, lookUpStats, type DecideLedger } from '../../src/engine/decider.js';
+import { LedgerIndex } from '../../src/engine/ledger-index.js';
 import { RECENT } from '../../src/engine/run-memory.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { createMapper } from '../../src/mapping/map-record.js';
@@ -115,6 +116,71 @@ test('a retryable failure in the ledger is decided new, as a retry', () => {
   const [d] = new Decider({ ledger: l }).decideBatch([e]);
   assert.equal(d!.kind, 'new');
   assert.equal(d!.retry, true);
+  l.close();
+});
+
+// A push holding the ledger alone (the run lock) reads the ledger once into an index, and asks SQLite only about the
+// keys and people the index may hold: the same decisions, without a query for what is new. Once another run is
+// running (started with --no-lock), the index may miss what that run writes, and every block asks SQLite again.
+test('a writing run with the ledger to itself asks SQLite only what its snapshot may hold, until another run runs', () => {
+  line = 0;
+  const l = openLedger(join(tmpDir(), 'l.db'))!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  const claimOf = (key: string, email: string, data: Record<string, unknown>) => {
+    const e = m(key, data);
+    if (e.kind !== 'event') throw new Error('mapping');
+    return {
+      key,
+      keyKind: 'id',
+      payloadHash: e.payloadHash,
+      naturalKey: email,
+      downstreamKey: 'd',
+      leadJson: JSON.stringify(e.lead),
+      source: 's',
+      line: 1,
+    };
+  };
+  l.claimNew([claimOf('e1', 'ana@x.io', { email: 'ana@x.io', name: 'Ana' })], run, 'sink');
+  l.settle([{ key: 'e1', status: 'sent', outcome: 'created' }], run);
+  l.importDelivered([{ naturalKey: 'bia@x.io' }], 'seed');
+  const asked: string[] = [];
+  const counting: DecideLedger = {
+    lookupKeys: (keys) => (asked.push(...keys.map((k) => `key ${k}`)), l.lookupKeys(keys)),
+    lookupDelivered: (people) => (asked.push(...people.map((p) => `person ${p}`)), l.lookupDelivered(people)),
+    deliveredBy: (p) => l.deliveredBy(p),
+    getLeadJson: (k) => l.getLeadJson(k),
+  };
+  const d = new Decider({ ledger: counting });
+  d.filter = LedgerIndex.build(l.db);
+  let alone = true;
+  d.filterValid = () => alone;
+  const before = lookUpStats.filtered;
+  const out = d.decideBatch([
+    m('e1', { email: 'ana@x.io', name: 'Ana' }),
+    m('e2', { email: 'ana@x.io' }),
+    m('e3', { email: 'bia@x.io' }),
+    m('e4', { email: 'new@x.io' }),
+    m('e1', { email: 'ana@x.io', name: 'Ana Maria' }),
+  ]);
+  assert.deepEqual(
+    out.map((x) => x.kind),
+    ['duplicate', 'known_lead', 'known_lead', 'new', 'conflict'],
+  );
+  assert.match(out[1]!.reason, /same person as event e1/);
+  assert.equal(lookUpStats.filtered, before + 1);
+  // e1's key, and the two people the ledger holds; not e2, e3, e4 (absent keys), nor new@x.io.
+  assert.deepEqual(asked.sort(), ['key e1', 'person ana@x.io', 'person bia@x.io']);
+
+  // Another run claims e9 after the snapshot: while this run believed itself alone, the snapshot would call it new.
+  const other = l.startRun('push', {}, { exclusive: false });
+  l.claimNew([claimOf('e9', 'zed@x.io', { email: 'zed@x.io' })], other, 'sink');
+  alone = !l.otherRunRunning(run);
+  assert.equal(alone, false);
+  const [again] = d.decideBatch([m('e9', { email: 'zed@x.io' })]);
+  assert.equal(again!.kind, 'duplicate', 'asked of SQLite once another run runs');
+  assert.equal(d.filter, undefined, 'dropped for the rest of the run');
+  l.finishRun(other, 'done', {});
+  assert.equal(l.otherRunRunning(run), false);
   l.close();
 });
 
