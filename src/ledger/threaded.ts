@@ -21,11 +21,40 @@ export interface WriterInit {
   file: string;
 }
 
+/**
+ * A batch of claims as it crosses to the thread: a column per field, each source name once. An array of objects is
+ * cloned with every property name of every object, and rebuilt an object at a time (the clone of a push's claims
+ * and settles was a tenth of the main thread's samples, and more of the writer's).
+ */
+export interface ClaimColumns {
+  keys: string[];
+  keyKinds: string[];
+  payloadHashes: string[];
+  naturalKeys: Array<string | undefined>;
+  downstreamKeys: string[];
+  leadJsons: string[];
+  sources: string[];
+  /** Each claim's source, as an index into `sources`. */
+  sourceOf: Int32Array;
+  lines: Float64Array;
+  eventTimes: Array<string | undefined>;
+}
+
+/** Settlements as they cross to the thread: a column per field (see ClaimColumns). */
+export interface SettleColumns {
+  keys: string[];
+  statuses: Array<Settlement['status']>;
+  outcomes: Array<Settlement['outcome']>;
+  failures: Array<Settlement['failure']>;
+  crmIds: Array<string | undefined>;
+  errors: Array<string | undefined>;
+}
+
 /** A write the thread carries out: one Ledger method and its arguments (or the end of the thread's connection). */
 export type WriteOp =
-  | { op: 'claimNew'; items: ClaimInput[]; runId: number; sink: string }
+  | { op: 'claimNew'; claims: ClaimColumns; runId: number; sink: string }
   | { op: 'claimExisting'; keys: string[]; runId: number; from: EventStatus[]; sink: string }
-  | { op: 'settle'; settlements: Settlement[]; runId: number }
+  | { op: 'settle'; settlements: SettleColumns; runId: number }
   | { op: 'release'; items: Array<{ key: string; to: EventStatus | null }>; runId: number; detail: string }
   | { op: 'heartbeat'; runId: number }
   | { op: 'close' };
@@ -33,10 +62,14 @@ export type WriteOp =
 /** One write for the thread, answered by a WriteReply with the same id. */
 export type WriteRequest = WriteOp & { id: number; dropSentPayloads: boolean };
 
-/** The thread's answer: the keys a claim took, or the error the write met (its SQLite code kept). */
+/**
+ * The thread's answer: what a claim took (claimExisting: the keys; claimNew: the keys of the batch it did not take,
+ * nearly always none), or the error the write met (its SQLite code kept).
+ */
 export interface WriteReply {
   id: number;
   keys?: string[];
+  notTaken?: string[];
   error?: { name: string; message: string; code?: string; stack?: string };
 }
 
@@ -101,7 +134,10 @@ export class ThreadedLedger implements LedgerStore {
   }
 
   async claimNew(items: ClaimInput[], runId: number, sink: string): Promise<Set<string>> {
-    return new Set((await this.call({ op: 'claimNew', items, runId, sink })).keys);
+    const { notTaken } = await this.call({ op: 'claimNew', claims: claimColumns(items), runId, sink });
+    const taken = new Set(items.map((it) => it.key));
+    for (const k of notTaken ?? []) taken.delete(k);
+    return taken;
   }
 
   async claimExisting(keys: string[], runId: number, from: EventStatus[], sink: string): Promise<Set<string>> {
@@ -109,7 +145,7 @@ export class ThreadedLedger implements LedgerStore {
   }
 
   async settle(settlements: Settlement[], runId: number): Promise<void> {
-    await this.call({ op: 'settle', settlements, runId });
+    await this.call({ op: 'settle', settlements: settleColumns(settlements), runId });
   }
 
   async release(items: Array<{ key: string; to: EventStatus | null }>, runId: number, detail: string): Promise<void> {
@@ -176,6 +212,75 @@ export class ThreadedLedger implements LedgerStore {
     })();
     return this.closed;
   }
+}
+
+/** Claims as columns, for the thread. */
+export function claimColumns(items: ClaimInput[]): ClaimColumns {
+  const n = items.length;
+  const sources: string[] = [];
+  const sourceOf = new Int32Array(n);
+  const lines = new Float64Array(n);
+  let last = -1;
+  for (let i = 0; i < n; i++) {
+    const it = items[i]!;
+    if (last < 0 || sources[last] !== it.source) {
+      last = sources.indexOf(it.source);
+      if (last < 0) last = sources.push(it.source) - 1;
+    }
+    sourceOf[i] = last;
+    lines[i] = it.line;
+  }
+  return {
+    keys: items.map((it) => it.key),
+    keyKinds: items.map((it) => it.keyKind),
+    payloadHashes: items.map((it) => it.payloadHash),
+    naturalKeys: items.map((it) => it.naturalKey),
+    downstreamKeys: items.map((it) => it.downstreamKey),
+    leadJsons: items.map((it) => it.leadJson),
+    sources,
+    sourceOf,
+    lines,
+    eventTimes: items.map((it) => it.eventTime),
+  };
+}
+
+/** The claims of ClaimColumns, as the Ledger takes them. */
+export function claimsFromColumns(c: ClaimColumns): ClaimInput[] {
+  return c.keys.map((key, i) => ({
+    key,
+    keyKind: c.keyKinds[i]!,
+    payloadHash: c.payloadHashes[i]!,
+    naturalKey: c.naturalKeys[i],
+    downstreamKey: c.downstreamKeys[i]!,
+    leadJson: c.leadJsons[i]!,
+    source: c.sources[c.sourceOf[i]!]!,
+    line: c.lines[i]!,
+    eventTime: c.eventTimes[i],
+  }));
+}
+
+/** Settlements as columns, for the thread. */
+export function settleColumns(settlements: Settlement[]): SettleColumns {
+  return {
+    keys: settlements.map((s) => s.key),
+    statuses: settlements.map((s) => s.status),
+    outcomes: settlements.map((s) => s.outcome),
+    failures: settlements.map((s) => s.failure),
+    crmIds: settlements.map((s) => s.crmId),
+    errors: settlements.map((s) => s.error),
+  };
+}
+
+/** The settlements of SettleColumns, as the Ledger takes them (fields it does not hold left out, as given). */
+export function settlementsFromColumns(c: SettleColumns): Settlement[] {
+  return c.keys.map((key, i) => {
+    const s: Settlement = { key, status: c.statuses[i]! };
+    if (c.outcomes[i] !== undefined) s.outcome = c.outcomes[i];
+    if (c.failures[i] !== undefined) s.failure = c.failures[i];
+    if (c.crmIds[i] !== undefined) s.crmId = c.crmIds[i];
+    if (c.errors[i] !== undefined) s.error = c.errors[i];
+    return s;
+  });
 }
 
 /** The main connection's Ledger of a SQLite store: what the decider looks keys up in, synchronously. */

@@ -5,7 +5,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReadWrite } from './connect.js';
 import { Ledger } from './ledger.js';
-import type { WriteReply, WriteRequest, WriterInit } from './threaded.js';
+import {
+  claimsFromColumns,
+  settlementsFromColumns,
+  type WriteReply,
+  type WriteRequest,
+  type WriterInit,
+} from './threaded.js';
 
 const init = workerData as WriterInit;
 const port = parentPort!;
@@ -24,14 +30,17 @@ port.on('message', (m: WriteRequest) => {
     ledger ??= new Ledger(openReadWrite(init.file), init.file, false);
     ledger.dropSentPayloads = m.dropSentPayloads;
     switch (m.op) {
-      case 'claimNew':
-        reply = { id: m.id, keys: [...ledger.claimNew(m.items, m.runId, m.sink)] };
+      case 'claimNew': {
+        const taken = ledger.claimNew(claimsFromColumns(m.claims), m.runId, m.sink);
+        const all = taken.size === m.claims.keys.length;
+        reply = { id: m.id, notTaken: all ? [] : [...new Set(m.claims.keys)].filter((k) => !taken.has(k)) };
         break;
+      }
       case 'claimExisting':
         reply = { id: m.id, keys: [...ledger.claimExisting(m.keys, m.runId, m.from, m.sink)] };
         break;
       case 'settle':
-        ledger.settle(m.settlements, m.runId);
+        ledger.settle(settlementsFromColumns(m.settlements), m.runId);
         reply = { id: m.id };
         break;
       case 'release':

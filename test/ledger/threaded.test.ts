@@ -11,7 +11,14 @@ import { LedgerError } from '../../src/errors.js';
 import { ledgerFailure } from '../../src/ledger/failure.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { openLedgerStore } from '../../src/ledger/open.js';
-import { ThreadedLedger } from '../../src/ledger/threaded.js';
+import {
+  claimColumns,
+  claimsFromColumns,
+  settleColumns,
+  settlementsFromColumns,
+  ThreadedLedger,
+} from '../../src/ledger/threaded.js';
+import type { ClaimInput, Settlement } from '../../src/ledger/types.js';
 import { claim } from '../commands/ledger/seed.js';
 import { runCli } from '../helpers/cli.js';
 import { readLedger } from '../helpers/kill.js';
@@ -33,6 +40,26 @@ function refuseInserts(file: string, when = 'true'): void {
   );
   db.close();
 }
+
+// Claims and settles cross to the thread as columns: every field of every one arrives as it was given, optional
+// ones absent where they were, each source named once.
+test('claims and settles reach the thread whole, field by field', () => {
+  const claims: ClaimInput[] = [
+    { ...claim('k1', 'ana@example.com'), source: 'a.jsonl', line: 1, eventTime: '2026-10-01T00:00:00.000Z' },
+    { ...claim('k2', 'bob@example.com'), source: 'b.csv', line: 2 ** 40 },
+    { ...claim('k3', 'carla@example.com'), source: 'a.jsonl', line: 7, naturalKey: undefined },
+  ];
+  const cols = claimColumns(claims);
+  assert.deepEqual(cols.sources, ['a.jsonl', 'b.csv']);
+  assert.deepEqual(claimsFromColumns(structuredClone(cols)), claims);
+  const settlements: Settlement[] = [
+    { key: 'k1', status: 'sent', outcome: 'created', crmId: '42' },
+    { key: 'k2', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
+    { key: 'k3', status: 'in_doubt', error: 'timed out' },
+    { key: 'k4', status: 'sent', outcome: 'exists' },
+  ];
+  assert.deepEqual(settlementsFromColumns(structuredClone(settleColumns(settlements))), settlements);
+});
 
 test('writes commit on the thread and the main connection sees them at once; close() leaves the WAL empty', async () => {
   const file = join(tmpDir(), 'l.db');
