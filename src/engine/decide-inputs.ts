@@ -129,6 +129,8 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   const run = o.exclusiveRun;
   if (sqlite && !sqlite.readonly && run !== undefined)
     useFilter(decider, sqlite, o.inputs, () => !sqlite.otherRunRunning(run), o.indexMaxRows);
+  if (prefetched && !o.ledger!.readonly && run !== undefined)
+    await useAsyncFilter(prefetched, o.ledger!, o.inputs, run, o.indexMaxRows);
 
   const want = o.workers ?? 'auto';
   let pool: MapPool | undefined;
@@ -278,15 +280,7 @@ function useFilter(
   held: () => boolean,
   maxRows = LedgerIndex.MAX_ROWS,
 ): void {
-  let bytes = 0;
-  for (const input of inputs) {
-    try {
-      const st = statSync(input);
-      if (st.isFile()) bytes += st.size;
-    } catch {
-      // a glob or stdin: not counted
-    }
-  }
+  const bytes = inputBytes(inputs);
   try {
     // The rowids given so far: at least the rows there are (a writing run has migrated the ledger to a rowid table).
     const rows = (ledger.db.prepare('SELECT max(rowid) AS n FROM events').get() as { n: number | null }).n ?? 0;
@@ -296,6 +290,51 @@ function useFilter(
     throw ledgerFailure(e, ledger.path);
   }
   decider.filterValid = held;
+}
+
+/**
+ * useFilter for a ledger that answers asynchronously (PostgreSQL): its rows counted only up to what the input pays
+ * for, its index read by a cursor as a dry-run reads it, and whether another run is running asked before each
+ * block's lookups (PrefetchedLedger.prepare). A run whose lease ran out is still 'running' until a run marks it:
+ * the filter is then dropped, which costs lookups, never a decision.
+ */
+async function useAsyncFilter(
+  prefetched: PrefetchedLedger,
+  store: LedgerStore,
+  inputs: string[],
+  run: number,
+  maxRows = LedgerIndex.MAX_ROWS,
+): Promise<void> {
+  const most = Math.floor(inputBytes(inputs) / FILTER_BYTES_PER_ROW);
+  const other = () => store.sql.get('SELECT 1 AS one FROM runs WHERE status = ? AND id <> ? LIMIT 1', ['running', run]);
+  try {
+    if (await other()) return;
+    if (await store.sql.get('SELECT 1 AS one FROM tombstones LIMIT 1')) return;
+    const counted = await store.sql.get<{ n: number | string }>(
+      'SELECT count(*) AS n FROM (SELECT 1 FROM events LIMIT ?) AS e',
+      [most + 1],
+    );
+    if (Number(counted?.n ?? 0) > most) return;
+    const { indexPages } = await import('../ledger/postgres/index-rows.js');
+    prefetched.filter = await LedgerIndex.fromRows(indexPages(store), maxRows);
+  } catch (e) {
+    throw ledgerFailure(e, store.path);
+  }
+  prefetched.filterValid = async () => !(await other());
+}
+
+/** The bytes of the inputs that are files (a glob or stdin: none). */
+function inputBytes(inputs: string[]): number {
+  let bytes = 0;
+  for (const input of inputs) {
+    try {
+      const st = statSync(input);
+      if (st.isFile()) bytes += st.size;
+    } catch {
+      // a glob or stdin: not counted
+    }
+  }
+  return bytes;
 }
 
 // Inputs of this many bytes are always mapped by workers (a sniffed head is far smaller).

@@ -7,6 +7,7 @@ import type { LedgerStore } from '../ledger/store.js';
 import {
   fillLedger,
   INTS,
+  I_KEY,
   I_KIND,
   I_LEDGER,
   I_NAT,
@@ -21,13 +22,20 @@ import {
   str,
   type MappedBlock,
 } from './block.js';
-import type { DecideLedger } from './decider.js';
+import { lookUpStats, type DecideLedger } from './decider.js';
 import type { LedgerIndex } from './ledger-index.js';
 
 /** A DecideLedger whose answers were fetched, a block ahead, from an asynchronous ledger. */
 export class PrefetchedLedger implements DecideLedger {
   private leads = new Map<string, string>();
   private people = new Map<string, string>();
+
+  /**
+   * A writing run's snapshot of the ledger while it holds it alone (Decider.filter): only what it may hold is
+   * asked; dropped for good once `filterValid` says another run is running.
+   */
+  filter: LedgerIndex | undefined;
+  filterValid: (() => Promise<boolean>) | undefined;
 
   constructor(private readonly store: LedgerStore) {}
 
@@ -42,19 +50,24 @@ export class PrefetchedLedger implements DecideLedger {
     if (ints[first * INTS + I_LEDGER] === NOT_LOOKED_UP) {
       if (index) index.fill(block);
       else {
+        if (this.filter && !(await this.filterValid?.())) this.filter = undefined;
+        const filter = this.filter;
+        if (filter) lookUpStats.filtered++;
         const keys = new Set<string>();
         const naturals = new Set<string>();
         for (let r = 0; r < n; r++) {
-          if (ints[r * INTS + I_KIND]! > Kind.ContentEvent) continue;
-          keys.add(str(block, r * STRS + S_KEY));
-          if (ints[r * INTS + I_NAT] !== 0) naturals.add(str(block, r * STRS + S_NAT));
+          const o = r * INTS;
+          if (ints[o + I_KIND]! > Kind.ContentEvent) continue;
+          if (!filter || filter.mayHoldKey(ints, o + I_KEY)) keys.add(str(block, r * STRS + S_KEY));
+          if (ints[o + I_NAT] !== 0 && (!filter || filter.hasPerson(ints, o + I_NAT)))
+            naturals.add(str(block, r * STRS + S_NAT));
         }
         // Every person of the block is asked: fillLedger reads only those whose key the ledger does not hold.
         const [known, delivered] = await Promise.all([
-          this.store.lookupKeys([...keys]),
+          keys.size ? this.store.lookupKeys([...keys]) : new Map<string, KnownKey>(),
           naturals.size ? this.store.lookupDelivered([...naturals]) : new Map<string, string>(),
         ]);
-        fillLedger(block, { lookupKeys: () => known, lookupDelivered: () => delivered });
+        fillLedger(block, { lookupKeys: () => known, lookupDelivered: () => delivered }, undefined, filter);
       }
     }
     // What the decisions ask by key: an index names no event for a person (I_RUN -1), and conflicts show the lead.

@@ -26,6 +26,8 @@ import type { Sink } from '../../src/sinks/types.js';
 import { claim, testCtx } from '../commands/ledger/seed.js';
 import { pgDatabase, type PgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
+import { decideInputs } from '../../src/engine/decide-inputs.js';
+import { lookUpStats } from '../../src/engine/decider.js';
 
 interface Storage {
   kind: 'sqlite' | 'sqlite-thread' | 'postgres';
@@ -312,6 +314,61 @@ for (const st of storages) {
     await b.finishRun(again, 'done', {});
     await a.close();
     await b.close();
+  });
+
+  // A push holding the ledger alone decides through a snapshot of it, asking only what the snapshot may hold: the
+  // decisions of asking every key. Once another run runs, what it claims is asked of the ledger again.
+  test(`${st.kind}: a run with the ledger to itself decides through its snapshot, until another run runs`, async () => {
+    const l = st.fresh();
+    const s = await open(l);
+    // Payload hashes as a push writes them (the seed's placeholders are more than a snapshot can hold).
+    const hashed = (key: string, email: string) => ({ ...claim(key, email), payloadHash: 'ab'.repeat(32) });
+    const first = await s.startRun('push', {}, { exclusive: true });
+    await s.claimNew([hashed('evt-1', 'ana@example.com'), hashed('evt-2', 'bob@example.com')], first, 's');
+    await s.settle([{ key: 'evt-1', status: 'sent', outcome: 'created' }], first);
+    await s.finishRun(first, 'done', {});
+    await s.importDelivered([{ naturalKey: 'eve@example.com' }], 'crm.csv');
+    const run = await s.startRun('push', {}, { exclusive: true });
+    const input = join(l.dir, 'events.jsonl');
+    const ev = (id: string, email: string) => JSON.stringify({ event_id: id, data: { email, name: 'Ana Lima' } });
+    const lines = [ev('evt-1', 'other@example.com'), ev('n-ana', 'ana@example.com'), ev('n-eve', 'eve@example.com')];
+    for (let i = 0; i < 20_000; i++) lines.push(ev(`n-${i}`, `p${i}@example.com`));
+    lines.push(ev('late', 'zed@example.com'));
+    writeFileSync(input, lines.join('\n') + '\n');
+    const decide = async (exclusiveRun?: number, between?: () => Promise<void>) => {
+      const out: Decision[] = [];
+      const before = lookUpStats.filtered;
+      for await (const batch of decideInputs({
+        inputs: [input],
+        read: {},
+        map: { config: {} },
+        ledger: s,
+        workers: 2,
+        blockBytes: 4096,
+        exclusiveRun,
+      })) {
+        for (const d of batch) out.push(d);
+        if (between && out.length) await between().then(() => (between = undefined));
+      }
+      return { kinds: out.map((d) => `${d.key} ${d.kind}`), filtered: lookUpStats.filtered - before };
+    };
+    const asking = await decide();
+    assert.deepEqual(asking.kinds.slice(0, 3), ['evt-1 conflict', 'n-ana known_lead', 'n-eve known_lead']);
+    assert.equal(asking.filtered, 0);
+    const filtered = await decide(run);
+    assert.deepEqual(filtered.kinds, asking.kinds);
+    assert.ok(filtered.filtered > 0, 'blocks looked up through the snapshot');
+    // Another run starts after the first blocks and claims the last event: asked of the ledger, it is not new.
+    const other = await open(l);
+    const late = await decide(run, async () => {
+      const r = await other.startRun('push', {}, { exclusive: false });
+      await other.claimNew([claim('late', 'zed@example.com')], r, 's');
+    });
+    // (Its claim holds another lead than the input's: a conflict. Through a stale snapshot it would be new.)
+    assert.equal(late.kinds.at(-1), 'late conflict');
+    assert.ok(late.filtered < filtered.filtered, 'the snapshot dropped');
+    await other.close();
+    await s.close();
   });
 
   test(`${st.kind}: every ledger subcommand`, async () => {
