@@ -7,6 +7,7 @@ import { encodeMapped } from './block.js';
 import { Decider } from './decider.js';
 import type { Decision, DecisionTally } from '../decide/types.js';
 import { ledgerFailure } from '../ledger/failure.js';
+import { OTHER_RUN_SINCE } from '../ledger/rules.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { LedgerStore } from '../ledger/store.js';
 import { localLedger, type ThreadedLedger } from '../ledger/threaded.js';
@@ -128,7 +129,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
 
   const run = o.exclusiveRun;
   if (sqlite && !sqlite.readonly && run !== undefined)
-    useFilter(decider, sqlite, o.inputs, () => !sqlite.otherRunRunning(run), o.indexMaxRows);
+    useFilter(decider, sqlite, o.inputs, () => !sqlite.otherRunSince(run), o.indexMaxRows);
   if (prefetched && !o.ledger!.readonly && run !== undefined)
     await useAsyncFilter(prefetched, o.ledger!, o.inputs, run, o.indexMaxRows);
 
@@ -284,7 +285,8 @@ function useFilter(
   try {
     // The rowids given so far: at least the rows there are (a writing run has migrated the ledger to a rowid table).
     const rows = (ledger.db.prepare('SELECT max(rowid) AS n FROM events').get() as { n: number | null }).n ?? 0;
-    if (rows * FILTER_BYTES_PER_ROW > bytes) return;
+    // Past maxRows the index gives up, after reading them all: not started.
+    if (rows * FILTER_BYTES_PER_ROW > bytes || rows > maxRows) return;
     decider.filter = LedgerIndex.build(ledger.db, maxRows);
   } catch (e) {
     throw ledgerFailure(e, ledger.path);
@@ -294,7 +296,7 @@ function useFilter(
 
 /**
  * useFilter for a ledger that answers asynchronously (PostgreSQL): its rows counted only up to what the input pays
- * for, its index read by a cursor as a dry-run reads it, and whether another run is running asked before each
+ * for, its index read by a cursor as a dry-run reads it, and whether another run may have written since asked before each
  * block's lookups (PrefetchedLedger.prepare). A run whose lease ran out is still 'running' until a run marks it:
  * the filter is then dropped, which costs lookups, never a decision.
  */
@@ -305,8 +307,8 @@ async function useAsyncFilter(
   run: number,
   maxRows = LedgerIndex.MAX_ROWS,
 ): Promise<void> {
-  const most = Math.floor(inputBytes(inputs) / FILTER_BYTES_PER_ROW);
-  const other = () => store.sql.get('SELECT 1 AS one FROM runs WHERE status = ? AND id <> ? LIMIT 1', ['running', run]);
+  const most = Math.min(Math.floor(inputBytes(inputs) / FILTER_BYTES_PER_ROW), maxRows);
+  const other = () => store.sql.get(OTHER_RUN_SINCE, [run, run]);
   try {
     if (await other()) return;
     if (await store.sql.get('SELECT 1 AS one FROM tombstones LIMIT 1')) return;

@@ -90,7 +90,7 @@ export class Decider implements EventFacts {
   /**
    * A writing run's index of the ledger as it was when the run started deciding: only the keys and people it may
    * hold are asked of SQLite. It stays true while no other run writes the ledger, for what this run writes is in its
-   * memory: it is dropped for good the first time `filterValid` says another run is running.
+   * memory: it is dropped for good the first time `filterValid` says another run may have (Ledger.otherRunSince).
    */
   filter: LedgerIndex | undefined;
   filterValid: (() => boolean) | undefined;

@@ -32,7 +32,7 @@ export class PrefetchedLedger implements DecideLedger {
 
   /**
    * A writing run's snapshot of the ledger while it holds it alone (Decider.filter): only what it may hold is
-   * asked; dropped for good once `filterValid` says another run is running.
+   * asked; dropped for good once `filterValid` says another run may have written the ledger.
    */
   filter: LedgerIndex | undefined;
   filterValid: (() => Promise<boolean>) | undefined;

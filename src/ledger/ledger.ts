@@ -21,6 +21,7 @@ import {
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
   ORPHAN_PENDING,
+  OTHER_RUN_SINCE,
   RELEASED_RUN,
   settleRecords,
 } from './rules.js';
@@ -234,11 +235,12 @@ export class Ledger implements LedgerStore {
   }
 
   /**
-   * Whether a run other than `runId` is running: one started with --no-lock while `runId` holds the lock, since
-   * `runId` started (a run that holds the lock found none live, and marked the dead ones crashed).
+   * Whether another run may have written the ledger since `runId` started: one started after it (with --no-lock, or
+   * a `ledger import`, which takes no lock; running or already ended: ids only grow), or one still running. A run
+   * that holds the lock found none live when it started, and marked the dead ones crashed.
    */
-  otherRunRunning(runId: number): boolean {
-    return !!this.stmt(`SELECT 1 FROM runs WHERE status = 'running' AND id <> ? LIMIT 1`).get(runId);
+  otherRunSince(runId: number): boolean {
+    return !!this.stmt(OTHER_RUN_SINCE).get(runId, runId);
   }
 
   /** Records that a run is alive (called every few seconds while it works). */

@@ -21,6 +21,13 @@ export function claimsOf(items: ClaimInput[]): ClaimInput[] {
 }
 
 /**
+ * Whether another run may have written the ledger since run ? started (both parameters: that run's id): one started
+ * after it, running or ended (ids only grow), or one still running. What a push's snapshot of the ledger
+ * (decide-inputs.ts) is checked against before each block; SQL for both storages.
+ */
+export const OTHER_RUN_SINCE = `SELECT 1 AS one FROM runs WHERE id > ? OR (status = 'running' AND id <> ?) LIMIT 1`;
+
+/**
  * The key of a person `ledger import` records without an event key: derived from the natural key, so that the email
  * itself never becomes a key.
  */

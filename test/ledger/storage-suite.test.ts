@@ -317,8 +317,8 @@ for (const st of storages) {
   });
 
   // A push holding the ledger alone decides through a snapshot of it, asking only what the snapshot may hold: the
-  // decisions of asking every key. Once another run runs, what it claims is asked of the ledger again.
-  test(`${st.kind}: a run with the ledger to itself decides through its snapshot, until another run runs`, async () => {
+  // decisions of asking every key. Once another run starts, what it writes is asked of the ledger again.
+  test(`${st.kind}: a run with the ledger to itself decides through its snapshot, until another run starts`, async () => {
     const l = st.fresh();
     const s = await open(l);
     // Payload hashes as a push writes them (the seed's placeholders are more than a snapshot can hold).
@@ -358,16 +358,28 @@ for (const st of storages) {
     const filtered = await decide(run);
     assert.deepEqual(filtered.kinds, asking.kinds);
     assert.ok(filtered.filtered > 0, 'blocks looked up through the snapshot');
-    // Another run starts after the first blocks and claims the last event: asked of the ledger, it is not new.
+    // Another run starts after the first blocks, claims the last event and ends: asked of the ledger, it is not new.
     const other = await open(l);
     const late = await decide(run, async () => {
       const r = await other.startRun('push', {}, { exclusive: false });
-      await other.claimNew([claim('late', 'zed@example.com')], r, 's');
+      await other.claimNew([hashed('late', 'zed@example.com')], r, 's');
+      await other.finishRun(r, 'done', {});
     });
     // (Its claim holds another lead than the input's: a conflict. Through a stale snapshot it would be new.)
     assert.equal(late.kinds.at(-1), 'late conflict');
     assert.ok(late.filtered < filtered.filtered, 'the snapshot dropped');
+    // A `ledger import` of the last event's person meanwhile (it takes no lock): a known lead, not a new one.
+    const emails = join(l.dir, 'emails.txt');
+    writeFileSync(emails, 'yan@example.com\n');
     await other.close();
+    await s.finishRun(run, 'done', {});
+    const run2 = await s.startRun('push', {}, { exclusive: true });
+    writeFileSync(input, lines.slice(0, -1).join('\n') + '\n' + ev('late-2', 'yan@example.com') + '\n');
+    const imported = await decide(run2, async () => {
+      await ledgerImport({ ledger: l.ledger, files: [emails], as: 'emails' }, testCtx(l.dir, l.env));
+    });
+    assert.equal(imported.kinds.at(-1), 'late-2 known_lead');
+    assert.ok(imported.filtered > 0, 'decided through a snapshot until the import');
     await s.close();
   });
 

@@ -77,7 +77,13 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
     }
     if (batch.length >= 10_000) await flush(source);
   };
+  // Recorded as a run, not holding the lock (an import may go on beside a push): a push that reads its ledger
+  // through a snapshot (decide-inputs.ts) asks the ledger again once a run started after its own, so the people
+  // imported meanwhile are known leads to it, not new ones.
+  let run: number | undefined;
+  let failure: Error | undefined;
   try {
+    run = await ledger.startRun('ledger import', { files: o.files.length, as: o.as }, { exclusive: false });
     for (const file of o.files) {
       if (isPlainList(file) && !o.read?.format) {
         const input = file.endsWith('.gz') ? createReadStream(file).pipe(createGunzip()) : createReadStream(file);
@@ -130,8 +136,20 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
         await flush(file);
       }
     }
+  } catch (e) {
+    failure = e as Error;
+    throw e;
   } finally {
-    await ledger.close();
+    try {
+      if (run !== undefined)
+        await ledger.finishRun(
+          run,
+          failure ? 'failed' : 'done',
+          failure ? { error: failure.message } : { added: res.added, alreadyPresent: res.alreadyPresent },
+        );
+    } finally {
+      await ledger.close();
+    }
   }
   return res;
 }
