@@ -61,9 +61,9 @@ export interface DecideInputsOptions {
   /** Filled in as records are decided: what the run report says beside the decisions. */
   stats?: DecideStats;
   /**
-   * The run that took its SQLite ledger alone (the run lock; not --no-lock). While no other run is running, the
-   * ledger changes only by what this run decides, so a snapshot of the ledger's keys and people tells which of them
-   * SQLite need not be asked about (see useFilter).
+   * The run that took its ledger alone (the run lock; not --no-lock). Until another run starts, the ledger changes
+   * only by what this run decides, so a snapshot of the ledger's keys and people tells which of them the ledger need
+   * not be asked about (see useFilter, useAsyncFilter).
    */
   exclusiveRun?: number;
 }
@@ -296,8 +296,8 @@ function useFilter(
 
 /**
  * useFilter for a ledger that answers asynchronously (PostgreSQL): its rows counted only up to what the input pays
- * for, its index read by a cursor as a dry-run reads it, and whether another run may have written since asked before each
- * block's lookups (PrefetchedLedger.prepare). A run whose lease ran out is still 'running' until a run marks it:
+ * for, its index read by a cursor as a dry-run reads it, and whether another run may have written since asked
+ * before each block's lookups (PrefetchedLedger.prepare). A run whose lease ran out is still 'running' until a run marks it:
  * the filter is then dropped, which costs lookups, never a decision.
  */
 async function useAsyncFilter(
@@ -325,29 +325,26 @@ async function useAsyncFilter(
   prefetched.filterValid = async () => !(await other());
 }
 
-/** The bytes of the inputs that are files (a glob or stdin: none). */
+/** The bytes of the inputs that are files (see fileBytes). */
 function inputBytes(inputs: string[]): number {
-  let bytes = 0;
-  for (const input of inputs) {
-    try {
-      const st = statSync(input);
-      if (st.isFile()) bytes += st.size;
-    } catch {
-      // a glob or stdin: not counted
-    }
-  }
-  return bytes;
+  return inputs.reduce((sum, input) => sum + fileBytes(input), 0);
 }
 
 // Inputs of this many bytes are always mapped by workers (a sniffed head is far smaller).
 const LARGE_INPUT = 8 << 20;
 
 function largeFile(input: string | undefined): boolean {
-  if (input === undefined || input === '-') return false;
+  return input !== undefined && fileBytes(input) >= LARGE_INPUT;
+}
+
+// The size of an input that is a regular file; 0 for stdin, a glob, a directory or a missing file (read() decides
+// what those are when it opens them).
+function fileBytes(input: string): number {
+  if (input === '-') return 0;
   try {
     const st = statSync(input);
-    return st.isFile() && st.size >= LARGE_INPUT;
+    return st.isFile() ? st.size : 0;
   } catch {
-    return false; // a glob, a directory or a missing file: read() decides when it is opened
+    return 0;
   }
 }

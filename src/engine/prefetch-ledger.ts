@@ -62,7 +62,8 @@ export class PrefetchedLedger implements DecideLedger {
           if (ints[o + I_NAT] !== 0 && (!filter || filter.hasPerson(ints, o + I_NAT)))
             naturals.add(str(block, r * STRS + S_NAT));
         }
-        // Every person of the block is asked: fillLedger reads only those whose key the ledger does not hold.
+        // Every person of the block is asked (that the snapshot may hold): fillLedger reads only those whose key the
+        // ledger does not hold.
         const [known, delivered] = await Promise.all([
           keys.size ? this.store.lookupKeys([...keys]) : new Map<string, KnownKey>(),
           naturals.size ? this.store.lookupDelivered([...naturals]) : new Map<string, string>(),
