@@ -27,7 +27,11 @@ port.on('message', (m: WriteRequest) => {
       port.close();
       return;
     }
-    ledger ??= new Ledger(openReadWrite(init.file), init.file, false);
+    if (!ledger) {
+      ledger = new Ledger(openReadWrite(init.file), init.file, false);
+      // The checkpointer thread copies the WAL back into the file; this connection does so only as a fallback.
+      ledger.db.pragma(`wal_autocheckpoint = ${init.checkpointPages}`);
+    }
     ledger.dropSentPayloads = m.dropSentPayloads;
     switch (m.op) {
       case 'claimNew': {

@@ -1,10 +1,12 @@
 // A push's SQLite ledger with its writes on a thread of their own (src/ledger/threaded.ts): what the thread
 // commits, the main connection sees at once; its errors come back as the ledger's, SQLite code and all; a thread
-// that is gone fails the calls made after, instead of leaving them waiting; close() leaves the WAL empty.
+// that is gone fails the calls made after, instead of leaving them waiting; close() leaves the WAL empty; a checkpointer
+// thread copies the WAL back into the file while a long run writes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { LedgerError } from '../../src/errors.js';
@@ -80,6 +82,50 @@ test('writes commit on the thread and the main connection sees them at once; clo
   assert.deepEqual(
     readLedger(file, (db) => db.prepare('SELECT key, status FROM events').all()),
     [{ key: 'k1', status: 'sent' }],
+  );
+});
+
+// The WAL's pages go back into the ledger file on a thread of their own while the run writes (checkpoint-thread.ts),
+// not inside the writer's commits. Seen from outside: the file alone, without its WAL, holds the run's claims while
+// the run goes on. The writer's own autocheckpoint would copy nothing of so few writes until close().
+test('a run of many writes: a checkpointer copies them into the ledger file while the run goes on', async () => {
+  const dir = tmpDir();
+  const file = join(dir, 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  for (let b = 0; b < 20; b++) {
+    if (b === 10) assert.equal(store.checkpointing, false, 'a run of a few writes starts no checkpointer');
+    const batch = Array.from({ length: 50 }, (_, i) => claim(`k-${b}-${i}`, `p${b}.${i}@example.com`));
+    assert.equal((await store.claimNew(batch, run, 'jsonl x')).size, 50);
+  }
+  assert.equal(store.checkpointing, true);
+  // The file as a copy would see it (no -wal beside it): immutable, so SQLite reads the file and nothing else.
+  const inFile = (): number => {
+    const copy = join(dir, `copy-${Date.now()}.db`);
+    copyFileSync(file, copy);
+    try {
+      const db = new Database(`${pathToFileURL(copy).href}?immutable=1`, { readonly: true, fileMustExist: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    } catch {
+      return -1; // not even the schema yet, or a copy taken mid-checkpoint
+    }
+  };
+  let n = inFile();
+  for (let i = 0; i < 100 && n !== 1000; i++) {
+    await new Promise((r) => setTimeout(r, 30));
+    n = inFile();
+  }
+  assert.equal(n, 1000, 'the ledger file holds every claim committed, with the run still open');
+  await store.finishRun(run, 'done', {});
+  await store.close();
+  assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
+  assert.equal(
+    readLedger(file, (db) => (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n),
+    1000,
   );
 });
 
