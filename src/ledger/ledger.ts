@@ -361,10 +361,26 @@ export class Ledger implements LedgerStore {
     // Asked first, and the plain UPDATE after when it changes nothing, so that no statement returns rows (RETURNING
     // cost a push of a million events 5%).
     const updInRow = this.stmt(`${set} AND (@crm IS NOT NULL OR crm_id IS NULL)`);
+    // The settle of nearly every event of a push: sent, with no CRM id and no error. The same change as updInRow's,
+    // written out for that case: four parameters bound instead of nine, no CASE (a push of a million events to the
+    // JSONL sink: its settles' time, replayed alone, 3.5 → 3.1 s).
+    const sentPlain = this.stmt(
+      `UPDATE events SET status = 'sent', outcome = @outcome, failure = NULL, last_error = NULL, attempts = attempts + 1,
+         updated_at = @t, sent_at = @t${this.dropSentPayloads ? ', lead_json = NULL' : ''}
+       WHERE key = @key AND run_id = @run AND status = 'pending' AND crm_id IS NULL`,
+    );
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
     this.db
       .transaction(() => {
         for (const s of settleRecords(settlements)) {
+          if (
+            mayBeInRow(s) &&
+            s.crmId === null &&
+            s.error === null &&
+            s.failure === null &&
+            sentPlain.run({ outcome: s.outcome, t, key: s.key, run: runId }).changes === 1
+          )
+            continue;
           const p = {
             status: s.status,
             outcome: s.outcome,

@@ -278,6 +278,73 @@ test('settle commits outcomes only for rows the run owns; lookups see them', () 
   l.close();
 });
 
+// The settle of a plain send (sent, no CRM id, no error) has a statement of its own: the row must record it exactly
+// as the general one does, keep or drop the stored lead as configured, and leave a row that already holds a CRM id
+// to the general path (which keeps the id and records the attempt as a row of its own).
+test('a plain send settles as the general settle would: outcome, attempts, times, the lead kept or dropped', () => {
+  const path = join(tmpDir(), 'l.db');
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  l.claimNew([claim('a'), claim('b'), claim('c')], run, 's');
+  l.settle([{ key: 'c', status: 'sent', outcome: 'created', crmId: '7' }], run);
+  l.settle([{ key: 'a', status: 'sent', outcome: 'created' }], run + 100); // not this run's: fenced, its attempt kept
+  assert.equal(l.lookupKeys(['a']).get('a')!.status, 'pending');
+  l.settle([{ key: 'a', status: 'sent', outcome: 'created' }], run);
+  l.dropSentPayloads = true;
+  l.settle([{ key: 'b', status: 'sent', outcome: 'exists' }], run);
+  // c again, as a re-send does: sent with no id this time
+  const run2 = l.startRun('push', {}, { exclusive: false });
+  l.claimExisting(['c'], run2, ['sent'], 's');
+  l.settle([{ key: 'c', status: 'sent', outcome: 'created' }], run2);
+  const rows = l.db
+    .prepare(
+      `SELECT key, status, outcome, crm_id, attempts, lead_json IS NOT NULL AS has_lead, sent_at = updated_at AS same_time,
+         failure, last_error FROM events ORDER BY key`,
+    )
+    .all();
+  assert.deepEqual(rows, [
+    {
+      key: 'a',
+      status: 'sent',
+      outcome: 'created',
+      crm_id: null,
+      attempts: 1,
+      has_lead: 1,
+      same_time: 1,
+      failure: null,
+      last_error: null,
+    },
+    {
+      key: 'b',
+      status: 'sent',
+      outcome: 'exists',
+      crm_id: null,
+      attempts: 1,
+      has_lead: 0,
+      same_time: 1,
+      failure: null,
+      last_error: null,
+    },
+    {
+      key: 'c',
+      status: 'sent',
+      outcome: 'created',
+      crm_id: '7',
+      attempts: 2,
+      has_lead: 0,
+      same_time: 1,
+      failure: null,
+      last_error: null,
+    },
+  ]);
+  assert.deepEqual(l.db.prepare(`SELECT key, run_id, outcome, detail FROM attempts ORDER BY run_id`).all(), [
+    { key: 'c', run_id: run, outcome: 'created', detail: 'crm id 7' },
+    { key: 'c', run_id: run2, outcome: 'created', detail: null },
+    { key: 'a', run_id: run + 100, outcome: 'created', detail: null },
+  ]);
+  l.close();
+});
+
 test('pending rows of a run that died become in doubt', () => {
   const path = join(tmpDir(), 'l.db');
   const l = openLedger(path)!;
