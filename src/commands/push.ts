@@ -187,6 +187,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       onUnread: (u) => collector.addUnread(unreadPart(u)),
       preset,
       exclusiveRun: opts.noLock ? undefined : runId,
+      hashPayloads: !opts.dryRun,
     })) {
       // The slice's input bytes count as its decisions are taken, one share at a time (progress: the share read).
       const sliceBytes = decisions.bytes ?? 0;

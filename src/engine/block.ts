@@ -4,7 +4,8 @@
 // and the deciding thread compares numbers, not strings.
 import type { EventStatus, KnownKey } from '../ledger/types.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
-import { payloadHashOfJson } from '../mapping/keys.js';
+import { PAYLOAD_HASH_CHARS, payloadHashOfJson } from '../mapping/keys.js';
+import { sha256Bytes } from '../hash.js';
 import { fingerprintView } from './fingerprint.js';
 
 /** Int32 words per record. */
@@ -231,6 +232,17 @@ export class BlockEncoder {
   putView(i: number, srcView: DataView, src: Uint8Array, start: number, end: number): void {
     this.offs[i] = this.at;
     this.appendView(srcView, src, start, end);
+  }
+
+  /**
+   * String i is the payload hash (payloadHashOfJson) of string j, the lead JSON: j must be the string written last,
+   * and its bytes are the UTF-8 of the lead JSON, so their sha256 is the string's.
+   */
+  putPayloadHash(i: number, j: number): void {
+    const hex = sha256Bytes(this.bytes.subarray(this.offs[j], this.at));
+    this.offs[i] = this.at;
+    this.room(PAYLOAD_HASH_CHARS);
+    this.at += this.bytes.write(hex, this.at, PAYLOAD_HASH_CHARS, 'latin1');
   }
 
   /** String i starts here: append() and appendAscii() add to it until the next string starts. */

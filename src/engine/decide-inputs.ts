@@ -66,6 +66,11 @@ export interface DecideInputsOptions {
    * not be asked about (see useFilter, useAsyncFilter).
    */
   exclusiveRun?: number;
+  /**
+   * The run claims what it decides new (a push), and a claim records each event's payload hash: the map workers take
+   * it, off the deciding thread. A dry-run leaves it to the few events that need it (hashLater in createMapper).
+   */
+  hashPayloads?: boolean;
 }
 
 /** What a run counts beside its decisions. */
@@ -164,7 +169,11 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   // A large first file will be mapped by the workers: they boot (~60 ms: an isolate and the mapping modules) while
   // this thread opens and sniffs it, instead of after. Should it be a JSON array after all, they go unused.
   if (want !== 0 && o.read.format !== 'json' && largeFile(o.inputs[0]))
-    pool = new MapPool(want === 'auto' ? availableParallelism() : want, { map: o.map, select: o.read.select });
+    pool = new MapPool(want === 'auto' ? availableParallelism() : want, {
+      map: o.map,
+      select: o.read.select,
+      hashPayloads: o.hashPayloads,
+    });
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     // An input of a source leadledger knows is read record by record as that source wrote it, in this thread (its
@@ -177,7 +186,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     }
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
-      pool ??= new MapPool(size, { map: o.map, select: o.read.select });
+      pool ??= new MapPool(size, { map: o.map, select: o.read.select, hashPayloads: o.hashPayloads });
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
       return readCsvParallel(
         opened,

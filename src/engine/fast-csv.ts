@@ -67,7 +67,7 @@ export async function mapCsvBlock(
 
 /** Per-worker fast path for CSV blocks. */
 export class FastCsv {
-  private readonly writer = new LeadWriter();
+  private readonly writer: LeadWriter;
   private spans = new Int32Array(FAST_FIELDS.length * 2);
   // The field of FAST_FIELDS each column is (-1: none) under the plan with id planId, for these headers; undefined
   // when the plan reads something that is not a column, or one column as two fields.
@@ -79,7 +79,9 @@ export class FastCsv {
   /** Rows mapped by the fast path (tests read it). */
   hits = 0;
 
-  constructor(private readonly mapper: Mapper) {}
+  constructor(private readonly mapper: Mapper) {
+    this.writer = new LeadWriter(!mapper.hashLater);
+  }
 
   /** Whether these options let the fast path map rows (the settings of each input are checked in mapBlock). */
   static allowed(mapper: Mapper, select: string | undefined): boolean {

@@ -44,6 +44,9 @@ export class LeadWriter {
   private readonly lower = Buffer.allocUnsafeSlow(256);
   private readonly lowerView = new DataView(this.lower.buffer, this.lower.byteOffset, this.lower.byteLength);
 
+  /** hashPayloads: write each event's payload hash, as the mapper does without hashLater (else it is left empty). */
+  constructor(private readonly hashPayloads = false) {}
+
   /** view: a DataView over b (the callers make one a block), to copy values a word at a time. */
   write(b: Buffer, view: DataView, spans: Int32Array, line: number, enc: BlockEncoder, fallback = 0): boolean {
     // Bit f: field f has a non-empty text.
@@ -89,7 +92,8 @@ export class LeadWriter {
       else enc.appendView(view, b, spans[f * 2]!, spans[f * 2 + 1]!);
     }
     enc.append(LEAD_CLOSE, 0, LEAD_CLOSE.length);
-    enc.open(s + S_HASH);
+    if (this.hashPayloads) enc.putPayloadHash(s + S_HASH, s + S_LEAD);
+    else enc.open(s + S_HASH);
     if (present & (1 << F_TYPE)) enc.putView(s + S_TYPE, view, b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!);
     else enc.open(s + S_TYPE);
     if (time) enc.putView(s + S_TIME, view, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);

@@ -138,9 +138,11 @@ export class FastJsonl {
   hits = 0;
   private learned = 0;
   private off = false;
-  private readonly writer = new LeadWriter();
+  private readonly writer: LeadWriter;
 
-  constructor(private readonly mapper: Mapper) {}
+  constructor(private readonly mapper: Mapper) {
+    this.writer = new LeadWriter(!mapper.hashLater);
+  }
 
   /** Whether these options leave mapping to the plan alone, so the fast path may be used. */
   static allowed(mapper: Mapper, select: string | undefined): boolean {

@@ -14,6 +14,8 @@ import { detachEarly } from './detach-early.js';
 export interface MapWorkerInit {
   map: MapOptions;
   select?: string;
+  /** Take each event's payload hash in the worker (DecideInputsOptions.hashPayloads). */
+  hashPayloads?: boolean;
 }
 
 /** One block of whole JSONL lines, or the next chunk of a CSV input streamed to one worker. */

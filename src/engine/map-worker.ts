@@ -26,7 +26,7 @@ const WORKER_NICE = 5;
 yieldToDecider();
 
 const init = workerData as MapWorkerInit;
-const mapper = createMapper(init.map, { hashLater: true });
+const mapper = createMapper(init.map, { hashLater: !init.hashPayloads });
 const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : undefined;
 // What only CSV inputs, or ledgers too large to index, need is loaded when first needed: a worker of a JSONL
 // audit starts in half the time (~20 ms instead of ~45, measured), while the deciding thread builds the index.

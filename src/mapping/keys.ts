@@ -20,8 +20,11 @@ export function payloadHash(lead: Lead): string {
 
 /** The payload hash of a lead already written as canonicalLeadJson. */
 export function payloadHashOfJson(canonical: string): string {
-  return sha256(canonical).slice(0, 32);
+  return sha256(canonical).slice(0, PAYLOAD_HASH_CHARS);
 }
+
+/** The hex digits of sha256 a payload hash keeps. */
+export const PAYLOAD_HASH_CHARS = 32;
 
 // Every key a Lead can have, in the order canonicalJson sorts them (plain code-unit order).
 const LEAD_KEYS = ['company', 'custom', 'email', 'firstName', 'lastName', 'name', 'phone', 'source'] as const;

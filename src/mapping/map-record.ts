@@ -253,7 +253,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   // The fast paths (engine/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
   // lead to the plan.
   const plain = !keyFields && !keyPaths && !custom.length && !typeSet && !timeFilter;
-  return Object.assign(map, { current, plain });
+  return Object.assign(map, { current, plain, hashLater });
 }
 
 // U+FFFD: what a byte that is not UTF-8 becomes when a JSON line is decoded (RawRecord.replaced).
@@ -289,6 +289,8 @@ export interface Mapper {
   current(): { id: number; plan: FieldPlan } | undefined;
   /** No option makes a lead depend on more than the plan: no content key fields, custom fields or filters. */
   readonly plain: boolean;
+  /** Events keyed by their own id carry an empty payloadHash (createMapper's hashLater). */
+  readonly hashLater: boolean;
 }
 
 /** A field plan with a reader per field: the path walked by a function made for its length, once per shape. */

@@ -260,6 +260,9 @@ test('with a writable ledger (a push), workers map and the deciding thread looks
     const parallel = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000 });
     assert.ok(sequential.some((d) => d.kind === 'duplicate') && sequential.some((d) => d.kind === 'known_lead'));
     assertSameDecisions(parallel, sequential);
+    // As a push reads: the workers take the payload hashes, which must be the ones the deciding thread would take.
+    const hashed = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, hashPayloads: true });
+    assertSameDecisions(hashed, sequential, 'payload hashes taken by the workers: ');
   } finally {
     ledger.close();
   }

@@ -2,7 +2,7 @@
 // line and byte for byte, whatever the line: it may only decline lines, never map one differently.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockEncoder, INTS, I_LINE, STRS, type MappedBlock } from '../../src/engine/block.js';
+import { BlockEncoder, INTS, I_LINE, STRS, S_HASH, S_TYPE, type MappedBlock } from '../../src/engine/block.js';
 import { FastJsonl, mapJsonlBlock } from '../../src/engine/fast-jsonl.js';
 import { createMapper, type MapOptions } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
@@ -11,11 +11,12 @@ import { seededRandom } from '../../src/sandbox/faults.js';
 function blocks(
   text: string | Buffer,
   opts: MapOptions = { config: {} },
+  hashLater = true,
 ): { general: MappedBlock; fast: MappedBlock; hits: number } {
   const buf = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const e1 = new BlockEncoder(16);
-  mapJsonlBlock(buf, true, e1, createMapper(opts, { hashLater: true }), undefined, null);
-  const mapper = createMapper(opts, { hashLater: true });
+  mapJsonlBlock(buf, true, e1, createMapper(opts, { hashLater }), undefined, null);
+  const mapper = createMapper(opts, { hashLater });
   const fast = new FastJsonl(mapper);
   const e2 = new BlockEncoder(16);
   mapJsonlBlock(buf, true, e2, mapper, FastJsonl.allowed(mapper, undefined) ? fast : undefined, null);
@@ -276,6 +277,22 @@ test('the fast path writes the same block as the general path, on 40,000 lines o
   const { general, fast, hits } = blocks(lines.join('\n'));
   assertSameBlocks(general, fast, lines);
   assert.ok(hits > 10_000, `the fast path mapped ${hits} lines`);
+});
+
+// A push's workers take each payload hash themselves (hashLater off): the fast path hashes the lead's bytes as it
+// wrote them, which must give the hash the general path takes of the lead's string.
+test('with payload hashes taken in the worker: the same block, hashes and all, on 40,000 lines', () => {
+  const rnd = seededRandom(7);
+  const lines: string[] = [];
+  for (let i = 0; i < 40_000; i++) lines.push(text(variant(rnd), rnd));
+  const { general, fast, hits } = blocks(lines.join('\n'), { config: {} }, false);
+  assertSameBlocks(general, fast, lines);
+  assert.ok(hits > 10_000, `the fast path mapped ${hits} lines`);
+  const hash = (b: MappedBlock, r: number) =>
+    b.bytes.toString('latin1', b.offs[r * STRS + S_HASH], b.offs[r * STRS + S_TYPE]);
+  let hashed = 0;
+  for (let r = 0; r < fast.n; r++) if (/^[0-9a-f]{32}$/.test(hash(fast, r))) hashed++;
+  assert.ok(hashed >= hits, `every event the fast path mapped has its hash (${hashed} of ${fast.n} records)`);
 });
 
 test('bytes that are not UTF-8, a BOM, CRLF and blank lines: still the same block', () => {
