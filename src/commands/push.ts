@@ -94,6 +94,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     stop: ctx.stop,
   });
   if (ledger && config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
+  // The namespace of the downstream keys: the map workers take them with it, and the sender with it where they did not.
+  const namespace = config.namespace ?? 'leadledger';
   const collector = new ReportCollector();
   let reportFile: ReportFile | undefined;
   try {
@@ -139,7 +141,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
         ledger,
         sink,
         runId,
-        namespace: config.namespace ?? 'leadledger',
+        namespace,
         concurrency: opts.concurrency ?? 4,
         existing: opts.existing ?? 'skip',
         stop: ctx.stop,
@@ -188,6 +190,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       preset,
       exclusiveRun: opts.noLock ? undefined : runId,
       hashPayloads: !opts.dryRun,
+      downstreamNamespace: opts.dryRun ? undefined : namespace,
     })) {
       // The slice's input bytes count as its decisions are taken, one share at a time (progress: the share read).
       const sliceBytes = decisions.bytes ?? 0;

@@ -113,7 +113,8 @@ export class Deliverer {
     if (this.fatal) throw this.fatal;
     if (this.o.stop.aborted) return this.releaseUnclaimed([{ key: d.event!.key, decision: d }]);
     const e = d.event!;
-    const dk = downstreamKey(this.o.namespace, e.key);
+    // Taken by the map workers, for this namespace (push.ts gives both the same), or here.
+    const dk = e.downstreamKey ?? downstreamKey(this.o.namespace, e.key);
     const mode = d.kind === 'known_lead' ? 'update' : 'create';
     const item: SendItem = {
       key: e.key,

@@ -8,10 +8,26 @@ import { PAYLOAD_HASH_CHARS, payloadHashOfJson } from '../mapping/keys.js';
 import { sha256Bytes } from '../hash.js';
 import { fingerprintView } from './fingerprint.js';
 
+/** downstreamKey's namespace and '|', as UTF-8: set where this thread's blocks carry downstream keys. */
+let downstreamPrefix: Buffer | undefined;
+let downstreamScratch = Buffer.allocUnsafeSlow(256);
+
+/**
+ * Every event this thread's encoders write from now on carries its downstream key (mapping/keys.ts downstreamKey)
+ * for this namespace (none: undefined): a push's map workers take them, off the deciding thread
+ * (MapWorkerInit.downstreamNamespace).
+ */
+export function setDownstreamNamespace(namespace: string | undefined): void {
+  downstreamPrefix = namespace === undefined ? undefined : Buffer.from(namespace + '|');
+}
+
+/** The hex digits of a downstream key (a whole sha256). */
+const DOWNSTREAM_KEY_CHARS = 64;
+
 /** Int32 words per record. */
 export const INTS = 14;
 /** Strings per record. */
-export const STRS = 7;
+export const STRS = 8;
 
 // Word offsets within a record's ints.
 export const I_KIND = 0; // a Kind
@@ -27,8 +43,9 @@ export const I_FLAGS = 13; // what the run counts of a record beside its decisio
 /** I_FLAGS: the record's phone was written without a calling code (read in the default country, if any). */
 export const F_NATIONAL_PHONE = 1;
 
-// String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, warnings (one a line). Invalid
-// and filtered records: key, '', reason, '', '', '', ''.
+// String offsets. Events: key, naturalKey, leadJson, payloadHash, type, occurredAt, warnings (one a line), downstream
+// key (empty unless the thread takes them: setDownstreamNamespace). Invalid and filtered records: key, '', reason,
+// '', '', '', '', ''.
 export const S_KEY = 0;
 export const S_NAT = 1;
 export const S_LEAD = 2;
@@ -37,6 +54,7 @@ export const S_HASH = 3;
 export const S_TYPE = 4;
 export const S_TIME = 5;
 export const S_WARN = 6;
+export const S_DK = 7;
 
 export const enum Kind {
   IdEvent = 0,
@@ -165,6 +183,7 @@ export class BlockEncoder {
       this.put(s + S_TYPE, m.type ?? '');
       this.put(s + S_TIME, m.occurredAt ?? '');
       this.put(s + S_WARN, m.warnings ? m.warnings.join('\n') : '');
+      this.putDownstreamKey(s + S_DK, s + S_KEY);
       this.seal(r, m.keyKind === 'id' ? Kind.IdEvent : Kind.ContentEvent);
       if (m.nationalPhone) this.ints[r * INTS + I_FLAGS] = F_NATIONAL_PHONE;
     } else {
@@ -174,6 +193,7 @@ export class BlockEncoder {
       this.put(s + S_TYPE, '');
       this.put(s + S_TIME, '');
       this.put(s + S_WARN, '');
+      this.put(s + S_DK, '');
       this.seal(r, m.kind === 'invalid' ? Kind.Invalid : Kind.Filtered);
       if (m.kind === 'invalid' && m.nationalPhone) this.ints[r * INTS + I_FLAGS] = F_NATIONAL_PHONE;
     }
@@ -243,6 +263,26 @@ export class BlockEncoder {
     this.offs[i] = this.at;
     this.room(PAYLOAD_HASH_CHARS);
     this.at += this.bytes.write(hex, this.at, PAYLOAD_HASH_CHARS, 'latin1');
+  }
+
+  /**
+   * String i is the downstream key of string k, the event key, for this thread's namespace (setDownstreamNamespace);
+   * empty where none is set. The key's bytes are the UTF-8 of the key the deciding thread reads, so the digest is
+   * the one downstreamKey() takes of namespace + '|' + key.
+   */
+  putDownstreamKey(i: number, k: number): void {
+    this.offs[i] = this.at;
+    const pre = downstreamPrefix;
+    if (!pre) return;
+    const a = this.offs[k]!;
+    const b = this.offs[k + 1]!;
+    const len = pre.length + b - a;
+    if (downstreamScratch.length < len) downstreamScratch = Buffer.allocUnsafeSlow(len * 2);
+    pre.copy(downstreamScratch, 0);
+    this.bytes.copy(downstreamScratch, pre.length, a, b);
+    const hex = sha256Bytes(downstreamScratch.subarray(0, len));
+    this.room(DOWNSTREAM_KEY_CHARS);
+    this.at += this.bytes.write(hex, this.at, DOWNSTREAM_KEY_CHARS, 'latin1');
   }
 
   /** String i starts here: append() and appendAscii() add to it until the next string starts. */
@@ -419,6 +459,7 @@ export class BlockEvent implements LeadEvent {
   #hash: string | undefined;
   #type: string | undefined;
   #time: string | undefined;
+  #dk: string | undefined;
   #lead: Lead | undefined;
   #warnings: string[] | null | undefined;
 
@@ -455,6 +496,10 @@ export class BlockEvent implements LeadEvent {
     return (this.#lead ??= JSON.parse(this.leadJson) as Lead);
   }
 
+  get downstreamKey(): string | undefined {
+    return (this.#dk ??= this.read(S_DK)) || undefined;
+  }
+
   get payloadHash(): string {
     return (this.#hash ||= this.read(S_HASH) || payloadHashOfJson(this.leadJson));
   }
@@ -474,6 +519,7 @@ export class BlockEvent implements LeadEvent {
     void this.leadJson;
     void this.type;
     void this.occurredAt;
+    void this.downstreamKey;
     void this.payloadHash;
     void this.warnings;
     this.#block = undefined;

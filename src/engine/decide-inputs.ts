@@ -71,6 +71,11 @@ export interface DecideInputsOptions {
    * it, off the deciding thread. A dry-run leaves it to the few events that need it (hashLater in createMapper).
    */
   hashPayloads?: boolean;
+  /**
+   * The namespace of the run's downstream keys (a push's): the map workers take each event's key, off the deciding
+   * thread (LeadEvent.downstreamKey). Absent, or in-thread, the sender takes them.
+   */
+  downstreamNamespace?: string;
 }
 
 /** What a run counts beside its decisions. */
@@ -186,7 +191,12 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     }
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
-      pool ??= new MapPool(size, { map: o.map, select: o.read.select, hashPayloads: o.hashPayloads });
+      pool ??= new MapPool(size, {
+        map: o.map,
+        select: o.read.select,
+        hashPayloads: o.hashPayloads,
+        downstreamNamespace: o.downstreamNamespace,
+      });
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
       return readCsvParallel(
         opened,

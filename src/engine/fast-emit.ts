@@ -2,7 +2,7 @@
 // the block encoder) would write it, for the fast JSONL and CSV paths (fast-jsonl.ts, fast-csv.ts), or declines.
 // The ranges are raw text: no escapes or quotes (the callers make sure), so a value's bytes are the UTF-8 of the
 // string the general path would read, provided they are ASCII or two-byte UTF-8 (checked here).
-import { Kind, STRS, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE, S_WARN, type BlockEncoder } from './block.js';
+import { Kind, STRS, S_DK, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE, S_WARN, type BlockEncoder } from './block.js';
 import { plainPath, type FieldName, type FieldPlan } from '../mapping/fields.js';
 import { timeInRange } from '../mapping/map-record.js';
 import { MAX_EMAIL, MAX_EMAIL_LOCAL } from '../mapping/normalize.js';
@@ -99,6 +99,7 @@ export class LeadWriter {
     if (time) enc.putView(s + S_TIME, view, b, spans[F_TIME * 2]!, spans[F_TIME * 2 + 1]!);
     else enc.open(s + S_TIME);
     enc.open(s + S_WARN);
+    enc.putDownstreamKey(s + S_DK, s + S_KEY);
     enc.seal(r, Kind.IdEvent);
     return true;
   }

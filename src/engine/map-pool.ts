@@ -16,6 +16,8 @@ export interface MapWorkerInit {
   select?: string;
   /** Take each event's payload hash in the worker (DecideInputsOptions.hashPayloads). */
   hashPayloads?: boolean;
+  /** Take each event's downstream key in the worker, for this namespace (DecideInputsOptions.downstreamNamespace). */
+  downstreamNamespace?: string;
 }
 
 /** One block of whole JSONL lines, or the next chunk of a CSV input streamed to one worker. */

@@ -5,7 +5,15 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { LedgerError } from '../errors.js';
-import { BlockEncoder, buffersOf, encodeMapped, fillLedger, type BlockBuffers, type MappedBlock } from './block.js';
+import {
+  BlockEncoder,
+  buffersOf,
+  encodeMapped,
+  fillLedger,
+  setDownstreamNamespace,
+  type BlockBuffers,
+  type MappedBlock,
+} from './block.js';
 import { LedgerIndex } from './ledger-index.js';
 import type { LedgerLookup } from '../ledger/lookup.js';
 import { createMapper, mapItem } from '../mapping/map-record.js';
@@ -27,6 +35,7 @@ yieldToDecider();
 
 const init = workerData as MapWorkerInit;
 const mapper = createMapper(init.map, { hashLater: !init.hashPayloads });
+if (init.downstreamNamespace !== undefined) setDownstreamNamespace(init.downstreamNamespace);
 const fast = FastJsonl.allowed(mapper, init.select) ? new FastJsonl(mapper) : undefined;
 // What only CSV inputs, or ledgers too large to index, need is loaded when first needed: a worker of a JSONL
 // audit starts in half the time (~20 ms instead of ~45, measured), while the deciding thread builds the index.

@@ -45,6 +45,11 @@ export interface LeadEvent {
   warnings?: string[];
   /** Its phone was written without a calling code: the default country decided how it reads (counted per run). */
   nationalPhone?: true;
+  /**
+   * The event's downstream key (mapping/keys.ts downstreamKey) for the run's namespace, where the map workers took it
+   * (a push's: DecideInputsOptions.downstreamNamespace); else the sender takes it.
+   */
+  downstreamKey?: string;
   /** Events read back from a block (engine/block.ts): decodes what they still read from it, before it is reused. */
   detach?(): void;
 }

@@ -15,6 +15,7 @@ import type { Decision } from '../../src/decide/types.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import type { Settlement } from '../../src/ledger/types.js';
 import { createMapper } from '../../src/mapping/map-record.js';
+import { downstreamKey } from '../../src/mapping/keys.js';
 import { ReportCollector } from '../../src/report/run-report.js';
 import type { LeadEvent } from '../../src/mapping/types.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -263,6 +264,23 @@ test('with a writable ledger (a push), workers map and the deciding thread looks
     // As a push reads: the workers take the payload hashes, which must be the ones the deciding thread would take.
     const hashed = await decide({ inputs: [input], ledger, workers: 2, memoryCapacity: 1000, hashPayloads: true });
     assertSameDecisions(hashed, sequential, 'payload hashes taken by the workers: ');
+    // And the downstream keys, for the run's namespace: each is the one the sender would take.
+    let keyed = 0;
+    for await (const batch of decideInputs({
+      inputs: [input],
+      read: {},
+      map: { config: {} },
+      ledger,
+      workers: 2,
+      hashPayloads: true,
+      downstreamNamespace: 'acme',
+    }))
+      for (const d of batch)
+        if (d.event) {
+          assert.equal(d.event.downstreamKey, downstreamKey('acme', d.event.key), `line ${d.line}`);
+          keyed++;
+        }
+    assert.equal(keyed, sequential.filter((d) => d.event).length);
   } finally {
     ledger.close();
   }

@@ -2,7 +2,22 @@
 // line and byte for byte, whatever the line: it may only decline lines, never map one differently.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockEncoder, INTS, I_LINE, STRS, S_HASH, S_TYPE, type MappedBlock } from '../../src/engine/block.js';
+import {
+  BlockEncoder,
+  INTS,
+  I_KIND,
+  I_LINE,
+  Kind,
+  setDownstreamNamespace,
+  str,
+  STRS,
+  S_DK,
+  S_HASH,
+  S_KEY,
+  S_TYPE,
+  type MappedBlock,
+} from '../../src/engine/block.js';
+import { downstreamKey } from '../../src/mapping/keys.js';
 import { FastJsonl, mapJsonlBlock } from '../../src/engine/fast-jsonl.js';
 import { createMapper, type MapOptions } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
@@ -293,6 +308,38 @@ test('with payload hashes taken in the worker: the same block, hashes and all, o
   let hashed = 0;
   for (let r = 0; r < fast.n; r++) if (/^[0-9a-f]{32}$/.test(hash(fast, r))) hashed++;
   assert.ok(hashed >= hits, `every event the fast path mapped has its hash (${hashed} of ${fast.n} records)`);
+});
+
+// A push's workers also take each event's downstream key: the general path's and the fast path's are the same, and
+// each is the one the sender would take of the key it reads.
+test('with downstream keys taken in the worker: the same block, and each key is downstreamKey() of its event', () => {
+  const rnd = seededRandom(11);
+  const lines: string[] = [];
+  for (let i = 0; i < 20_000; i++) lines.push(text(variant(rnd), rnd));
+  lines.push(JSON.stringify({ ...BASE, event_id: 'evt_ção_€_😀' }));
+  setDownstreamNamespace('acme çé');
+  try {
+    const { general, fast, hits } = blocks(lines.join('\n'), { config: {} }, false);
+    assertSameBlocks(general, fast, lines);
+    assert.ok(hits > 5_000, `the fast path mapped ${hits} lines`);
+    let events = 0;
+    for (let r = 0; r < fast.n; r++) {
+      const kind = fast.ints[r * INTS + I_KIND];
+      const dk = str(fast, r * STRS + S_DK);
+      if (kind !== Kind.IdEvent && kind !== Kind.ContentEvent) {
+        assert.equal(dk, '', `record ${r}: no downstream key for a record that is no event`);
+        continue;
+      }
+      events++;
+      assert.equal(dk, downstreamKey('acme çé', str(fast, r * STRS + S_KEY)), `record ${r}`);
+    }
+    assert.ok(events > 10_000, `${events} events`);
+  } finally {
+    setDownstreamNamespace(undefined);
+  }
+  // Without a namespace, nothing is taken: the sender takes the key.
+  const { fast } = blocks(lines.slice(0, 100).join('\n'));
+  for (let r = 0; r < fast.n; r++) assert.equal(str(fast, r * STRS + S_DK), '');
 });
 
 test('bytes that are not UTF-8, a BOM, CRLF and blank lines: still the same block', () => {
