@@ -46,6 +46,16 @@ export interface SettledItem {
   error?: string;
 }
 
+/** A settled event, every one of the same shape (a push makes one per event it sends). */
+function settled(
+  p: { decision?: Decision; row?: LedgerEventRow; key: string },
+  result: SettledItem['result'],
+  crmId: string | undefined,
+  error: string | undefined,
+): SettledItem {
+  return { decision: p.decision, row: p.row, key: p.key, result, crmId, error };
+}
+
 /** The count each result of a settled event adds to. */
 const COUNTED_AS: Record<SettledItem['result'], keyof DeliveryCounts> = {
   sent: 'sent',
@@ -510,9 +520,9 @@ export class Deliverer {
     const done: SettledItem[] = [];
     const stopped: StopCounts = { settled: 0, cut: 0, released: 0 };
     const isStopped = this.o.stop.aborted;
-    mine.forEach((p, i) => {
+    for (let i = 0; i < mine.length; i++) {
+      const p = mine[i]!;
       const o = outcomes[i]!;
-      const base = { decision: p.decision, row: p.row, key: p.key };
       if (isStopped) {
         // After a stop, each outcome is one of three: its request never left (released), it was still on the wire
         // when the grace period ran out (cut: in doubt), or it was answered in the grace period (settled).
@@ -522,16 +532,10 @@ export class Deliverer {
       }
       switch (o.kind) {
         case 'created':
-          settlements.push({ key: p.key, status: 'sent', outcome: 'created', crmId: o.crmId });
-          done.push({ ...base, result: 'sent', crmId: o.crmId });
-          break;
         case 'updated':
-          settlements.push({ key: p.key, status: 'sent', outcome: 'updated', crmId: o.crmId });
-          done.push({ ...base, result: 'updated', crmId: o.crmId });
-          break;
         case 'exists':
-          settlements.push({ key: p.key, status: 'sent', outcome: 'exists', crmId: o.crmId });
-          done.push({ ...base, result: 'exists', crmId: o.crmId });
+          settlements.push({ key: p.key, status: 'sent', outcome: o.kind, crmId: o.crmId });
+          done.push(settled(p, o.kind === 'created' ? 'sent' : o.kind, o.crmId, undefined));
           break;
         case 'failed':
           settlements.push({
@@ -540,11 +544,11 @@ export class Deliverer {
             failure: o.permanent ? 'permanent' : 'retryable',
             error: o.reason,
           });
-          done.push({ ...base, result: 'failed', error: o.reason });
+          done.push(settled(p, 'failed', undefined, o.reason));
           break;
         case 'unknown':
           settlements.push({ key: p.key, status: 'in_doubt', error: o.reason });
-          done.push({ ...base, result: 'in_doubt', error: o.reason });
+          done.push(settled(p, 'in_doubt', undefined, o.reason));
           break;
         case 'released': {
           // Nothing reached the CRM: the claim is undone. A row claimed from another status goes back to it; one
@@ -555,12 +559,12 @@ export class Deliverer {
               : (p.row?.status ?? p.claimFrom[0]!)
             : null;
           releases.push({ key: p.key, to });
-          if (to === 'in_doubt') done.push({ ...base, result: 'in_doubt', error: 'not re-sent: the run was stopped' });
-          else done.push({ ...base, result: 'released', error: o.reason });
+          if (to === 'in_doubt') done.push(settled(p, 'in_doubt', undefined, 'not re-sent: the run was stopped'));
+          else done.push(settled(p, 'released', undefined, o.reason));
           break;
         }
       }
-    });
+    }
     return { settlements, releases, done, stopped };
   }
 
