@@ -22,7 +22,7 @@ import type { InputInfo, RawReject, RawUnread, ReadOptions } from '../sources/ty
 import { recognizerFor } from '../presets/read-as.js';
 import type { Recognizer } from '../presets/recognize.js';
 import type { SourceDef } from '../presets/types.js';
-import { MapPool, type DecodedBlock } from './map-pool.js';
+import { MapPool, type DecodedBlock, type MapWorkerInit } from './map-pool.js';
 import { readCsvParallel } from './read-csv-parallel.js';
 import { readJsonlParallel } from './read-jsonl-parallel.js';
 
@@ -171,14 +171,18 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     );
   };
 
+  // What every map worker is started with, whether the pool boots early (below) or with the first input it maps.
+  const poolInit: MapWorkerInit = {
+    map: o.map,
+    select: o.read.select,
+    hashPayloads: o.hashPayloads,
+    downstreamNamespace: o.downstreamNamespace,
+  };
+
   // A large first file will be mapped by the workers: they boot (~60 ms: an isolate and the mapping modules) while
   // this thread opens and sniffs it, instead of after. Should it be a JSON array after all, they go unused.
   if (want !== 0 && o.read.format !== 'json' && largeFile(o.inputs[0]))
-    pool = new MapPool(want === 'auto' ? availableParallelism() : want, {
-      map: o.map,
-      select: o.read.select,
-      hashPayloads: o.hashPayloads,
-    });
+    pool = new MapPool(want === 'auto' ? availableParallelism() : want, poolInit);
 
   const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
     // An input of a source leadledger knows is read record by record as that source wrote it, in this thread (its
@@ -191,12 +195,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
     }
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
-      pool ??= new MapPool(size, {
-        map: o.map,
-        select: o.read.select,
-        hashPayloads: o.hashPayloads,
-        downstreamNamespace: o.downstreamNamespace,
-      });
+      pool ??= new MapPool(size, poolInit);
       if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
       return readCsvParallel(
         opened,

@@ -117,6 +117,7 @@ export class ThreadedLedger implements LedgerStore {
   readonly kind = 'sqlite' as const;
   private readonly worker: Worker;
   private checkpointer: Worker | undefined;
+  private checkpointerGone = false;
   private writes = 0;
   private readonly waiting = new Map<number, Waiter>();
   private seq = 0;
@@ -149,7 +150,7 @@ export class ThreadedLedger implements LedgerStore {
   private call(req: WriteOp): Promise<WriteReply> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed && req.op !== 'close') return Promise.reject(new Error(`ledger ${this.local.path} was closed`));
-    if (++this.writes === CHECKPOINTER_AFTER_WRITES && !this.closed) this.startCheckpointer();
+    if (++this.writes === CHECKPOINTER_AFTER_WRITES && !this.closed && req.op !== 'close') this.startCheckpointer();
     const id = ++this.seq;
     return new Promise<WriteReply>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
@@ -232,11 +233,20 @@ export class ThreadedLedger implements LedgerStore {
    * the copying to the writer's autocheckpoint: nothing waits for it, and its errors are no run's failure.
    */
   private startCheckpointer(): void {
-    this.checkpointer = startWorker('checkpoint-thread', import.meta.url, {
-      workerData: { file: this.local.path, everyMs: CHECKPOINT_EVERY_MS } satisfies CheckpointerInit,
+    let c: Worker;
+    try {
+      c = startWorker('checkpoint-thread', import.meta.url, {
+        workerData: { file: this.local.path, everyMs: CHECKPOINT_EVERY_MS } satisfies CheckpointerInit,
+      });
+    } catch {
+      return; // no thread to be had: the writer's autocheckpoint copies the WAL, as it does for a short run
+    }
+    this.checkpointer = c;
+    c.on('error', () => undefined);
+    c.once('exit', () => {
+      this.checkpointerGone = true;
     });
-    this.checkpointer.on('error', () => undefined);
-    this.checkpointer.unref();
+    c.unref();
   }
 
   /** Whether the checkpointer thread was started (the run's writes reached CHECKPOINTER_AFTER_WRITES). */
@@ -247,18 +257,23 @@ export class ThreadedLedger implements LedgerStore {
   /** Stops the checkpointer between two checkpoints, and closes its connection (or ends the thread, if it is stuck). */
   private async stopCheckpointer(): Promise<void> {
     const c = this.checkpointer;
-    if (!c) return;
+    // A thread that is gone already (it failed, or was ended) would answer nothing: there is nothing to wait for.
+    if (!c || this.checkpointerGone) return;
     await new Promise<void>((resolve) => {
-      const done = () => resolve();
+      // Kept referenced: the wait is what holds the process until the thread answers (or 5 s pass).
+      const timer = setTimeout(done, 5000);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
       c.once('message', done);
       c.once('exit', done);
       c.once('error', done);
       try {
         c.postMessage('close');
       } catch {
-        resolve();
+        done();
       }
-      setTimeout(done, 5000).unref();
     });
     await c.terminate();
   }

@@ -228,6 +228,34 @@ async function count(o: Partial<DecideInputsOptions> & { inputs: string[] }): Pr
   return tally;
 }
 
+// A first input of 8 MiB or more boots the workers while it is opened, before anything else is known of it: they must
+// still be started with the push's options, or they take no downstream key (the sender then takes each itself).
+test("a push's large first input, whose workers boot early: they still take every event's downstream key", async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'big.jsonl');
+  const one = makeInput();
+  const parts: string[] = [];
+  for (let bytes = 0; bytes < 9 << 20; bytes += one.length) parts.push(one);
+  writeFileSync(input, parts.join(''));
+  let events = 0;
+  let keyed = 0;
+  for await (const batch of decideInputs({
+    inputs: [input],
+    read: {},
+    map: { config: {} },
+    workers: 2,
+    hashPayloads: true,
+    downstreamNamespace: 'acme',
+  }))
+    for (const d of batch)
+      if (d.event) {
+        events++;
+        if (d.event.downstreamKey === downstreamKey('acme', d.event.key)) keyed++;
+      }
+  assert.ok(events > 10_000, `${events} events`);
+  assert.equal(keyed, events, 'every event has its downstream key from the workers');
+});
+
 test('counting gives the counts, per-source counts and examples that the decisions give, on every path', async () => {
   const { input, ledgerFile } = seededInput();
   const ledger = openLedger(ledgerFile, { readonly: true })!;

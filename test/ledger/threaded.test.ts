@@ -129,6 +129,31 @@ test('a run of many writes: a checkpointer copies them into the ledger file whil
   );
 });
 
+// The checkpointer is optional: gone before close() (it failed, or was ended), it must not hold close() up, nor
+// leave the ledger open; and a close() that is the run's 16th write starts none.
+test('close() with the checkpointer gone already still closes the ledger; a close that is the 16th write starts none', async () => {
+  const dir = tmpDir();
+  const file = join(dir, 'l.db');
+  const store = await threaded(file);
+  const run = await store.startRun('push', {}, { exclusive: true });
+  for (let b = 0; b < 20; b++) await store.claimNew([claim(`k${b}`, `p${b}@example.com`)], run, 'jsonl x');
+  assert.equal(store.checkpointing, true);
+  await (store as unknown as { checkpointer: Worker }).checkpointer.terminate();
+  await store.finishRun(run, 'done', {});
+  await store.close();
+  assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
+  assert.equal(
+    readLedger(file, (db) => (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n),
+    20,
+  );
+
+  const other = await threaded(join(dir, 'm.db'));
+  const run2 = await other.startRun('push', {}, { exclusive: true });
+  for (let b = 0; b < 15; b++) await other.claimNew([claim(`k${b}`, `p${b}@example.com`)], run2, 'jsonl x');
+  await other.close();
+  assert.equal(other.checkpointing, false);
+});
+
 test("an error SQLite raises on the thread comes back with its code: it reads as the ledger's, and nothing of the claim stays", async () => {
   const file = join(tmpDir(), 'l.db');
   const store = await threaded(file);
