@@ -4,11 +4,11 @@
 // and the deciding thread compares numbers, not strings.
 import type { EventStatus, KnownKey } from '../ledger/types.js';
 import type { KeyKind, Lead, LeadEvent, Mapped } from '../mapping/types.js';
-import { PAYLOAD_HASH_CHARS, payloadHashOfJson } from '../mapping/keys.js';
+import { downstreamKeyPrefix, PAYLOAD_HASH_CHARS, payloadHashOfJson } from '../mapping/keys.js';
 import { sha256Bytes } from '../hash.js';
 import { fingerprintView } from './fingerprint.js';
 
-/** downstreamKey's namespace and '|', as UTF-8: set where this thread's blocks carry downstream keys. */
+/** downstreamKeyPrefix() of the run's namespace, as UTF-8: set where this thread's blocks carry downstream keys. */
 let downstreamPrefix: Buffer | undefined;
 let downstreamScratch = Buffer.allocUnsafeSlow(256);
 
@@ -18,7 +18,7 @@ let downstreamScratch = Buffer.allocUnsafeSlow(256);
  * (MapWorkerInit.downstreamNamespace).
  */
 export function setDownstreamNamespace(namespace: string | undefined): void {
-  downstreamPrefix = namespace === undefined ? undefined : Buffer.from(namespace + '|');
+  downstreamPrefix = namespace === undefined ? undefined : Buffer.from(downstreamKeyPrefix(namespace));
 }
 
 /** The hex digits of a downstream key (a whole sha256). */

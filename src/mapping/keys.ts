@@ -63,7 +63,12 @@ export function contentKey(values: Record<string, unknown>): string {
 
 /** The key sent downstream (Idempotency-Key, objectWriteTraceId): derived, never the raw event id or PII. */
 export function downstreamKey(namespace: string, eventKey: string): string {
-  return sha256(namespace + '|' + eventKey);
+  return sha256(downstreamKeyPrefix(namespace) + eventKey);
+}
+
+/** What downstreamKey hashes before the event key (the map workers hash the same bytes: engine/block.ts). */
+export function downstreamKeyPrefix(namespace: string): string {
+  return namespace + '|';
 }
 
 /** Names of the lead fields whose values differ between two leads (custom fields as custom.<name>). */

@@ -34,6 +34,15 @@ async function threaded(file: string): Promise<ThreadedLedger> {
   return store;
 }
 
+/** After close(): the WAL is empty, and the file itself holds n events. */
+function assertClosedHolding(file: string, n: number): void {
+  assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
+  assert.equal(
+    readLedger(file, (db) => (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n),
+    n,
+  );
+}
+
 /** Makes the ledger refuse every new event with a trigger: an error SQLite raises inside the thread's claim. */
 function refuseInserts(file: string, when = 'true'): void {
   const db = new Database(file);
@@ -122,11 +131,7 @@ test('a run of many writes: a checkpointer copies them into the ledger file whil
   assert.equal(n, 1000, 'the ledger file holds every claim committed, with the run still open');
   await store.finishRun(run, 'done', {});
   await store.close();
-  assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
-  assert.equal(
-    readLedger(file, (db) => (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n),
-    1000,
-  );
+  assertClosedHolding(file, 1000);
 });
 
 // The checkpointer is optional: gone before close() (it failed, or was ended), it must not hold close() up, nor
@@ -141,11 +146,7 @@ test('close() with the checkpointer gone already still closes the ledger; a clos
   await (store as unknown as { checkpointer: Worker }).checkpointer.terminate();
   await store.finishRun(run, 'done', {});
   await store.close();
-  assert.ok(!existsSync(file + '-wal') || statSync(file + '-wal').size === 0, 'the WAL was checkpointed');
-  assert.equal(
-    readLedger(file, (db) => (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n),
-    20,
-  );
+  assertClosedHolding(file, 20);
 
   const other = await threaded(join(dir, 'm.db'));
   const run2 = await other.startRun('push', {}, { exclusive: true });
