@@ -32,6 +32,7 @@ import type { LedgerStore, SharedWriteResult, StorageFacts } from '../store.js';
 import { databaseIdentity } from '../../pg-identity.js';
 import { redactPgUrl } from '../../pg-url.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from '../types.js';
+import { copyField, copyIn } from './copy.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './schema.js';
 
 /** The schema a ledger lives in unless ?schema= or LEADLEDGER_LEDGER_SCHEMA names another. */
@@ -198,52 +199,79 @@ function settleParams(rec: SettleRecord[], runId: number, dropSentPayloads: bool
   ];
 }
 
-// The events of a batch the sink wrote in this same transaction, inserted as settled (claimWriteSettle), with their
-// attempts (but those sent, which their row records: IMPLIED_ATTEMPT); only while the run's lease is current, on the
-// clock as it is now (the transaction's now() is when it began, before the sink's write). The tables are named with their schema: the sink's statements ran under its own
-// search_path. $1 is a JSON array of settledRow()s. Returns how many it inserted.
-function settledClaimSql(schema: string): string {
-  return `WITH c AS (
-    SELECT * FROM json_to_recordset($1::json) AS c(k text, kk text, ph text, nk text, dk text, lj text, src text,
-      ln integer, et text, st text, oc text, fl text, crm text, err text, att text, det text)
-  ), ins AS (
-    INSERT INTO ${schema}.events (key, key_kind, payload_hash, natural_key, status, failure, outcome, crm_id, attempts,
-      last_error, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at,
-      sent_at)
-    SELECT k, kk, ph, nk, st, fl, oc, crm, 1, err, $2, dk, CASE WHEN st = 'sent' AND $5 THEN NULL ELSE lj END, src, ln,
-      et, $3, $4, $4, CASE WHEN st = 'sent' THEN $4 END
-    FROM c
-    WHERE EXISTS (SELECT 1 FROM ${schema}.runs WHERE id = $3 AND status = 'running' AND lease_expires_at > clock_timestamp())
-    ON CONFLICT (key) DO NOTHING RETURNING key
-  ), noted AS (
-    INSERT INTO ${schema}.attempts (key, run_id, at, outcome, detail)
-    SELECT c.k, $3, $4, c.att, c.det FROM c JOIN ins ON ins.key = c.k WHERE c.st <> 'sent'
-  )
-  SELECT count(*)::int AS n FROM ins`;
+// The events of a batch the sink wrote in this same transaction, written in their final status by one COPY
+// (claimWriteSettle): one write per event, no pending row, no update. The tables are named with their schema: the
+// sink's statements ran under its own search_path.
+const SETTLED_COLUMNS =
+  'key, key_kind, payload_hash, natural_key, status, failure, outcome, crm_id, attempts, last_error, sink, ' +
+  'downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at, sent_at';
+
+/** The settled events rows of a batch in COPY's text format, SETTLED_COLUMNS in order. */
+function settledCopyText(
+  rows: ClaimInput[],
+  settled: Map<string, SettleRecord>,
+  sink: string,
+  runId: number,
+  at: string,
+  dropSentPayloads: boolean,
+): string {
+  // The fields every row of the batch shares, escaped once.
+  const tail = `\t${copyField(runId)}\t${copyField(at)}\t${copyField(at)}\t`;
+  const sinkField = copyField(sink);
+  let out = '';
+  for (const c of rows) {
+    const s = settled.get(c.key);
+    // Every key written has its outcome; one without would be recorded as nothing it is: the batch rolls back.
+    if (!s) throw new Error(`no outcome for event ${c.key}`);
+    const sent = s.status === 'sent';
+    out +=
+      copyField(c.key) +
+      '\t' +
+      copyField(c.keyKind) +
+      '\t' +
+      copyField(c.payloadHash) +
+      '\t' +
+      copyField(c.naturalKey) +
+      '\t' +
+      copyField(s.status) +
+      '\t' +
+      copyField(s.failure) +
+      '\t' +
+      copyField(s.outcome) +
+      '\t' +
+      copyField(s.crmId) +
+      '\t1\t' +
+      copyField(s.error) +
+      '\t' +
+      sinkField +
+      '\t' +
+      copyField(c.downstreamKey) +
+      '\t' +
+      copyField(sent && dropSentPayloads ? null : c.leadJson) +
+      '\t' +
+      copyField(c.source) +
+      '\t' +
+      copyField(c.line) +
+      '\t' +
+      copyField(c.eventTime) +
+      tail +
+      (sent ? copyField(at) : '\\N') +
+      '\n';
+  }
+  return out;
 }
 
-/** A claim and its settlement as one row of SETTLED_CLAIM_SQL's JSON. */
-function settledRow(c: ClaimInput, s: SettleRecord | undefined) {
-  // Every key written has its outcome; one without would be recorded as nothing it is: the batch rolls back.
-  if (!s) throw new Error(`no outcome for event ${c.key}`);
-  return {
-    k: c.key,
-    kk: c.keyKind,
-    ph: c.payloadHash,
-    nk: c.naturalKey ?? null,
-    dk: c.downstreamKey,
-    lj: c.leadJson,
-    src: c.source,
-    ln: c.line,
-    et: c.eventTime ?? null,
-    st: s.status,
-    oc: s.outcome,
-    fl: s.failure,
-    crm: s.crmId,
-    err: s.error,
-    att: s.attempt,
-    det: s.detail,
-  };
+/** The attempts rows of a batch's events that were not sent (those sent, their row records: IMPLIED_ATTEMPT). */
+function settledAttemptsSql(schema: string): string {
+  return `INSERT INTO ${schema}.attempts (key, run_id, at, outcome, detail)
+    SELECT key, $4, $5, outcome, detail FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS a(key, outcome, detail, ord)
+    ORDER BY ord`;
+}
+
+// Whether the run still holds its lease, on the clock as it is now (the transaction's now() is when it began,
+// before the sink's write): the last statement before the COMMIT of a shared write.
+function leaseHeldSql(schema: string): string {
+  return `SELECT 1 AS held FROM ${schema}.runs WHERE id = $1 AND status = 'running' AND lease_expires_at > clock_timestamp()`;
 }
 
 /** Where a ledger URL points: the connection, and the schema that holds the ledger. */
@@ -660,16 +688,31 @@ export class PostgresLedger implements LedgerStore {
       // Should another run hold one of the keys, the whole transaction is rolled back and the batch takes the
       // ordinary path, whose claim tells who has each key.
       const settled = new Map(settleRecords(await write(client)).map((r) => [r.key, r]));
-      const n = await client.query<{ n: number }>(settledClaimSql(this.target.schema), [
-        JSON.stringify(rows.map((c) => settledRow(c, settled.get(c.key)))),
-        sink,
-        runId,
-        now(),
-        this.dropSentPayloads,
-      ]);
-      if (n.rows[0]!.n !== rows.length) {
+      const schema = this.target.schema;
+      const at = now();
+      const text = settledCopyText(rows, settled, sink, runId, at, this.dropSentPayloads);
+      try {
+        await copyIn(client, `${schema}.events (${SETTLED_COLUMNS})`, text);
+      } catch (e) {
+        // Another run holds one of the keys: the ordinary path's claim tells which.
+        if (e instanceof pg.DatabaseError && e.code === '23505' && e.table === 'events') {
+          await client.query('ROLLBACK');
+          return { kind: 'rolled_back', reason: 'another run holds some of these events' };
+        }
+        throw e;
+      }
+      const unsent = rows.map((c) => settled.get(c.key)!).filter((r) => r.status !== 'sent');
+      if (unsent.length)
+        await client.query(settledAttemptsSql(schema), [
+          unsent.map((r) => r.key),
+          unsent.map((r) => r.attempt),
+          unsent.map((r) => r.detail),
+          runId,
+          at,
+        ]);
+      if (!(await client.query(leaseHeldSql(schema), [runId])).rows.length) {
         await client.query('ROLLBACK');
-        return { kind: 'rolled_back', reason: 'another run holds some of these events' };
+        return { kind: 'rolled_back', reason: "the run's lease ran out" };
       }
       committing = true;
       await client.query('COMMIT');
