@@ -135,3 +135,61 @@ test('a shared write of a run whose lease ran out rolls back whole', async () =>
   assert.equal((await db.query('SELECT count(*)::int AS n FROM shared_rows')).rows[0]!.n, 0);
   await store.close();
 });
+
+/** Every column of every events row and attempts row of a schema, in key order. */
+async function rowsOf(schema: string) {
+  const events = (await db.query(`SELECT * FROM ${schema}.events ORDER BY key`)).rows;
+  const attempts = (await db.query(`SELECT key, run_id, at, outcome, detail FROM ${schema}.attempts ORDER BY key`))
+    .rows;
+  return { events, attempts };
+}
+
+test('a shared write leaves the rows the ordinary claim and settle leave, payloads dropped or kept', async () => {
+  // Keys and values COPY's text format could take for something else: its NULL and end-of-data markers as whole
+  // fields, the separators, escapes, text outside ASCII.
+  const keys = ['\\N', '\\.', 'k\tab', 'k\nline', 'k\\back', 'k\r', 'çã😀', 'plain'];
+  const outcome = (c: ClaimInput, i: number): Settlement =>
+    i % 4 === 1
+      ? { key: c.key, status: 'failed', failure: 'retryable', error: `429\t${AWKWARD}` }
+      : i % 4 === 2
+        ? { key: c.key, status: 'in_doubt', error: 'timeout\\N' }
+        : {
+            key: c.key,
+            status: 'sent',
+            outcome: i % 4 === 3 ? 'exists' : 'created',
+            crmId: i % 4 ? `crm\t${i}` : undefined,
+          };
+  for (const drop of [false, true]) {
+    await db.query('DROP SCHEMA IF EXISTS eq_ordinary CASCADE');
+    await db.query('DROP SCHEMA IF EXISTS eq_shared CASCADE');
+    await db.query('DROP TABLE IF EXISTS shared_rows');
+    await db.query('CREATE TABLE shared_rows (key text PRIMARY KEY)');
+    const items = keys.map((k, i) => claimOf(k, i % 3 ? {} : { naturalKey: undefined, eventTime: undefined }));
+    const ordinary = (await openLedgerStore(`${db.url}?schema=eq_ordinary`, { env }))!;
+    const shared = (await openLedgerStore(`${db.url}?schema=eq_shared`, { env }))!;
+    ordinary.dropSentPayloads = drop;
+    shared.dropSentPayloads = drop;
+    const runA = await ordinary.startRun('push', {}, { exclusive: false });
+    const runB = await shared.startRun('push', {}, { exclusive: false });
+    assert.equal(runA, runB, 'both schemas number their first run alike');
+    assert.equal((await ordinary.claimNew(items, runA, 'the sink')).size, items.length);
+    await ordinary.settle(items.map(outcome), runA);
+    const r = await shared.claimWriteSettle!(items, runB, 'the sink', writing(items, outcome));
+    assert.deepEqual(r, { kind: 'committed' });
+    const a = await rowsOf('eq_ordinary');
+    const b = await rowsOf('eq_shared');
+    // Times: the ordinary path claims, then settles (two times); the shared write has one, for all of it.
+    for (const e of b.events) {
+      assert.equal(e.first_seen_at, e.updated_at);
+      assert.equal(e.sent_at, e.status === 'sent' ? e.updated_at : null);
+    }
+    for (const x of b.attempts) assert.equal(x.at, b.events[0]!.updated_at);
+    const timeless = (rows: Array<Record<string, unknown>>) =>
+      rows.map((e) => ({ ...e, first_seen_at: 0, updated_at: 0, at: 0, sent_at: e.sent_at === null ? null : 0 }));
+    assert.deepEqual(timeless(b.events), timeless(a.events));
+    assert.deepEqual(timeless(b.attempts), timeless(a.attempts));
+    assert.equal(b.events.filter((e) => e.lead_json === null).length, drop ? 4 : 0);
+    await ordinary.close();
+    await shared.close();
+  }
+});

@@ -269,7 +269,9 @@ function settledAttemptsSql(schema: string): string {
 }
 
 // Whether the run still holds its lease, on the clock as it is now (the transaction's now() is when it began,
-// before the sink's write): the last statement before the COMMIT of a shared write.
+// before the sink's write): the last statement before the COMMIT of a shared write. Not locked: another run that
+// marks this one crashed between the check and the COMMIT finds no pending row of the batch to take (its events go
+// in settled), and a claim of one of its keys waits for this transaction's insert, then conflicts with it.
 function leaseHeldSql(schema: string): string {
   return `SELECT 1 AS held FROM ${schema}.runs WHERE id = $1 AND status = 'running' AND lease_expires_at > clock_timestamp()`;
 }
