@@ -49,6 +49,16 @@ function writing(items: ClaimInput[], outcomes: (c: ClaimInput) => Settlement) {
   };
 }
 
+/** A shared write of the items by the run, every one of them sent (created). */
+function writeAllSent(store: LedgerStore, run: number, items: ClaimInput[]) {
+  return store.claimWriteSettle!(
+    items,
+    run,
+    'sink',
+    writing(items, (c) => ({ key: c.key, status: 'sent', outcome: 'created' })),
+  );
+}
+
 test('a shared write records every field as written, and an attempts row for each event not sent', async () => {
   const { store, run } = await freshLedger();
   const items = [claimOf('a1'), claimOf('a2', { naturalKey: undefined, eventTime: undefined }), claimOf('a3')];
@@ -107,12 +117,7 @@ test('a shared write whose batch holds a key another run claimed rolls back whol
   const other = await store.startRun('push', {}, { exclusive: false });
   assert.deepEqual([...(await store.claimNew([claimOf('b2')], other, 'sink'))], ['b2']);
   const items = [claimOf('b1'), claimOf('b2'), claimOf('b3')];
-  const r = await store.claimWriteSettle!(
-    items,
-    run,
-    'sink',
-    writing(items, (c) => ({ key: c.key, status: 'sent', outcome: 'created' })),
-  );
+  const r = await writeAllSent(store, run, items);
   assert.deepEqual(r, { kind: 'rolled_back', reason: 'another run holds some of these events' });
   const keys = (await db.query('SELECT key, run_id, status FROM leadledger.events')).rows;
   assert.deepEqual(keys, [{ key: 'b2', run_id: String(other), status: 'pending' }]);
@@ -124,12 +129,7 @@ test('a shared write of a run whose lease ran out rolls back whole', async () =>
   const { store, run } = await freshLedger();
   await db.query(`UPDATE leadledger.runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [run]);
   const items = [claimOf('c1')];
-  const r = await store.claimWriteSettle!(
-    items,
-    run,
-    'sink',
-    writing(items, (c) => ({ key: c.key, status: 'sent', outcome: 'created' })),
-  );
+  const r = await writeAllSent(store, run, items);
   assert.deepEqual(r, { kind: 'rolled_back', reason: "the run's lease ran out" });
   assert.equal((await db.query('SELECT count(*)::int AS n FROM leadledger.events')).rows[0]!.n, 0);
   assert.equal((await db.query('SELECT count(*)::int AS n FROM shared_rows')).rows[0]!.n, 0);

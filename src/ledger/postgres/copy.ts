@@ -24,14 +24,14 @@ export function copyField(v: CopyValue): string {
 }
 
 /**
- * Runs `COPY <target> FROM STDIN` on the client with the given text; resolves with the rows the server copied. An
+ * Runs `COPY <target> FROM STDIN` on the client with the given text; resolves once the server has taken it all. An
  * error of the server (a conflict, a value that does not fit) rejects, as a query's does.
  */
-export function copyIn(client: pg.ClientBase, target: string, text: string): Promise<number> {
+export function copyIn(client: pg.ClientBase, target: string, text: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const stream = client.query(copyFrom(`COPY ${target} FROM STDIN`));
     stream.on('error', reject);
-    stream.on('finish', () => resolve(stream.rowCount));
+    stream.on('finish', () => resolve());
     stream.end(text);
   });
 }
