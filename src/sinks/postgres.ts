@@ -358,8 +358,14 @@ export class PostgresSink implements Sink {
     const skip = round.filter((r) => !r.update || !this.sql.update);
     const upd = round.filter((r) => r.update && this.sql.update);
     if (skip.length) {
-      const ins = await client.query<{ id: string | null; email: string }>(this.sql.insertNothing, columnsOf(skip));
-      const created = byEmail(ins.rows);
+      // Rows as arrays: no object per created lead (a push of a million creates most of its people here).
+      const ins = await client.query<[string | null, string]>({
+        text: this.sql.insertNothing,
+        values: columnsOf(skip),
+        rowMode: 'array',
+      });
+      const created = new Map<string, string | null>();
+      for (const [id, email] of ins.rows) created.set(email.toLowerCase(), id);
       const rest = skip.filter((r) => !created.has(r.email));
       for (const r of skip) if (created.has(r.email)) outcomes.set(r.i, withId('created', created.get(r.email)));
       if (rest.length) {
