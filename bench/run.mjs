@@ -20,7 +20,7 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
                        6 push into a CRM that holds every person; opt-in, never run by default: 7 push 1M into
                        PostgreSQL with the SQLite ledger, 8 the same with the PostgreSQL ledger, 9 their bulk peer
                        psql \\copy + INSERT ... ON CONFLICT (7 and 8 run it too), 10 push 1M to the JSONL sink, 11 the
-                       same 1M events without their ids: content keys)
+                       same 1M events without their ids: content keys, 12 the push of 10 with the PostgreSQL ledger)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -34,8 +34,8 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
   --shared-rps N       the second tight-limit push shares the quota with a client sending N req/s (default 4;
                        0 skips that variant)
   --startup-runs N     timed runs per command in scenario 5 (default 20)
-  --pg-events N        events pushed in scenarios 7-11 (default 1000000)
-  --pg-runs N          runs of each tool in scenarios 7-11 (default 1)
+  --pg-events N        events pushed in scenarios 7-12 (default 1000000)
+  --pg-runs N          runs of each tool in scenarios 7-12 (default 1)
   --seed S             generator seed (default 42)
   --data-dir DIR       where generated data is cached (default bench/.data)
   --no-write           don't write bench/results.json and bench/results.md
@@ -81,8 +81,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^([1-9]|1[01])$/.test(x))) {
-          console.error('--only takes scenario numbers 1-11, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|1[012])$/.test(x))) {
+          console.error('--only takes scenario numbers 1-12, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -249,6 +249,10 @@ try {
   if (opts.only.has('11')) {
     log('\n== 11. push to the JSONL sink, events without ids');
     rows.push(...(await scenario10(ctx, { ids: false })));
+  }
+  if (opts.only.has('12')) {
+    log('\n== 12. push to the JSONL sink, PostgreSQL ledger');
+    rows.push(...(await scenario10(ctx, { ledgerKind: 'postgres' })));
   }
 } catch (e) {
   failure = e;
