@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openLedgerStore } from '../../src/ledger/open.js';
-import { SETTLE_SQL, settleParams } from '../../src/ledger/postgres/store.js';
+import { RELEASE_BACK_SQL, RELEASE_DROP_SQL, SETTLE_SQL, settleParams } from '../../src/ledger/postgres/store.js';
+import { numberParams } from '../../src/ledger/sql.js';
 import { settleRecords } from '../../src/ledger/rules.js';
 import type { ClaimInput, Settlement } from '../../src/ledger/types.js';
 import { pgDatabase } from '../helpers/postgres.js';
@@ -97,6 +98,62 @@ test('a settle finds its rows by key and matches its records by a join, with sta
       [batch[0]!.key],
     );
     assert.equal(repeated.rows[0]!.n, 2);
+  } finally {
+    await client.end();
+    await store.close();
+  }
+});
+
+/** The plan's nodes, for a statement written with ? placeholders (as the store's SqlDb runs them). */
+async function planOf(client: pg.Client, sql: string, params: unknown[]): Promise<PlanNode[]> {
+  const r = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+    `EXPLAIN (FORMAT JSON) ${numberParams(sql)}`,
+    params,
+  );
+  return nodes(r.rows[0]!['QUERY PLAN'][0]!.Plan);
+}
+
+test('a release finds its rows by key, with statistics that saw no pending row', async () => {
+  await db.query('DROP SCHEMA IF EXISTS leadledger CASCADE');
+  const store = (await openLedgerStore(db.url, { env }))!;
+  const client = new pg.Client({ connectionString: db.urlWithPassword });
+  await client.connect();
+  try {
+    const run = await store.startRun('push', {}, { exclusive: false });
+    for (let b = 0; b < 3; b++) {
+      const batch = claims(b * 1000, 1000);
+      await store.claimNew(batch, run, 'sink');
+      await store.settle(batch.map(sent), run);
+    }
+    await client.query('ANALYZE leadledger.events');
+    const inFlight = [3, 4, 5, 6].map((b) => claims(b * 1000, 1000));
+    for (const batch of inFlight) await store.claimNew(batch, run, 'sink');
+    await client.query('SET search_path = leadledger');
+    const keys = inFlight[0]!.map((c) => c.key);
+    const t = '2026-12-02T00:00:00.000Z';
+    for (const [name, plan] of [
+      ['drop', await planOf(client, RELEASE_DROP_SQL, [keys, run])],
+      ['back', await planOf(client, RELEASE_BACK_SQL, [keys, keys.map(() => 'failed'), t, run, run, t, 'stopped'])],
+    ] as const) {
+      const onEvents = plan.filter((n) => n['Relation Name'] === 'events' && n['Node Type'] !== 'ModifyTable');
+      assert.ok(onEvents.length > 0, `${name}: the plan reads events`);
+      for (const n of onEvents)
+        assert.notEqual(n['Index Name'], 'events_status', `${name}: the rows are found by key, not by status`);
+    }
+
+    // What a stop does with a batch that never left: its rows removed; the other batches still pending.
+    await store.release(
+      keys.map((key) => ({ key, to: null })),
+      run,
+      'stopped before the send',
+    );
+    const counts = await client.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM leadledger.events GROUP BY status ORDER BY status`,
+    );
+    assert.deepEqual(counts.rows, [
+      { status: 'pending', n: 3000 },
+      { status: 'sent', n: 3000 },
+    ]);
   } finally {
     await client.end();
     await store.close();

@@ -209,6 +209,20 @@ export function settleParams(rec: SettleRecord[], runId: number, dropSentPayload
   ];
 }
 
+// A release: the rows this run inserted and never sent removed, the others back to the status they were claimed from.
+// Like the settle's, its rows are found by key whatever the statistics say: the pending status is compared with a
+// column of a MATERIALIZED list (opaque to the planner), not a constant the events_status index could serve.
+// Exported for the test of their plans (test/ledger/pg-plans.test.ts).
+export const RELEASE_DROP_SQL = `WITH d AS MATERIALIZED (SELECT k, 'pending'::text AS expect FROM unnest(?::text[]) AS d(k))
+  DELETE FROM events e USING d WHERE e.key = d.k AND e.run_id = ? AND e.status = d.expect`;
+export const RELEASE_BACK_SQL = `WITH b AS MATERIALIZED (
+    SELECT *, 'pending'::text AS expect FROM unnest(?::text[], ?::text[]) AS b(key, status)
+  ), moved AS (
+    UPDATE events e SET status = b.status, updated_at = ?, run_id = ${RELEASED_RUN('b.status', 'e')} FROM b
+    WHERE e.key = b.key AND e.run_id = ? AND e.status = b.expect RETURNING e.key
+  )
+  INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, ?, ?, 'released', ? FROM moved`;
+
 // The events of a batch the sink wrote in this same transaction, written in their final status by one COPY
 // (claimWriteSettle): one write per event, no pending row, no update. The tables are named with their schema: the
 // sink's statements ran under its own search_path.
@@ -766,21 +780,9 @@ export class PostgresLedger implements LedgerStore {
     const drop = items.filter((i) => i.to === null).map((i) => i.key);
     const back = items.filter((i) => i.to !== null);
     await this.sql.transaction(async (tx) => {
-      if (drop.length)
-        await tx.run(`DELETE FROM events WHERE key = ANY(?::text[]) AND run_id = ? AND status = 'pending'`, [
-          drop,
-          runId,
-        ]);
+      if (drop.length) await tx.run(RELEASE_DROP_SQL, [drop, runId]);
       if (back.length)
-        await tx.run(
-          `WITH b AS (SELECT * FROM unnest(?::text[], ?::text[]) AS b(key, status)),
-           moved AS (
-             UPDATE events e SET status = b.status, updated_at = ?, run_id = ${RELEASED_RUN('b.status', 'e')} FROM b
-             WHERE e.key = b.key AND e.run_id = ? AND e.status = 'pending' RETURNING e.key
-           )
-           INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, ?, ?, 'released', ? FROM moved`,
-          [back.map((i) => i.key), back.map((i) => i.to), t, runId, runId, t, detail],
-        );
+        await tx.run(RELEASE_BACK_SQL, [back.map((i) => i.key), back.map((i) => i.to), t, runId, runId, t, detail]);
     });
   }
 
