@@ -7,7 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openLedgerStore } from '../../src/ledger/open.js';
-import { RELEASE_BACK_SQL, RELEASE_DROP_SQL, SETTLE_SQL, settleParams } from '../../src/ledger/postgres/store.js';
+import {
+  CLAIM_EXISTING_SQL,
+  RELEASE_BACK_SQL,
+  RELEASE_DROP_SQL,
+  SETTLE_SQL,
+  settleParams,
+} from '../../src/ledger/postgres/store.js';
 import { numberParams } from '../../src/ledger/sql.js';
 import { settleRecords } from '../../src/ledger/rules.js';
 import type { ClaimInput, Settlement } from '../../src/ledger/types.js';
@@ -153,6 +159,48 @@ test('a release finds its rows by key, with statistics that saw no pending row',
     assert.deepEqual(counts.rows, [
       { status: 'pending', n: 3000 },
       { status: 'sent', n: 3000 },
+    ]);
+  } finally {
+    await client.end();
+    await store.close();
+  }
+});
+
+test('a claim of failed rows finds them by key, with statistics taken before they failed', async () => {
+  await db.query('DROP SCHEMA IF EXISTS leadledger CASCADE');
+  const store = (await openLedgerStore(db.url, { env }))!;
+  const client = new pg.Client({ connectionString: db.urlWithPassword });
+  await client.connect();
+  try {
+    const run = await store.startRun('push', {}, { exclusive: false });
+    for (let b = 0; b < 4; b++) {
+      const batch = claims(b * 1000, 1000);
+      await store.claimNew(batch, run, 'sink');
+      await store.settle(batch.map(sent), run);
+    }
+    // The statistics see every row sent; then three thousand fail (a CRM that was down), and a replay takes them.
+    await client.query('ANALYZE leadledger.events');
+    await client.query(
+      `UPDATE leadledger.events SET status = 'failed', failure = 'retryable' WHERE key < 'evt_00003000'`,
+    );
+    await client.query('SET search_path = leadledger');
+    const keys = claims(1000, 1000).map((c) => c.key);
+    const plan = await planOf(client, CLAIM_EXISTING_SQL, [['failed'], keys, run, 'sink', 't', run]);
+    const onEvents = plan.filter((n) => n['Relation Name'] === 'events' && n['Node Type'] !== 'ModifyTable');
+    assert.ok(onEvents.length > 0, 'the plan reads events');
+    for (const n of onEvents)
+      assert.notEqual(n['Index Name'], 'events_status', 'the rows are found by key, not by status');
+
+    // Only rows in a status they are claimed from move: the failed thousand, not the sent ones asked with them.
+    const asked = [...keys, ...claims(3000, 10).map((c) => c.key)];
+    assert.equal((await store.claimExisting(asked, run, ['failed'], 'sink')).size, 1000);
+    const counts = await client.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM leadledger.events GROUP BY status ORDER BY status`,
+    );
+    assert.deepEqual(counts.rows, [
+      { status: 'failed', n: 2000 },
+      { status: 'pending', n: 1000 },
+      { status: 'sent', n: 1000 },
     ]);
   } finally {
     await client.end();
