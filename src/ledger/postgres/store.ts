@@ -168,11 +168,14 @@ function claimParams(rows: ClaimInput[], runId: number, sink: string): unknown[]
 // row's CRM id after the settle.
 //
 // Both joins are written so that their cost is linear in the batch, whatever the table's statistics say:
-// - The rows are found by key (the primary key), one lookup per record. The pending status is compared with f.expect,
-//   a column of f, not a constant: a constant would let the planner start from the events_status index, whose
-//   statistics know nothing of the pending rows (they live between a claim and its settle, and ANALYZE seldom sees
-//   one), and join each of the batches' pending rows to every record of this one. A push of a million events to the
-//   JSONL sink on this ledger spent 11.5 s in one such settle.
+// - The rows are found by key (the primary key), one lookup per record, or on a small table by a hash join over it.
+//   The pending status and the run are compared with columns of f (f.expect, f.run), not constants: no restriction
+//   on events is left for the statistics to misjudge. A constant status let the planner start from the
+//   events_status index, whose statistics know nothing of the pending rows (they live between a claim and its
+//   settle, and ANALYZE seldom sees one), and join each of the batches' pending rows to every record of this one: a
+//   push of a million events to the JSONL sink on this ledger spent 11.5 s in one such settle. A constant run, one
+//   the statistics have not seen yet (every run, at its start), was estimated at one row, and the planner rescanned
+//   the batch for each row of a sequential scan: 4.3 s a settle on a ledger of a few thousand events.
 // - The records are matched to the changed rows by a hash join (LEFT JOIN). NOT EXISTS under an OR is no anti-join:
 //   it scanned the changed rows once per record, 2,000 × 2,000 for a JSONL batch (120 ms a settle).
 // Exported, with its parameters, for the test of its plan (test/ledger/pg-plans.test.ts).
@@ -184,8 +187,8 @@ export const SETTLE_SQL = `WITH s AS (
       last_error = f.error, attempts = e.attempts + 1, updated_at = $9,
       sent_at = CASE WHEN f.status = 'sent' THEN $9 ELSE e.sent_at END,
       lead_json = CASE WHEN f.status = 'sent' AND $11 THEN NULL ELSE e.lead_json END
-    FROM (SELECT DISTINCT ON (key) *, 'pending'::text AS expect FROM s ORDER BY key, ord) f
-    WHERE e.key = f.key AND e.run_id = $10 AND e.status = f.expect RETURNING e.key, e.crm_id
+    FROM (SELECT DISTINCT ON (key) *, 'pending'::text AS expect, $10::bigint AS run FROM s ORDER BY key, ord) f
+    WHERE e.key = f.key AND e.run_id = f.run AND e.status = f.expect RETURNING e.key, e.crm_id
   )
   INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT s.key, $10, $9, s.attempt, s.detail
     FROM s LEFT JOIN changed c ON c.key = s.key
@@ -222,16 +225,18 @@ export const CLAIM_EXISTING_SQL = `WITH c AS MATERIALIZED (SELECT k, ?::text[] A
   RETURNING e.key`;
 
 // A release: the rows this run inserted and never sent removed, the others back to the status they were claimed from.
-// Like the settle's, its rows are found by key whatever the statistics say: the pending status is compared with a
-// column of a MATERIALIZED list (opaque to the planner), not a constant the events_status index could serve.
+// Like the settle's, its rows are found by key whatever the statistics say: the pending status and the run are
+// compared with columns of a MATERIALIZED list (opaque to the planner), not constants the planner could misjudge.
 // Exported for the test of their plans (test/ledger/pg-plans.test.ts).
-export const RELEASE_DROP_SQL = `WITH d AS MATERIALIZED (SELECT k, 'pending'::text AS expect FROM unnest(?::text[]) AS d(k))
-  DELETE FROM events e USING d WHERE e.key = d.k AND e.run_id = ? AND e.status = d.expect`;
+export const RELEASE_DROP_SQL = `WITH d AS MATERIALIZED (
+    SELECT k, 'pending'::text AS expect, ?::bigint AS run FROM unnest(?::text[]) AS d(k)
+  )
+  DELETE FROM events e USING d WHERE e.key = d.k AND e.run_id = d.run AND e.status = d.expect`;
 export const RELEASE_BACK_SQL = `WITH b AS MATERIALIZED (
-    SELECT *, 'pending'::text AS expect FROM unnest(?::text[], ?::text[]) AS b(key, status)
+    SELECT *, 'pending'::text AS expect, ?::bigint AS run FROM unnest(?::text[], ?::text[]) AS b(key, status)
   ), moved AS (
     UPDATE events e SET status = b.status, updated_at = ?, run_id = ${RELEASED_RUN('b.status', 'e')} FROM b
-    WHERE e.key = b.key AND e.run_id = ? AND e.status = b.expect RETURNING e.key
+    WHERE e.key = b.key AND e.run_id = b.run AND e.status = b.expect RETURNING e.key
   )
   INSERT INTO attempts (key, run_id, at, outcome, detail) SELECT key, ?, ?, 'released', ? FROM moved`;
 
@@ -786,9 +791,9 @@ export class PostgresLedger implements LedgerStore {
     const drop = items.filter((i) => i.to === null).map((i) => i.key);
     const back = items.filter((i) => i.to !== null);
     await this.sql.transaction(async (tx) => {
-      if (drop.length) await tx.run(RELEASE_DROP_SQL, [drop, runId]);
+      if (drop.length) await tx.run(RELEASE_DROP_SQL, [runId, drop]);
       if (back.length)
-        await tx.run(RELEASE_BACK_SQL, [back.map((i) => i.key), back.map((i) => i.to), t, runId, runId, t, detail]);
+        await tx.run(RELEASE_BACK_SQL, [runId, back.map((i) => i.key), back.map((i) => i.to), t, runId, t, detail]);
     });
   }
 
