@@ -417,15 +417,18 @@ function newerSchema(t: PgTarget, version: number): LedgerError {
 }
 
 // The version in the schema's ledger_meta; undefined when there is no ledger there. A schema that holds tables but
-// no ledger_meta is someone else's: refused, never written.
-async function schemaVersion(q: Queryable, t: PgTarget): Promise<number | undefined> {
-  const meta = await q.query<{ r: string | null }>(`SELECT to_regclass($1) AS r`, [`${t.schema}.ledger_meta`]);
-  if (meta.rows[0]!.r === null) {
-    const other = await q.query<{ n: number }>(
-      `SELECT count(*) AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p')`,
-      [t.schema],
-    );
-    if (other.rows[0]!.n > 0)
+// no ledger_meta is someone else's: refused, never written. Whether ledger_meta is there and whether other tables are
+// is asked in one statement, so of one snapshot: asked in two, a run that found no ledger_meta, then the tables of
+// the ledger another run had just created, took that new ledger for someone else's tables and stopped (exit 5; two
+// runs starting at once on a new database, as cron on several hosts does). Exported for the test of that race.
+export async function schemaVersion(q: Pick<pg.ClientBase, 'query'>, t: PgTarget): Promise<number | undefined> {
+  const found = await q.query<{ meta: number; tables: number }>(
+    `SELECT count(*) FILTER (WHERE c.relname = 'ledger_meta' AND c.relkind = 'r')::int AS meta, count(*)::int AS tables
+     FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p')`,
+    [t.schema],
+  );
+  if (found.rows[0]!.meta === 0) {
+    if (found.rows[0]!.tables > 0)
       throw new LedgerError(
         `schema ${t.schema} of ${t.name} holds tables that are not a leadledger ledger; it was left untouched (pass ?schema=<another> in the URL)`,
       );
