@@ -41,22 +41,12 @@ test('ledger in the sink’s database: table and ledger agree at every look, non
   // write, however late the last kill came (on a busy machine one came after the killed run had sent everything).
   const head = join(dir, 'head.jsonl');
   writeFileSync(head, readFileSync(events, 'utf8').split('\n').slice(0, 18_000).join('\n') + '\n');
-  const pushOf = (input: string) => [
-    'push',
-    input,
-    '--sink',
-    'postgres',
-    '--pg-url',
-    db.url,
-    '--table',
-    'one_tx',
+  const pushOf = (input: string) => {
+    const a = ['push', input, '--sink', 'postgres', '--pg-url', db.url, '--table', 'one_tx'];
     // --no-lock: a killed run's lease would hold the ledger for 30 s; there is no pending claim of it to wait for.
-    '--ledger',
-    db.url,
-    '--no-lock',
-    '--concurrency',
-    '3',
-  ];
+    a.push('--ledger', db.url, '--no-lock', '--concurrency', '3');
+    return a;
+  };
   const args = [...pushOf(head), '--quiet'];
   const headPeople = (await expectedPeople(head, dir)).size;
   const total = want.size;

@@ -213,9 +213,9 @@ export function settleParams(rec: SettleRecord[], runId: number, dropSentPayload
 }
 
 // A claim of rows already in the ledger (a replay of failed or in-doubt events, a retry): only while the row is in one
-// of the statuses it is claimed from, and the run's lease is current. Found by key whatever the statistics say, as the
-// settle's rows are: the statuses are a column of a MATERIALIZED list, not constants the events_status index could
-// serve. A replay right after a run that failed 800,000 events (statistics taken before, when all were sent) read
+// of the statuses it is claimed from, and the run's lease is current. Linear in the batch whatever the statistics
+// say, as the settle is (by key, or on a smaller table by a hash join over it): the statuses are a column of a
+// MATERIALIZED list, not constants the events_status index could serve. A replay right after a run that failed 800,000 events (statistics taken before, when all were sent) read
 // every failed row through that index for each batch of 2,000 keys: 258 ms a batch, and more as the failures grow.
 // Exported for the test of its plan (test/ledger/pg-plans.test.ts).
 export const CLAIM_EXISTING_SQL = `WITH c AS MATERIALIZED (SELECT k, ?::text[] AS expect FROM unnest(?::text[]) AS c(k))
@@ -225,8 +225,9 @@ export const CLAIM_EXISTING_SQL = `WITH c AS MATERIALIZED (SELECT k, ?::text[] A
   RETURNING e.key`;
 
 // A release: the rows this run inserted and never sent removed, the others back to the status they were claimed from.
-// Like the settle's, its rows are found by key whatever the statistics say: the pending status and the run are
-// compared with columns of a MATERIALIZED list (opaque to the planner), not constants the planner could misjudge.
+// Like the settle, it is linear in the batch whatever the statistics say (by key, or on a smaller table by a hash
+// join over it): the pending status and the run are compared with columns of a MATERIALIZED list (opaque to the
+// planner), not constants the planner could misjudge.
 // Exported for the test of their plans (test/ledger/pg-plans.test.ts).
 export const RELEASE_DROP_SQL = `WITH d AS MATERIALIZED (
     SELECT k, 'pending'::text AS expect, ?::bigint AS run FROM unnest(?::text[]) AS d(k)
