@@ -302,31 +302,39 @@ export class ThreadedLedger implements LedgerStore {
 /** Claims as columns, for the thread. */
 export function claimColumns(items: ClaimInput[]): ClaimColumns {
   const n = items.length;
-  const sources: string[] = [];
-  const sourceOf = new Int32Array(n);
-  const lines = new Float64Array(n);
+  const c: ClaimColumns = {
+    keys: [],
+    keyKinds: [],
+    payloadHashes: [],
+    naturalKeys: [],
+    downstreamKeys: [],
+    leadJsons: [],
+    sources: [],
+    sourceOf: new Int32Array(n),
+    lines: new Float64Array(n),
+    eventTimes: [],
+  };
+  // Filled by push, not map: an array that V8 holds as holey crosses postMessage element by element with its
+  // index (a "sparse" array), and the optimized map of a batch of claims made them so (measured: 30 of a push's
+  // 41 claims).
   let last = -1;
   for (let i = 0; i < n; i++) {
     const it = items[i]!;
-    if (last < 0 || sources[last] !== it.source) {
-      last = sources.indexOf(it.source);
-      if (last < 0) last = sources.push(it.source) - 1;
+    c.keys.push(it.key);
+    c.keyKinds.push(it.keyKind);
+    c.payloadHashes.push(it.payloadHash);
+    c.naturalKeys.push(it.naturalKey);
+    c.downstreamKeys.push(it.downstreamKey);
+    c.leadJsons.push(it.leadJson);
+    c.eventTimes.push(it.eventTime);
+    if (last < 0 || c.sources[last] !== it.source) {
+      last = c.sources.indexOf(it.source);
+      if (last < 0) last = c.sources.push(it.source) - 1;
     }
-    sourceOf[i] = last;
-    lines[i] = it.line;
+    c.sourceOf[i] = last;
+    c.lines[i] = it.line;
   }
-  return {
-    keys: items.map((it) => it.key),
-    keyKinds: items.map((it) => it.keyKind),
-    payloadHashes: items.map((it) => it.payloadHash),
-    naturalKeys: items.map((it) => it.naturalKey),
-    downstreamKeys: items.map((it) => it.downstreamKey),
-    leadJsons: items.map((it) => it.leadJson),
-    sources,
-    sourceOf,
-    lines,
-    eventTimes: items.map((it) => it.eventTime),
-  };
+  return c;
 }
 
 /** The claims of ClaimColumns, as the Ledger takes them. */
