@@ -6,13 +6,13 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { openReadOnly, openReadWrite } from './connect.js';
+import { claimColumns, type ClaimColumns } from './columns.js';
 import { compactSqlite } from './erase.js';
 import { ledgerFailure } from './failure.js';
 import { identifyLedgerFile } from './identify.js';
 import { LedgerLookup } from './lookup.js';
 import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js';
 import {
-  claimsOf,
   IMPLIED_ATTEMPT,
   importedPersonKey,
   ledgerInUse,
@@ -39,6 +39,10 @@ export function ledgerPath(flag: string | undefined, env: Record<string, string 
 
 /** Pages in the WAL before a writing connection checkpoints it (see the constructor). */
 const WAL_CHECKPOINT_PAGES = 16_384;
+
+/** A claim of a new event: its row, pending, unless the key is in the ledger already. */
+const CLAIM_NEW_SQL = `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
+  VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`;
 
 /** The ledger needs a schema upgrade, and another process holds its write lock (upgrading it, most likely). */
 export class MigrationBusy extends LedgerError {
@@ -294,35 +298,52 @@ export class Ledger implements LedgerStore {
    * inserted are returned; a key another process claimed first is not, and must not be sent.
    */
   claimNew(items: ClaimInput[], runId: number, sink: string): Set<string> {
+    const notTaken = new Set(this.claimNewColumns(claimColumns(items), runId, sink));
     const claimed = new Set<string>();
+    for (const it of items) if (!notTaken.has(it.key)) claimed.add(it.key);
+    return claimed;
+  }
+
+  /**
+   * claimNew of a batch as columns (how the writer thread receives it), with no object per claim: the keys of the
+   * batch it did not take, nearly always none. A key twice in the batch is taken by its first claim (rules.ts's
+   * claimsOf, which PostgreSQL's claim uses, keeps the same one).
+   */
+  claimNewColumns(c: ClaimColumns, runId: number, sink: string): string[] {
     const t = now();
-    const ins = this.stmt(
-      `INSERT INTO events (key, key_kind, payload_hash, natural_key, status, sink, downstream_key, lead_json, source, source_line, event_time, run_id, first_seen_at, updated_at)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING`,
-    );
+    const ins = this.stmt(CLAIM_NEW_SQL);
+    const n = c.keys.length;
+    const inserted = new Uint8Array(n);
+    let all = true;
     this.db
       .transaction(() => {
-        for (const it of claimsOf(items)) {
+        for (let i = 0; i < n; i++) {
           const r = ins.run(
-            it.key,
-            it.keyKind,
-            it.payloadHash,
-            it.naturalKey ?? null,
+            c.keys[i],
+            c.keyKinds[i],
+            c.payloadHashes[i],
+            c.naturalKeys[i] ?? null,
             sink,
-            it.downstreamKey,
-            it.leadJson,
-            it.source,
-            it.line,
-            it.eventTime ?? null,
+            c.downstreamKeys[i],
+            c.leadJsons[i],
+            c.sources[c.sourceOf[i]!],
+            c.lines[i],
+            c.eventTimes[i] ?? null,
             runId,
             t,
             t,
           );
-          if (r.changes === 1) claimed.add(it.key);
+          if (r.changes === 1) inserted[i] = 1;
+          else all = false;
         }
       })
       .immediate();
-    return claimed;
+    if (all) return [];
+    // A key whose insert changed nothing is not taken, unless this batch's own earlier claim of it inserted it.
+    const took = new Set<string>();
+    const missed = new Set<string>();
+    for (let i = 0; i < n; i++) (inserted[i] ? took : missed).add(c.keys[i]!);
+    return [...missed].filter((k) => !took.has(k));
   }
 
   /**

@@ -13,6 +13,7 @@ import { LedgerError } from '../errors.js';
 import { startWorker } from '../thread.js';
 import type { Ledger } from './ledger.js';
 import type { LedgerStore } from './store.js';
+import { claimColumns, settleColumns, type ClaimColumns, type SettleColumns } from './columns.js';
 import type { ClaimInput, EventStatus, Settlement } from './types.js';
 
 /** What the writer thread is started with. */
@@ -50,35 +51,6 @@ export const WRITER_CHECKPOINT_PAGES = 65_536;
  * does not pay for a thread (a push of 25 events: 12% more CPU with it started up front).
  */
 const CHECKPOINTER_AFTER_WRITES = 16;
-
-/**
- * A batch of claims as it crosses to the thread: a column per field, each source name once. An array of objects is
- * cloned with every property name of every object, and rebuilt an object at a time (the clone of a push's claims
- * and settles was a tenth of the main thread's samples, and more of the writer's).
- */
-export interface ClaimColumns {
-  keys: string[];
-  keyKinds: string[];
-  payloadHashes: string[];
-  naturalKeys: Array<string | undefined>;
-  downstreamKeys: string[];
-  leadJsons: string[];
-  sources: string[];
-  /** Each claim's source, as an index into `sources`. */
-  sourceOf: Int32Array;
-  lines: Float64Array;
-  eventTimes: Array<string | undefined>;
-}
-
-/** Settlements as they cross to the thread: a column per field (see ClaimColumns). */
-export interface SettleColumns {
-  keys: string[];
-  statuses: Array<Settlement['status']>;
-  outcomes: Array<Settlement['outcome']>;
-  failures: Array<Settlement['failure']>;
-  crmIds: Array<string | undefined>;
-  errors: Array<string | undefined>;
-}
 
 /** A write the thread carries out: one Ledger method and its arguments (or the end of the thread's connection). */
 export type WriteOp =
@@ -297,83 +269,6 @@ export class ThreadedLedger implements LedgerStore {
     })();
     return this.closed;
   }
-}
-
-/** Claims as columns, for the thread. */
-export function claimColumns(items: ClaimInput[]): ClaimColumns {
-  const n = items.length;
-  const c: ClaimColumns = {
-    keys: [],
-    keyKinds: [],
-    payloadHashes: [],
-    naturalKeys: [],
-    downstreamKeys: [],
-    leadJsons: [],
-    sources: [],
-    sourceOf: new Int32Array(n),
-    lines: new Float64Array(n),
-    eventTimes: [],
-  };
-  // Filled by push, not map: an array that V8 holds as holey crosses postMessage element by element with its
-  // index (a "sparse" array), and the optimized map of a batch of claims made them so (measured: 30 of a push's
-  // 41 claims).
-  let last = -1;
-  for (let i = 0; i < n; i++) {
-    const it = items[i]!;
-    c.keys.push(it.key);
-    c.keyKinds.push(it.keyKind);
-    c.payloadHashes.push(it.payloadHash);
-    c.naturalKeys.push(it.naturalKey);
-    c.downstreamKeys.push(it.downstreamKey);
-    c.leadJsons.push(it.leadJson);
-    c.eventTimes.push(it.eventTime);
-    if (last < 0 || c.sources[last] !== it.source) {
-      last = c.sources.indexOf(it.source);
-      if (last < 0) last = c.sources.push(it.source) - 1;
-    }
-    c.sourceOf[i] = last;
-    c.lines[i] = it.line;
-  }
-  return c;
-}
-
-/** The claims of ClaimColumns, as the Ledger takes them. */
-export function claimsFromColumns(c: ClaimColumns): ClaimInput[] {
-  return c.keys.map((key, i) => ({
-    key,
-    keyKind: c.keyKinds[i]!,
-    payloadHash: c.payloadHashes[i]!,
-    naturalKey: c.naturalKeys[i],
-    downstreamKey: c.downstreamKeys[i]!,
-    leadJson: c.leadJsons[i]!,
-    source: c.sources[c.sourceOf[i]!]!,
-    line: c.lines[i]!,
-    eventTime: c.eventTimes[i],
-  }));
-}
-
-/** Settlements as columns, for the thread. */
-export function settleColumns(settlements: Settlement[]): SettleColumns {
-  return {
-    keys: settlements.map((s) => s.key),
-    statuses: settlements.map((s) => s.status),
-    outcomes: settlements.map((s) => s.outcome),
-    failures: settlements.map((s) => s.failure),
-    crmIds: settlements.map((s) => s.crmId),
-    errors: settlements.map((s) => s.error),
-  };
-}
-
-/** The settlements of SettleColumns, as the Ledger takes them (fields it does not hold left out, as given). */
-export function settlementsFromColumns(c: SettleColumns): Settlement[] {
-  return c.keys.map((key, i) => {
-    const s: Settlement = { key, status: c.statuses[i]! };
-    if (c.outcomes[i] !== undefined) s.outcome = c.outcomes[i];
-    if (c.failures[i] !== undefined) s.failure = c.failures[i];
-    if (c.crmIds[i] !== undefined) s.crmId = c.crmIds[i];
-    if (c.errors[i] !== undefined) s.error = c.errors[i];
-    return s;
-  });
 }
 
 /** The main connection's Ledger of a SQLite store: what the decider looks keys up in, synchronously. */

@@ -5,13 +5,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReadWrite } from './connect.js';
 import { Ledger } from './ledger.js';
-import {
-  claimsFromColumns,
-  settlementsFromColumns,
-  type WriteReply,
-  type WriteRequest,
-  type WriterInit,
-} from './threaded.js';
+import { settlementsFromColumns } from './columns.js';
+import type { WriteReply, WriteRequest, WriterInit } from './threaded.js';
 
 const init = workerData as WriterInit;
 const port = parentPort!;
@@ -35,9 +30,7 @@ port.on('message', (m: WriteRequest) => {
     ledger.dropSentPayloads = m.dropSentPayloads;
     switch (m.op) {
       case 'claimNew': {
-        const taken = ledger.claimNew(claimsFromColumns(m.claims), m.runId, m.sink);
-        const all = taken.size === m.claims.keys.length;
-        reply = { id: m.id, notTaken: all ? [] : [...new Set(m.claims.keys)].filter((k) => !taken.has(k)) };
+        reply = { id: m.id, notTaken: ledger.claimNewColumns(m.claims, m.runId, m.sink) };
         break;
       }
       case 'claimExisting':

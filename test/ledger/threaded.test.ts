@@ -13,13 +13,8 @@ import { LedgerError } from '../../src/errors.js';
 import { ledgerFailure } from '../../src/ledger/failure.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { openLedgerStore } from '../../src/ledger/open.js';
-import {
-  claimColumns,
-  claimsFromColumns,
-  settleColumns,
-  settlementsFromColumns,
-  ThreadedLedger,
-} from '../../src/ledger/threaded.js';
+import { claimColumns, settleColumns, settlementsFromColumns } from '../../src/ledger/columns.js';
+import { ThreadedLedger } from '../../src/ledger/threaded.js';
 import type { ClaimInput, Settlement } from '../../src/ledger/types.js';
 import { claim } from '../commands/ledger/seed.js';
 import { runCli } from '../helpers/cli.js';
@@ -62,7 +57,26 @@ test('claims and settles reach the thread whole, field by field', () => {
   ];
   const cols = claimColumns(claims);
   assert.deepEqual(cols.sources, ['a.jsonl', 'b.csv']);
-  assert.deepEqual(claimsFromColumns(structuredClone(cols)), claims);
+  // What the thread's ledger records of them, from the columns as they arrive (cloned, as postMessage clones them).
+  const ledger = openLedger(join(tmpDir(), 'l.db'))!;
+  const run = ledger.startRun('push', {}, { exclusive: true });
+  assert.deepEqual(ledger.claimNewColumns(structuredClone(cols), run, 'jsonl x'), []);
+  const rows = ledger.rowsByKeys(claims.map((c) => c.key)).sort((a, b) => a.key.localeCompare(b.key));
+  assert.deepEqual(
+    rows.map((r) => ({
+      key: r.key,
+      keyKind: r.key_kind,
+      payloadHash: r.payload_hash,
+      naturalKey: r.natural_key ?? undefined,
+      downstreamKey: r.downstream_key,
+      leadJson: r.lead_json,
+      source: r.source,
+      line: r.source_line,
+      eventTime: r.event_time ?? undefined,
+    })),
+    claims.map((c) => ({ ...c })),
+  );
+  ledger.close();
   const settlements: Settlement[] = [
     { key: 'k1', status: 'sent', outcome: 'created', crmId: '42' },
     { key: 'k2', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
@@ -70,6 +84,26 @@ test('claims and settles reach the thread whole, field by field', () => {
     { key: 'k4', status: 'sent', outcome: 'exists' },
   ];
   assert.deepEqual(settlementsFromColumns(structuredClone(settleColumns(settlements))), settlements);
+});
+
+// The writer's claim takes a batch as columns: a key twice in it is taken once, by its first claim (the second's
+// insert changes nothing, and must not make the key "not taken"), and only a key claimed before is not taken.
+test('a claim of columns takes a key twice in its batch once, and leaves only keys claimed before', () => {
+  const ledger = openLedger(join(tmpDir(), 'l.db'))!;
+  const run = ledger.startRun('push', {}, { exclusive: true });
+  assert.deepEqual(ledger.claimNew([claim('old', 'old@example.com')], run, 'jsonl x'), new Set(['old']));
+  const batch = [
+    claim('k1', 'ana@example.com', 'a.jsonl', 1),
+    claim('old', 'old@example.com', 'a.jsonl', 2),
+    claim('k1', 'ana.again@example.com', 'a.jsonl', 3),
+    claim('k2', 'bob@example.com', 'a.jsonl', 4),
+  ];
+  assert.deepEqual(ledger.claimNewColumns(claimColumns(batch), run, 'jsonl x'), ['old']);
+  const k1 = ledger.rowsByKeys(['k1'])[0]!;
+  assert.equal(k1.natural_key, 'ana@example.com', 'the first claim of k1 is the one recorded');
+  assert.equal(k1.source_line, 1);
+  assert.deepEqual(ledger.claimNew(batch, run, 'jsonl x'), new Set(), 'claimed before, all of them');
+  ledger.close();
 });
 
 test('writes commit on the thread and the main connection sees them at once; close() leaves the WAL empty', async () => {
