@@ -1,5 +1,5 @@
 // A push's batches as columns: how its claims and settles cross to the ledger's writer thread (threaded.ts), and
-// how the SQLite ledger takes a batch of claims (Ledger.claimNewColumns), without an object per claim on either side.
+// how the SQLite ledger takes a batch (Ledger.claimNewFromColumns, Ledger.settleFromColumns), without an object per claim on either side.
 import type { ClaimInput, Settlement } from './types.js';
 
 /**
@@ -81,14 +81,12 @@ export function settleColumns(settlements: Settlement[]): SettleColumns {
   };
 }
 
-/** The settlements of SettleColumns, as the Ledger takes them (fields it does not hold left out, as given). */
-export function settlementsFromColumns(c: SettleColumns): Settlement[] {
-  return c.keys.map((key, i) => {
-    const s: Settlement = { key, status: c.statuses[i]! };
-    if (c.outcomes[i] !== undefined) s.outcome = c.outcomes[i];
-    if (c.failures[i] !== undefined) s.failure = c.failures[i];
-    if (c.crmIds[i] !== undefined) s.crmId = c.crmIds[i];
-    if (c.errors[i] !== undefined) s.error = c.errors[i];
-    return s;
-  });
+/** The settlement at index i of SettleColumns, as the Ledger takes it (fields it does not hold left out, as given). */
+export function settlementAt(c: SettleColumns, i: number): Settlement {
+  const s: Settlement = { key: c.keys[i]!, status: c.statuses[i]! };
+  if (c.outcomes[i] !== undefined) s.outcome = c.outcomes[i];
+  if (c.failures[i] !== undefined) s.failure = c.failures[i];
+  if (c.crmIds[i] !== undefined) s.crmId = c.crmIds[i];
+  if (c.errors[i] !== undefined) s.error = c.errors[i];
+  return s;
 }

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { openReadOnly, openReadWrite } from './connect.js';
-import { claimColumns, type ClaimColumns } from './columns.js';
+import { claimColumns, settleColumns, settlementAt, type ClaimColumns, type SettleColumns } from './columns.js';
 import { compactSqlite } from './erase.js';
 import { ledgerFailure } from './failure.js';
 import { identifyLedgerFile } from './identify.js';
@@ -23,7 +23,7 @@ import {
   ORPHAN_PENDING,
   OTHER_RUN_SINCE,
   RELEASED_RUN,
-  settleRecords,
+  settleRecord,
 } from './rules.js';
 import { SqliteDb } from './sql.js';
 import type { LedgerStore, StorageFacts } from './store.js';
@@ -298,7 +298,7 @@ export class Ledger implements LedgerStore {
    * inserted are returned; a key another process claimed first is not, and must not be sent.
    */
   claimNew(items: ClaimInput[], runId: number, sink: string): Set<string> {
-    const notTaken = new Set(this.claimNewColumns(claimColumns(items), runId, sink));
+    const notTaken = new Set(this.claimNewFromColumns(claimColumns(items), runId, sink));
     const claimed = new Set<string>();
     for (const it of items) if (!notTaken.has(it.key)) claimed.add(it.key);
     return claimed;
@@ -309,7 +309,7 @@ export class Ledger implements LedgerStore {
    * batch it did not take, nearly always none. A key twice in the batch is taken by its first claim (rules.ts's
    * claimsOf, which PostgreSQL's claim uses, keeps the same one).
    */
-  claimNewColumns(c: ClaimColumns, runId: number, sink: string): string[] {
+  claimNewFromColumns(c: ClaimColumns, runId: number, sink: string): string[] {
     const t = now();
     const ins = this.stmt(CLAIM_NEW_SQL);
     const n = c.keys.length;
@@ -372,7 +372,19 @@ export class Ledger implements LedgerStore {
 
   /** Commits the outcome of sends; only rows this run still owns as pending change. */
   settle(settlements: Settlement[], runId: number): void {
+    this.settleFromColumns(settleColumns(settlements), runId);
+  }
+
+  /**
+   * settle of a batch as columns (how the writer thread receives it): the plain sends that are nearly all of a
+   * push's settles are written from the columns, with no object per settlement.
+   */
+  settleFromColumns(c: SettleColumns, runId: number): void {
     const t = now();
+    const n = c.keys.length;
+    // A key twice in one settle: each of its records is an attempts row of its own (mayBeInRow). Counted only when
+    // the batch has one.
+    const counts = new Set(c.keys).size === n ? undefined : keyCounts(c.keys);
     const set = `UPDATE events SET status = @status, outcome = @outcome, failure = @failure, crm_id = COALESCE(@crm, crm_id), last_error = @error,
          attempts = attempts + 1, updated_at = @t, sent_at = CASE WHEN @status = 'sent' THEN @t ELSE sent_at END,
          lead_json = CASE WHEN @status = 'sent' AND @drop = 1 THEN NULL ELSE lead_json END
@@ -393,15 +405,19 @@ export class Ledger implements LedgerStore {
     const hist = this.stmt(`INSERT INTO attempts (key, run_id, at, outcome, detail) VALUES (?, ?, ?, ?, ?)`);
     this.db
       .transaction(() => {
-        for (const s of settleRecords(settlements)) {
+        for (let i = 0; i < n; i++) {
+          const key = c.keys[i]!;
+          const repeated = counts !== undefined && counts.get(key)! > 1;
           if (
-            mayBeInRow(s) &&
-            s.crmId === null &&
-            s.error === null &&
-            s.failure === null &&
-            sentPlain.run({ outcome: s.outcome, t, key: s.key, run: runId }).changes === 1
+            !repeated &&
+            c.statuses[i] === 'sent' &&
+            c.crmIds[i] == null &&
+            c.errors[i] == null &&
+            c.failures[i] == null &&
+            sentPlain.run({ outcome: c.outcomes[i] ?? null, t, key, run: runId }).changes === 1
           )
             continue;
+          const s = settleRecord(settlementAt(c, i), repeated);
           const p = {
             status: s.status,
             outcome: s.outcome,
@@ -557,4 +573,11 @@ function isAlive(host: string, pid: number, heartbeatAt: string): boolean {
 
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** How many times each key is in keys. */
+function keyCounts(keys: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  return counts;
 }

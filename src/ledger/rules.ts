@@ -98,7 +98,12 @@ export function mayBeInRow(s: SettleRecord): boolean {
 export function settleRecords(settlements: Settlement[]): SettleRecord[] {
   const seen = new Map<string, number>();
   for (const s of settlements) seen.set(s.key, (seen.get(s.key) ?? 0) + 1);
-  return settlements.map((s) => ({
+  return settlements.map((s) => settleRecord(s, seen.get(s.key)! > 1));
+}
+
+/** What a settle writes of one settlement (settleRecords); repeated: its key has another record in the settle. */
+export function settleRecord(s: Settlement, repeated: boolean): SettleRecord {
+  return {
     key: s.key,
     status: s.status,
     outcome: s.outcome ?? null,
@@ -107,8 +112,8 @@ export function settleRecords(settlements: Settlement[]): SettleRecord[] {
     error: s.error ?? null,
     attempt: s.status === 'sent' ? (s.outcome ?? 'sent') : s.status === 'failed' ? 'failed' : 'unknown',
     detail: s.error ?? (s.crmId ? `crm id ${s.crmId}` : null),
-    repeated: seen.get(s.key)! > 1,
-  }));
+    repeated,
+  };
 }
 
 /**

@@ -5,7 +5,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReadWrite } from './connect.js';
 import { Ledger } from './ledger.js';
-import { settlementsFromColumns } from './columns.js';
 import type { WriteReply, WriteRequest, WriterInit } from './threaded.js';
 
 const init = workerData as WriterInit;
@@ -30,14 +29,14 @@ port.on('message', (m: WriteRequest) => {
     ledger.dropSentPayloads = m.dropSentPayloads;
     switch (m.op) {
       case 'claimNew': {
-        reply = { id: m.id, notTaken: ledger.claimNewColumns(m.claims, m.runId, m.sink) };
+        reply = { id: m.id, notTaken: ledger.claimNewFromColumns(m.claims, m.runId, m.sink) };
         break;
       }
       case 'claimExisting':
         reply = { id: m.id, keys: [...ledger.claimExisting(m.keys, m.runId, m.from, m.sink)] };
         break;
       case 'settle':
-        ledger.settle(settlementsFromColumns(m.settlements), m.runId);
+        ledger.settleFromColumns(m.settlements, m.runId);
         reply = { id: m.id };
         break;
       case 'release':

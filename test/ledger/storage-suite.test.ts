@@ -233,7 +233,7 @@ for (const st of storages) {
     const ctx = testCtx(l.dir, l.env);
     const s = await open(l);
     const r1 = await s.startRun('push', {}, { exclusive: true });
-    await s.claimNew([claim('a', 'a@x.io'), claim('b', 'b@x.io'), claim('c', 'c@x.io')], r1, 's');
+    await s.claimNew([claim('a', 'a@x.io'), claim('b', 'b@x.io'), claim('c', 'c@x.io'), claim('d', 'd@x.io')], r1, 's');
     await s.settle(
       [
         { key: 'a', status: 'sent', outcome: 'created', crmId: 'c1' },
@@ -246,6 +246,14 @@ for (const st of storages) {
       [
         { key: 'b', status: 'failed', failure: 'retryable', error: 'HTTP 503' },
         { key: 'b', status: 'sent', outcome: 'created' },
+      ],
+      r1,
+    );
+    // Two plain sends of one key in one settle (no CRM id, no error): still each an attempt of its own.
+    await s.settle(
+      [
+        { key: 'd', status: 'sent', outcome: 'created' },
+        { key: 'd', status: 'sent', outcome: 'exists' },
       ],
       r1,
     );
@@ -264,11 +272,12 @@ for (const st of storages) {
     assert.deepEqual(await shown('a'), ['r1 created crm id c1', 'r2 released stopped']);
     assert.deepEqual(await shown('b'), ['r1 failed HTTP 503', 'r1 created null']);
     assert.deepEqual(await shown('c'), ['r1 created crm id c3', 'r2 exists null']);
+    assert.deepEqual(await shown('d'), ['r1 created null', 'r1 exists null']);
     const known = await s.lookupKeys(['a', 'b']);
     assert.equal(known.get('a')?.status, 'sent');
     assert.equal(known.get('a')?.runId, r1, 'back to the run that sent it');
     assert.equal(known.get('b')?.status, 'failed', 'the first record of the two');
-    assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 6);
+    assert.equal((await ledgerStats({ ledger: l.ledger }, ctx)).attempts, 8);
     await s.close();
   });
 

@@ -13,7 +13,7 @@ import { LedgerError } from '../../src/errors.js';
 import { ledgerFailure } from '../../src/ledger/failure.js';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { openLedgerStore } from '../../src/ledger/open.js';
-import { claimColumns, settleColumns, settlementsFromColumns } from '../../src/ledger/columns.js';
+import { claimColumns, settleColumns, settlementAt } from '../../src/ledger/columns.js';
 import { ThreadedLedger } from '../../src/ledger/threaded.js';
 import type { ClaimInput, Settlement } from '../../src/ledger/types.js';
 import { claim } from '../commands/ledger/seed.js';
@@ -60,7 +60,7 @@ test('claims and settles reach the thread whole, field by field', () => {
   // What the thread's ledger records of them, from the columns as they arrive (cloned, as postMessage clones them).
   const ledger = openLedger(join(tmpDir(), 'l.db'))!;
   const run = ledger.startRun('push', {}, { exclusive: true });
-  assert.deepEqual(ledger.claimNewColumns(structuredClone(cols), run, 'jsonl x'), []);
+  assert.deepEqual(ledger.claimNewFromColumns(structuredClone(cols), run, 'jsonl x'), []);
   const rows = ledger.rowsByKeys(claims.map((c) => c.key)).sort((a, b) => a.key.localeCompare(b.key));
   assert.deepEqual(
     rows.map((r) => ({
@@ -83,7 +83,11 @@ test('claims and settles reach the thread whole, field by field', () => {
     { key: 'k3', status: 'in_doubt', error: 'timed out' },
     { key: 'k4', status: 'sent', outcome: 'exists' },
   ];
-  assert.deepEqual(settlementsFromColumns(structuredClone(settleColumns(settlements))), settlements);
+  const cols2 = structuredClone(settleColumns(settlements));
+  assert.deepEqual(
+    settlements.map((_, i) => settlementAt(cols2, i)),
+    settlements,
+  );
 });
 
 // The writer's claim takes a batch as columns: a key twice in it is taken once, by its first claim (the second's
@@ -98,7 +102,7 @@ test('a claim of columns takes a key twice in its batch once, and leaves only ke
     claim('k1', 'ana.again@example.com', 'a.jsonl', 3),
     claim('k2', 'bob@example.com', 'a.jsonl', 4),
   ];
-  assert.deepEqual(ledger.claimNewColumns(claimColumns(batch), run, 'jsonl x'), ['old']);
+  assert.deepEqual(ledger.claimNewFromColumns(claimColumns(batch), run, 'jsonl x'), ['old']);
   const k1 = ledger.rowsByKeys(['k1'])[0]!;
   assert.equal(k1.natural_key, 'ana@example.com', 'the first claim of k1 is the one recorded');
   assert.equal(k1.source_line, 1);
