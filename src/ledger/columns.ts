@@ -69,16 +69,18 @@ export function claimColumns(items: ClaimInput[]): ClaimColumns {
   return c;
 }
 
-/** Settlements as columns, for the thread. */
+/** Settlements as columns, for the thread; filled by push, as claimColumns's are, so that they cross dense. */
 export function settleColumns(settlements: Settlement[]): SettleColumns {
-  return {
-    keys: settlements.map((s) => s.key),
-    statuses: settlements.map((s) => s.status),
-    outcomes: settlements.map((s) => s.outcome),
-    failures: settlements.map((s) => s.failure),
-    crmIds: settlements.map((s) => s.crmId),
-    errors: settlements.map((s) => s.error),
-  };
+  const c: SettleColumns = { keys: [], statuses: [], outcomes: [], failures: [], crmIds: [], errors: [] };
+  for (const s of settlements) {
+    c.keys.push(s.key);
+    c.statuses.push(s.status);
+    c.outcomes.push(s.outcome);
+    c.failures.push(s.failure);
+    c.crmIds.push(s.crmId);
+    c.errors.push(s.error);
+  }
+  return c;
 }
 
 /** The settlement at index i of SettleColumns, as the Ledger takes it (fields it does not hold left out, as given). */

@@ -18,6 +18,7 @@ import {
   ledgerInUse,
   MATERIALIZE_ATTEMPT,
   mayBeInRow,
+  mayBeInRowOf,
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
   ORPHAN_PENDING,
@@ -409,8 +410,7 @@ export class Ledger implements LedgerStore {
           const key = c.keys[i]!;
           const repeated = counts !== undefined && counts.get(key)! > 1;
           if (
-            !repeated &&
-            c.statuses[i] === 'sent' &&
+            mayBeInRowOf(c.statuses[i]!, repeated) &&
             c.crmIds[i] == null &&
             c.errors[i] == null &&
             c.failures[i] == null &&

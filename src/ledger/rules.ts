@@ -87,7 +87,12 @@ export function RELEASED_RUN(status: string, events: string): string {
  * an earlier send's id, this one having none, would show that id as this send's).
  */
 export function mayBeInRow(s: SettleRecord): boolean {
-  return s.status === 'sent' && !s.repeated;
+  return mayBeInRowOf(s.status, s.repeated);
+}
+
+/** mayBeInRow of a settlement's status, and whether its key has another record in the settle. */
+export function mayBeInRowOf(status: Settlement['status'], repeated: boolean): boolean {
+  return status === 'sent' && !repeated;
 }
 
 /**
