@@ -14,17 +14,15 @@ export function buildDefaultBody(downstreamKey: string, lead: Lead): Record<stri
 /** The lead in snake_case without empty fields; custom fields are merged in as they are (standard fields win). */
 export function snakeLead(lead: Lead): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(lead.custom ?? {})) if (v !== '') out[k] = v;
-  const std: Array<[string, string | undefined]> = [
-    ['email', lead.email],
-    ['phone', lead.phone],
-    ['name', lead.name],
-    ['first_name', lead.firstName],
-    ['last_name', lead.lastName],
-    ['company', lead.company],
-    ['source', lead.source],
-  ];
-  for (const [k, v] of std) if (v !== undefined && v !== '') out[k] = v;
+  if (lead.custom) for (const [k, v] of Object.entries(lead.custom)) if (v !== '') out[k] = v;
+  // Field by field rather than from a table of pairs: a push to a file calls this once per lead.
+  if (lead.email) out.email = lead.email;
+  if (lead.phone) out.phone = lead.phone;
+  if (lead.name) out.name = lead.name;
+  if (lead.firstName) out.first_name = lead.firstName;
+  if (lead.lastName) out.last_name = lead.lastName;
+  if (lead.company) out.company = lead.company;
+  if (lead.source) out.source = lead.source;
   return out;
 }
 

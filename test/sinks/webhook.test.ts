@@ -24,6 +24,22 @@ describe('webhook body', () => {
     });
   });
 
+  it('custom fields come first, without empty ones, and a standard field of the same name wins', () => {
+    const body = buildDefaultBody('k1', {
+      email: 'a@x.com',
+      phone: '',
+      lastName: 'Lima',
+      source: 'fb',
+      custom: { plan: 'pro', email: 'other@x.com', note: '', source: 'custom' },
+    });
+    assert.deepEqual(body, {
+      event_key_hash: 'k1',
+      lead: { plan: 'pro', email: 'a@x.com', source: 'fb', last_name: 'Lima' },
+    });
+    // Key order, as a JSONL line or a webhook body shows it: custom fields in their order, then the standard ones.
+    assert.deepEqual(Object.keys(body.lead as object), ['plan', 'email', 'source', 'last_name']);
+  });
+
   it('templates substitute whole values, inline values, and drop missing ones', () => {
     const out = renderTemplate(
       {
