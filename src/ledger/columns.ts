@@ -1,5 +1,6 @@
-// A push's batches as columns: how its claims and settles cross to the ledger's writer thread (threaded.ts), and
-// how the SQLite ledger takes a batch (Ledger.claimNewFromColumns, Ledger.settleFromColumns), without an object per claim on either side.
+// A push's batches as columns: how its claims and settles cross to the ledger's writer thread (threaded.ts), and how
+// the SQLite ledger takes a batch (Ledger.claimNewFromColumns, Ledger.settleFromColumns), with no object per claim
+// or settlement on either side.
 import type { ClaimInput, Settlement } from './types.js';
 
 /**

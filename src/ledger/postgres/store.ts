@@ -215,8 +215,9 @@ export function settleParams(rec: SettleRecord[], runId: number, dropSentPayload
 // A claim of rows already in the ledger (a replay of failed or in-doubt events, a retry): only while the row is in one
 // of the statuses it is claimed from, and the run's lease is current. Linear in the batch whatever the statistics
 // say, as the settle is (by key, or on a smaller table by a hash join over it): the statuses are a column of a
-// MATERIALIZED list, not constants the events_status index could serve. A replay right after a run that failed 800,000 events (statistics taken before, when all were sent) read
-// every failed row through that index for each batch of 2,000 keys: 258 ms a batch, and more as the failures grow.
+// MATERIALIZED list, not constants the events_status index could serve. A replay right after a run that failed
+// 800,000 events (statistics taken before, when all were sent) read every failed row through that index for each
+// batch of 2,000 keys: 258 ms a batch, and more as the failures grow.
 // Exported for the test of its plan (test/ledger/pg-plans.test.ts).
 export const CLAIM_EXISTING_SQL = `WITH c AS MATERIALIZED (SELECT k, ?::text[] AS expect FROM unnest(?::text[]) AS c(k))
   UPDATE events e SET status = 'pending', run_id = ?, sink = ?, updated_at = ?
