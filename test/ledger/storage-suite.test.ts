@@ -453,30 +453,35 @@ for (const st of storages) {
   });
 }
 
+// What a push of `batches` batches of 2,500 new events claims, batch by batch: the number each batch took.
+async function claimBatches(s: LedgerStore, run: number, batches: number): Promise<number[]> {
+  const took: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const batch = Array.from({ length: 2_500 }, (_, i) => claim(`k${b * 2_500 + i}`, `p${b * 2_500 + i}@x.io`));
+    took.push((await s.claimNew(batch, run, 's')).size);
+  }
+  return took;
+}
+
+/** A column of the events table's row in pg_stat_user_tables (statistics of the ledger's current schema). */
+async function eventsStat<T>(s: LedgerStore, column: string): Promise<T | null> {
+  const row = await s.sql.get<{ v: T | null }>(
+    `SELECT ${column} AS v FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'events'`,
+  );
+  return row?.v ?? null;
+}
+
 // A push fills a ledger faster than autovacuum analyzes it; without statistics the people lookup scanned the table.
 test('postgres: a push that inserts 10,000 events analyzes the events table itself', async () => {
   const l = storages.find((x) => x.kind === 'postgres')!.fresh();
   const s = await open(l);
   const run = await s.startRun('push', {}, { exclusive: true });
-  const lastAnalyze = async () =>
-    (
-      await s.sql.get<{ at: string | null }>(
-        `SELECT last_analyze::text AS at FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'events'`,
-      )
-    )?.at ?? null;
-  assert.equal(await lastAnalyze(), null, 'a new ledger has not been analyzed');
-  for (let b = 0; b < 4; b++) {
-    const batch = Array.from({ length: 2_500 }, (_, i) => claim(`k${b * 2_500 + i}`, `p${b * 2_500 + i}@x.io`));
-    assert.equal((await s.claimNew(batch, run, 's')).size, 2_500);
-  }
+  assert.equal(await eventsStat(s, 'last_analyze::text'), null, 'a new ledger has not been analyzed');
+  assert.deepEqual(await claimBatches(s, run, 4), [2_500, 2_500, 2_500, 2_500]);
   await s.finishRun(run, 'done', {});
   await s.close();
   const again = await open(l);
-  const at = (
-    await again.sql.get<{ at: string | null }>(
-      `SELECT last_analyze::text AS at FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'events'`,
-    )
-  )?.at;
+  const at = await eventsStat<string>(again, 'last_analyze::text');
   // Of the columns the push's lookups filter on only: the others' statistics would cost the sample twice as much.
   const analyzed = await again.sql.all<{ attname: string }>(
     `SELECT attname::text AS attname FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'events' ORDER BY attname`,
@@ -495,18 +500,13 @@ test('postgres: a push analyzes again only once its rows have grown tenfold', as
   const l = storages.find((x) => x.kind === 'postgres')!.fresh();
   const s = await open(l);
   const run = await s.startRun('push', {}, { exclusive: true });
-  for (let b = 0; b < 36; b++) {
-    const batch = Array.from({ length: 2_500 }, (_, i) => claim(`k${b * 2_500 + i}`, `p${b * 2_500 + i}@x.io`));
-    assert.equal((await s.claimNew(batch, run, 's')).size, 2_500);
-  }
+  assert.deepEqual(await claimBatches(s, run, 36), Array(36).fill(2_500));
   await s.finishRun(run, 'done', {});
   await s.close();
   const again = await open(l);
-  const n = await again.sql.get<{ n: number }>(
-    `SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'events'`,
-  );
+  const n = await eventsStat<number>(again, 'analyze_count::int');
   await again.close();
-  assert.equal(n?.n, 1, '90,000 rows inserted: analyzed at 10,000, not again before 100,000');
+  assert.equal(n, 1, '90,000 rows inserted: analyzed at 10,000, not again before 100,000');
 });
 
 test('postgres: the analyze skips a table another session holds locked: the push ends without waiting for it', async () => {
@@ -517,10 +517,7 @@ test('postgres: the analyze skips a table another session holds locked: the push
   await locker.sql.transaction(async (tx) => {
     // As a VACUUM or an index build would: ANALYZE needs this lock.
     await tx.run('LOCK TABLE events IN SHARE UPDATE EXCLUSIVE MODE');
-    for (let b = 0; b < 5; b++) {
-      const batch = Array.from({ length: 2_500 }, (_, i) => claim(`k${b * 2_500 + i}`, `p${b * 2_500 + i}@x.io`));
-      await s.claimNew(batch, run, 's');
-    }
+    await claimBatches(s, run, 5);
     await s.finishRun(run, 'done', {});
     const t0 = Date.now();
     await s.close();
