@@ -24,8 +24,8 @@
 // replaced since the send, so those events stay in doubt until the user accepts a re-send (--resend), which looks
 // first too. Only a regular file can be read back: stdout, a device or a FIFO cannot.
 import { constants } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { access, lstat, open, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
 import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
@@ -83,15 +83,34 @@ export class JsonlSink implements Sink {
   }
 
   /**
-   * Checks the output before any lead is claimed, so a symlink is a usage error up front rather than leads in
-   * doubt. Other problems (a missing directory, no permission) are left to send(), which reports them per batch.
+   * Checks the output before any lead is claimed, so that what can be told up front (a symlink, a directory, a
+   * directory that is not there or that leadledger may not write in) is a usage error rather than leads claimed
+   * for a file that cannot take them. The file itself is not created here (see the head of this file); a problem
+   * that comes up later anyway (the directory removed meanwhile) fails the batch that meets it, as not written.
    */
   async open(): Promise<void> {
     if (this.opts.output === '-') return;
-    const st = await lstat(this.opts.output).catch(() => undefined);
-    if (st?.isSymbolicLink()) throw linkRefused(this.opts.output);
-    // A device or a FIFO cannot be read back (a file not there yet will be one).
-    if (st && !st.isFile()) this.capabilities.lookupByDownstreamKey = false;
+    const out = this.opts.output;
+    const st = await lstat(out).catch(() => undefined);
+    if (st?.isSymbolicLink()) throw linkRefused(out);
+    if (st?.isDirectory()) throw new UsageError(`--output ${out} is a directory; give the path of a file in it`);
+    if (st) {
+      // A device or a FIFO cannot be read back (a file not there yet will be one).
+      if (!st.isFile()) this.capabilities.lookupByDownstreamKey = false;
+      await access(out, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
+        throw new UsageError(`--output ${out} cannot be written: ${err.code ?? err.message}`);
+      });
+      return;
+    }
+    const dir = dirname(this.path!);
+    const d = await stat(dir).catch((err: NodeJS.ErrnoException) => err);
+    if (d instanceof Error || !d.isDirectory())
+      throw new UsageError(
+        `--output ${out}: its directory ${dir} ${d instanceof Error && d.code === 'ENOENT' ? 'does not exist' : d instanceof Error ? `cannot be read (${d.code ?? d.message})` : 'is not a directory'}`,
+      );
+    await access(dir, constants.W_OK | constants.X_OK).catch((err: NodeJS.ErrnoException) => {
+      throw new UsageError(`--output ${out} cannot be created in ${dir}: ${err.code ?? err.message}`);
+    });
   }
 
   /** Append one line per item and flush them to disk before returning; batches are written one after another. */
@@ -103,8 +122,10 @@ export class JsonlSink implements Sink {
     try {
       await turn;
     } catch (err) {
-      // A partial write may have left some lines: those leads are in doubt rather than failed.
       const reason = `cannot write ${this.describe()}: ${(err as Error).message}`;
+      // The file could not be opened: not one byte of the batch reached it, so its leads failed and a rerun
+      // writes them. A write that failed after the open may have left some lines: those leads are in doubt.
+      if (err instanceof NotOpened) return items.map(() => ({ kind: 'failed', permanent: false, reason }));
       return items.map(() => ({ kind: 'unknown', reason }));
     }
     return items.map(() => ({ kind: 'created' }));
@@ -209,10 +230,17 @@ export class JsonlSink implements Sink {
 
   private handle(): Promise<OpenFile> {
     if (this.file) return Promise.resolve(this.file);
-    this.opening ??= openNoFollow(this.opts.output).then((f) => {
-      this.file = f;
-      return f;
-    });
+    this.opening ??= openNoFollow(this.opts.output).then(
+      (f) => {
+        this.file = f;
+        return f;
+      },
+      (err: unknown) => {
+        // The next batch tries the open again (the directory may be back).
+        this.opening = undefined;
+        throw new NotOpened((err as Error).message, { cause: err });
+      },
+    );
     return this.opening;
   }
 }
@@ -280,6 +308,9 @@ async function endsWithNewline(path: string, size: number): Promise<boolean> {
     await r.close();
   }
 }
+
+/** The output file could not be opened: nothing of the batch was written. */
+class NotOpened extends Error {}
 
 function linkRefused(path: string): UsageError {
   return new UsageError(

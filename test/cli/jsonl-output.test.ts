@@ -1,7 +1,7 @@
 // The jsonl sink as a user runs it: the built CLI, the real deliver path (4 batches in flight), a real file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { jsonReport, ROOT, runCli } from '../helpers/cli.js';
@@ -73,6 +73,36 @@ test('jsonl: --output through a symlink is refused before any lead is claimed; t
   assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
 });
 
+test('jsonl: an --output in a directory that does not exist, or that is a directory, is refused before any lead is claimed', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  for (const [out, why] of [
+    [join(dir, 'no-such-dir', 'out.jsonl'), /no-such-dir does not exist/],
+    [dir, /is a directory/],
+  ] as const) {
+    const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', ledger]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
+    assert.ok(r.stderr.includes(`--output ${out}`), r.stderr);
+    assert.match(r.stderr, why);
+    assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+  }
+  // The path fixed, the same push sends all 16.
+  const r = await runCli([
+    'push',
+    fixture,
+    '--sink',
+    'jsonl',
+    '--output',
+    join(dir, 'out.jsonl'),
+    '--ledger',
+    ledger,
+    '--json',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(jsonReport(r).delivery.sent, 16);
+});
+
 test('jsonl: a dangling symlink as --output is refused too, and its target is not created', async () => {
   const dir = tmpDir();
   const target = join(dir, 'elsewhere.jsonl');
@@ -138,20 +168,40 @@ test("a push (and a replay) records its own sink's parameters: a JSONL push name
 
 test('in doubt: the summary and --json give the reason of every in-doubt event, grouped with counts', async () => {
   const dir = tmpDir();
-  const out = join(dir, 'no-such-dir', 'out.jsonl');
-  const args = ['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', join(dir, 'l.db'), '--json'];
-  const r = await runCli(args);
+  // /dev/full opens, and every write to it fails with ENOSPC, as a full disk does: the lines may be partly there.
+  const full = [
+    'push',
+    fixture,
+    '--sink',
+    'jsonl',
+    '--output',
+    '/dev/full',
+    '--ledger',
+    join(dir, 'full.db'),
+    '--json',
+  ];
+  const r = await runCli(full);
   assert.equal(r.code, 1, r.stderr);
   assert.equal(jsonReport(r).delivery.inDoubt, 16);
   const reasons = Object.entries(jsonReport(r).inDoubtReasons ?? {});
   assert.equal(reasons.length, 1, JSON.stringify(reasons));
   const [reason, n] = reasons[0]!;
   assert.equal(n, 16);
-  assert.match(reason, /^cannot write JSONL file .*out\.jsonl: ENOENT/);
+  assert.match(reason, /^cannot write JSONL file \/dev\/full: ENOSPC/);
   assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
 
-  // The next run looks for them in the file, which is not there (never created, or moved away with the lines it
-  // may hold): a lead not found settles nothing, so they stay in doubt, and the reason says what re-sends them.
+  // Sent to a file whose settles never came (a run killed right after its writes), and the file moved away since.
+  const out = join(dir, 'out.jsonl');
+  const ledger = join(dir, 'l.db');
+  const args = ['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--json'];
+  assert.equal((await runCli(args)).code, 0);
+  const db = new Database(ledger);
+  db.prepare(`UPDATE events SET status = 'in_doubt' WHERE status = 'sent'`).run();
+  db.close();
+  unlinkSync(out);
+
+  // The next run looks for them in the file, which is not there (moved away with the lines it may hold): a lead
+  // not found settles nothing, so they stay in doubt, and the reason says what re-sends them.
   const again = await runCli(args);
   assert.equal(again.code, 1, again.stderr);
   assert.equal(jsonReport(again).delivery.inDoubt, 16);

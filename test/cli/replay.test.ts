@@ -304,8 +304,8 @@ test('in doubt on a JSONL file: replay --in-doubt settles those the file holds; 
   writeFileSync(doubtInput, lines.slice(10).join('\n') + '\n');
   const sink = ['--sink', 'jsonl', '--output', out, '--ledger', ledger];
   assert.equal((await runCli(['push', sentInput, ...sink, '--quiet'])).code, 0);
-  // A folder that does not exist: every write fails, so the five leads may or may not be there: in doubt.
-  const broken = ['--sink', 'jsonl', '--output', join(dir, 'gone', 'out.jsonl'), '--ledger', ledger, '--json'];
+  // A full disk (/dev/full fails every write with ENOSPC): the five leads may or may not be there: in doubt.
+  const broken = ['--sink', 'jsonl', '--output', '/dev/full', '--ledger', ledger, '--json'];
   assert.equal(jsonReport(await runCli(['push', doubtInput, ...broken])).delivery.inDoubt, 5);
   // And three written to out.jsonl whose settle never came (a run killed right after the write).
   const inDoubt = (keys: string[]) => {

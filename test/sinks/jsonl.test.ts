@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -145,9 +145,48 @@ describe('jsonl sink', () => {
     assert.equal(text, `${JSON.stringify({ key: item(1, {}).downstreamKey, lead: { email: 'a@x.com' } })}\n`);
   });
 
-  it('a write error makes the batch in doubt', async () => {
-    const s = await createSink({ sink: 'jsonl', output: join(tmpdir(), 'no-such-dir-ll', 'x', 'out.jsonl') });
+  it('refuses, when the sink is built, an output in a missing directory or that is a directory, naming it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const missing = join(dir, 'no-such-dir', 'out.jsonl');
+    await assert.rejects(
+      createSink({ sink: 'jsonl', output: missing }),
+      (err: unknown) =>
+        err instanceof UsageError && err.message.includes(missing) && /no-such-dir does not exist/.test(err.message),
+    );
+    await assert.rejects(
+      createSink({ sink: 'jsonl', output: dir }),
+      (err: unknown) => err instanceof UsageError && err.message.includes(dir) && /is a directory/.test(err.message),
+    );
+    const file = join(dir, 'plain.txt');
+    await writeFile(file, '');
+    await assert.rejects(
+      createSink({ sink: 'jsonl', output: join(file, 'out.jsonl') }),
+      (err: unknown) => err instanceof UsageError && /is not a directory/.test(err.message),
+    );
+  });
+
+  it('a file that cannot be opened when a batch comes fails the batch, retryable: nothing of it was written', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
+    const sub = join(dir, 'out');
+    await mkdir(sub);
+    const s = await createSink({ sink: 'jsonl', output: join(sub, 'leads.jsonl') });
+    await rm(sub, { recursive: true });
+    const [o] = await s.send([item(1, { email: 'a@x.com' })]);
+    assert.equal(o?.kind, 'failed');
+    assert.equal((o as { permanent?: boolean }).permanent, false);
+    assert.match((o as { reason: string }).reason, /cannot write JSONL file .*ENOENT/);
+    // The directory back, the next batch opens the file and is written.
+    await mkdir(sub);
+    assert.deepEqual(await s.send([item(2, { email: 'b@x.com' })]), [{ kind: 'created' }]);
+    await s.close?.();
+    assert.equal((await readFile(join(sub, 'leads.jsonl'), 'utf8')).split('\n').length, 2);
+  });
+
+  it('a write that fails once the file is open makes the batch in doubt (some lines may be there)', async () => {
+    // /dev/full opens, and every write to it fails with ENOSPC, as a full disk does.
+    const s = await createSink({ sink: 'jsonl', output: '/dev/full' });
     const [o] = await s.send([item(1, { email: 'a@x.com' })]);
     assert.equal(o?.kind, 'unknown');
+    assert.match((o as { reason: string }).reason, /ENOSPC/);
   });
 });
