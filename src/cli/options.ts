@@ -34,7 +34,14 @@ const list = (v: string, prev: unknown) => [
     .map((s) => s.trim())
     .filter(Boolean),
 ];
-const seconds = (name: string) => (v: string) => Math.round(num(name)(v) * 1000);
+/** The longest wait a timer holds (2^31 - 1 ms, 24.8 days): a longer one fires at once. */
+const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+const seconds = (name: string) => (v: string) => {
+  const n = num(name)(v);
+  if (n > MAX_SECONDS)
+    throw new InvalidArgumentError(`${name} takes at most ${MAX_SECONDS} seconds (24 days), not '${v}'`);
+  return Math.round(n * 1000);
+};
 
 /** The option table. */
 export const OPTIONS: OptionDef[] = [

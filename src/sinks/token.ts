@@ -19,7 +19,7 @@ export async function readToken(opts: {
     }
     const token = text.trim();
     if (!token) throw new UsageError(`the ${opts.what} token file ${opts.tokenFile} is empty`);
-    return token;
+    return headerSafe(token, `the ${opts.what} token file ${opts.tokenFile}`);
   }
   const token = opts.env[opts.envName]?.trim();
   if (!token) {
@@ -27,5 +27,21 @@ export async function readToken(opts: {
       `${opts.what} needs a token: set ${opts.envName} in the environment, or put it in a file and pass --token-file PATH`,
     );
   }
-  return token;
+  return headerSafe(token, opts.envName);
+}
+
+// What an HTTP header value cannot hold (Node refuses the request): a line break, any other control character.
+const NOT_IN_HEADER = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * The token, refused up front when it cannot go in a header: otherwise every batch's request fails as it is built,
+ * after its leads were claimed. The token itself is never quoted; where the bad character is, is.
+ */
+function headerSafe(token: string, from: string): string {
+  const at = token.search(NOT_IN_HEADER);
+  if (at < 0) return token;
+  const what = token[at] === '\n' || token[at] === '\r' ? 'a line break' : 'a control character';
+  throw new UsageError(
+    `${from} holds ${what} at character ${at + 1} of the token: a token is one line of printable characters`,
+  );
 }

@@ -1,0 +1,87 @@
+// What cannot work is refused before any lead is claimed: a usage error (exit 2) naming what is wrong, and a ledger
+// that holds nothing, rather than every batch failing, or left in doubt, once its leads are claimed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+
+const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
+
+function events(ledger: string): number {
+  if (!existsSync(ledger)) return 0;
+  const db = new Database(ledger, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+  } catch {
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+test('a --timeout or --wait past what a timer holds (24 days) is a usage error, not leads in doubt', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  for (const args of [
+    ['--timeout', '1e12'],
+    ['--timeout', '4000000'],
+    ['--wait', '3000000'],
+  ]) {
+    const r = await runCli([
+      'push',
+      fixture,
+      '--sink',
+      'jsonl',
+      '--output',
+      join(dir, 'o.jsonl'),
+      '--ledger',
+      ledger,
+      ...args,
+    ]);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`${args[0]} takes at most 2147483 seconds \\(24 days\\), not '${args[1]}'`));
+    assert.equal(events(ledger), 0, 'nothing claimed');
+  }
+  // The bound itself is taken.
+  const r = await runCli(['push', fixture, '--dry-run', '--timeout', '2147483', '--ledger', ledger]);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+test('a token that cannot go in a header (a line break, a control character) is refused naming its file or variable, never quoting it', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const file = join(dir, 'hubspot.token');
+  writeFileSync(file, 'pat-na1-SECRETPART\nsecond-line\n');
+  const viaFile = await runCli([
+    'push',
+    fixture,
+    '--sink',
+    'hubspot',
+    '--token-file',
+    file,
+    '--hubspot-url',
+    'http://127.0.0.1:9',
+    '--ledger',
+    ledger,
+  ]);
+  assert.equal(viaFile.code, 2, viaFile.stderr);
+  assert.match(
+    viaFile.stderr,
+    new RegExp(
+      `token file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds a line break at character 19 of the token`,
+    ),
+  );
+  const viaEnv = await runCli(
+    ['push', fixture, '--sink', 'hubspot', '--hubspot-url', 'http://127.0.0.1:9', '--ledger', ledger],
+    {
+      env: { HUBSPOT_TOKEN: 'pat-na1-SECRETPART\u0007' },
+    },
+  );
+  assert.equal(viaEnv.code, 2, viaEnv.stderr);
+  assert.match(viaEnv.stderr, /HUBSPOT_TOKEN holds a control character at character 19 of the token/);
+  for (const r of [viaFile, viaEnv]) assert.ok(!`${r.stdout}${r.stderr}`.includes('SECRETPART'), r.stderr);
+  assert.equal(events(ledger), 0, 'nothing claimed');
+});
