@@ -95,6 +95,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     const { plan, read } = planFor(fields);
 
     let key: string | undefined;
+    let idWarning: string | undefined;
     if (keyPaths) {
       // The first value is who or what the event is about and must be there; the others tell its events apart
       // and may be missing (an empty part).
@@ -111,6 +112,13 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       if (!key) {
         const where = plan.id.map(pathText);
         return { kind: 'invalid', source, line, field: where[0], reason: `no event id in '${where.join("' or '")}'` };
+      }
+      const inexact = inexactNumberPath(fields, plan.id);
+      if (inexact !== undefined) {
+        // Two such ids can read as one number (9007199254740993 and ...992 both as ...992): as a key, the second
+        // event would be taken for the first. Keyed by its content instead, as an export without ids is.
+        key = undefined;
+        idWarning = `${inexact}: ${INEXACT_ID}`;
       }
     }
 
@@ -234,6 +242,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       if (warnings.length) event.warnings = warnings;
     }
     if (phoneWarn !== undefined) (event.warnings ??= []).push(phoneWarn);
+    if (idWarning !== undefined) (event.warnings ??= []).push(idWarning);
     return event;
   };
   // A record the mapper cannot take (a custom field nested thousands deep) is one invalid record, never the end of
@@ -328,6 +337,25 @@ function readerOf(paths: readonly FieldPath[]): Reader | null {
     };
   }
   return (fields) => scalarText(getPath(fields, p));
+}
+
+/** The warning of an id that JSON gave as a number too large to be exact (after the id field's path). */
+export const INEXACT_ID =
+  'a number past 2^53, which JSON rounds: the event is keyed by its content instead (an id written as text is kept whole)';
+
+/**
+ * The path of the id, when the first of `paths` that holds a value holds a number that cannot be the id as written:
+ * an integer past Number.MAX_SAFE_INTEGER (JSON.parse rounds its last digits), or past the doubles (Infinity).
+ */
+function inexactNumberPath(fields: Record<string, unknown>, paths: readonly FieldPath[]): string | undefined {
+  for (const p of paths) {
+    const v = getPath(fields, p);
+    if (scalarText(v) === undefined) continue;
+    return typeof v === 'number' && (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)))
+      ? pathText(p)
+      : undefined;
+  }
+  return undefined;
 }
 
 function at(r: Reader | null, fields: Record<string, unknown>): string | undefined {

@@ -266,3 +266,36 @@ test('the per-record report gives each record its warnings', async () => {
   assert.match(rows[1]!, /,name: bytes that are not UTF-8 were replaced by U\+FFFD$/);
   assert.match(rows[2]!, /,$/);
 });
+
+test('event ids that are JSON numbers past 2^53 are not taken for one another: keyed by content, with a warning (in-thread and in the map workers)', async () => {
+  const dir = tmpDir();
+  const odd = [
+    '{"event_id":9007199254740993,"email":"big1@example.com"}',
+    '{"event_id":9007199254740992,"email":"big2@example.com"}',
+    '{"event_id":12345678901234567890123,"email":"big3@example.com"}',
+    '{"event_id":12345678901234567890124,"email":"big4@example.com"}',
+    '{"event_id":1e400,"email":"inf@example.com"}',
+    '{"event_id":9007199254740991,"email":"safe@example.com"}',
+  ];
+  // Small: mapped in-thread. Over 8 MiB: by the map workers, whose fast path hands numbers to the general one.
+  const filler: string[] = [];
+  for (let i = 0, bytes = 0; bytes < 9 << 20; i++) {
+    const l = JSON.stringify({ event_id: `f${i}`, email: `p${i}@example.com`, name: `Pessoa ${i}` });
+    filler.push(l);
+    bytes += l.length + 1;
+  }
+  for (const lines of [odd, [...filler, ...odd]]) {
+    const input = join(dir, `ids-${lines.length}.jsonl`);
+    writeFileSync(input, lines.join('\n') + '\n');
+    const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], {
+      timeoutMs: 120_000,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const doc = jsonReport(r);
+    assert.equal(doc.counts.new, lines.length, JSON.stringify(doc.examples));
+    assert.equal(doc.counts.conflict, 0);
+    const why =
+      'event_id: a number past 2^53, which JSON rounds: the event is keyed by its content instead (an id written as text is kept whole)';
+    assert.deepEqual(doc.warnings.byReason, { [why]: 5 });
+  }
+});
