@@ -39,6 +39,8 @@ export interface OpenedInput {
   direct?: (into: Uint8Array, offset: number, length: number) => Promise<number>;
   /** The input was UTF-16 (its BOM said so) and is given as UTF-8: every reader reads UTF-8. */
   transcodedFrom?: 'utf-16le' | 'utf-16be';
+  /** Its lines ended with CR alone (classic Mac OS, some exporters): given with LF, as every reader splits lines. */
+  crLines?: true;
 }
 
 /**
@@ -62,7 +64,47 @@ export async function openInput(
       : h.length >= 2 && h[0] === 0xfe && h[1] === 0xff
         ? 'utf-16be'
         : undefined;
-  return utf16 ? transcoded(opened, utf16, live) : opened;
+  const text = utf16 ? await transcoded(opened, utf16, live) : opened;
+  return endsLinesWithCr(text.head) ? crToLf(text) : text;
+}
+
+const CR = 0x0d;
+
+/**
+ * Lines that end with CR alone: a CR in the first bytes and no LF. A JSONL reader that splits at LF would take the
+ * whole input for one line, one invalid record for all its events. (Neither JSON nor CSV text holds a CR of its own
+ * but as a line's end or inside a quoted CSV field, where it is the same line break.)
+ */
+function endsLinesWithCr(head: Buffer): boolean {
+  return head.indexOf(LF) < 0 && head.indexOf(CR) >= 0;
+}
+
+// The input with each CR as LF, read as a stream (not at positions: `direct` would bypass the change).
+function crToLf(opened: OpenedInput): OpenedInput {
+  const lf = (c: Buffer): Buffer => {
+    let at = c.indexOf(CR);
+    if (at < 0) return c;
+    const out = Buffer.from(c);
+    for (; at >= 0; at = out.indexOf(CR, at + 1)) out[at] = LF;
+    return out;
+  };
+  async function* chunks(): AsyncGenerator<Buffer> {
+    for await (const c of opened.chunks) yield lf(c);
+  }
+  const it = chunks();
+  const out: OpenedInput = {
+    head: lf(opened.head),
+    complete: opened.complete,
+    gzip: opened.gzip,
+    chunks: it,
+    close: async () => {
+      await it.return(undefined).catch(() => {});
+      await opened.close();
+    },
+    crLines: true,
+  };
+  if (opened.transcodedFrom) out.transcodedFrom = opened.transcodedFrom;
+  return out;
 }
 
 // The input's text as UTF-8 bytes, its head taken again from them.

@@ -15,6 +15,7 @@ export function decideInputInfo(input: ResolvedInput, opened: OpenedInput, opts:
   const format = opts.format ?? hint.format ?? sniffFormat(opened.head, opened.complete);
   const info: InputInfo = { source: input.source, path: input.path, format, gzip: opened.gzip };
   if (opened.transcodedFrom) info.transcodedFrom = opened.transcodedFrom;
+  if (opened.crLines) info.crLines = true;
   if (format === 'csv') {
     const encoding = opened.transcodedFrom ? 'utf-8' : (opts.encoding ?? detectEncoding(opened.head, opened.complete));
     info.encoding = encoding;
@@ -39,6 +40,7 @@ export function describeInput(info: InputInfo): string {
   const parts: string[] = [info.format];
   if (info.gzip) parts.push('gzip');
   if (info.transcodedFrom) parts.push(info.transcodedFrom);
+  if (info.crLines) parts.push('lines ending in CR');
   if (info.encoding) parts.push(info.encoding);
   if (info.delimiter) parts.push(info.delimiter === '\t' ? 'tab-separated' : `'${info.delimiter}'-separated`);
   return `${info.source}: ${parts.join(', ')}`;

@@ -87,6 +87,8 @@ export interface InputInfo {
   encoding?: string;
   /** The input was UTF-16 (its BOM said so) and was read as UTF-8 text. */
   transcodedFrom?: string;
+  /** Its lines ended with CR alone (classic Mac OS), read as lines all the same. */
+  crLines?: boolean;
   /** Field delimiter used (CSV only). */
   delimiter?: string;
 }

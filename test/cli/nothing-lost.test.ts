@@ -299,3 +299,40 @@ test('event ids that are JSON numbers past 2^53 are not taken for one another: k
     assert.deepEqual(doc.warnings.byReason, { [why]: 5 });
   }
 });
+
+test('JSONL whose lines end in CR alone (classic Mac OS) is read a line per event, at its own line numbers: file, stdin, gzip, map workers', async () => {
+  const dir = tmpDir();
+  const small = [
+    '{"event_id":"a1","email":"a1@example.com"}',
+    '{"event_id":"a2","email":"a2@example.com"}',
+    '{"event_id":"a3","email":"not-an-email"}',
+  ];
+  const big: string[] = [];
+  for (let i = 0, bytes = 0; bytes < 9 << 20; i++) {
+    const l = JSON.stringify({ event_id: `e${i}`, email: `p${i}@example.com`, name: `Pessoa ${i}` });
+    big.push(l);
+    bytes += l.length + 1;
+  }
+  big.push('{"event_id":"last","email":"not-an-email"}');
+  for (const lines of [small, big]) {
+    const text = lines.join('\r') + '\r';
+    const file = join(dir, `cr-${lines.length}.jsonl`);
+    writeFileSync(file, text);
+    writeFileSync(`${file}.gz`, gzipSync(text));
+    for (const args of [[file], [`${file}.gz`], ['-', '--format', 'jsonl']]) {
+      const r = await runCli(['push', ...args, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], {
+        input: args[0] === '-' ? text : undefined,
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const doc = jsonReport(r);
+      assert.equal(doc.counts.read, lines.length, args.join(' '));
+      assert.equal(doc.counts.new, lines.length - 1);
+      assert.deepEqual(
+        (doc.examples.invalid ?? []).map((e) => e.line),
+        [lines.length],
+      );
+      assert.equal((doc.readAs[0] as { crLines?: boolean }).crLines, true);
+    }
+  }
+});
