@@ -59,6 +59,15 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
       ...(secret !== undefined ? { secret } : {}),
       ...(options.honourIdempotencyKey !== undefined ? { honourIdempotencyKey: options.honourIdempotencyKey } : {}),
     },
+  }).catch((err: NodeJS.ErrnoException) => {
+    // A port in use, or one this user may not take (below 1024), is the user's to change: said as such.
+    const where = `${options.host ?? '127.0.0.1'}:${options.port ?? 0}`;
+    if (err.code === 'EADDRINUSE')
+      throw new UsageError(`--port ${options.port}: ${where} is already in use (another sandbox?)`);
+    if (err.code === 'EACCES') throw new UsageError(`--port ${options.port}: not allowed to listen on ${where}`);
+    if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+      throw new UsageError(`--host ${options.host}: no such address on this machine (${err.code})`);
+    throw err;
   });
   const u = emulator.url;
   log(`leadledger sandbox listening on ${u}`);

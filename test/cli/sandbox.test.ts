@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { BIN, ROOT } from '../helpers/cli.js';
+import { createServer } from 'node:net';
+import { BIN, ROOT, runCli } from '../helpers/cli.js';
 import { progressText, describeHttpEvent } from '../../src/cli/output.js';
 
 test('leadledger sandbox serves the emulator until Ctrl-C', async () => {
@@ -66,4 +67,18 @@ test('progress lines carry the share read, counts, rate and an ETA for the whole
     }),
     'http: retry 1 of POST https://api.hubapi.com/x in 512 ms (HTTP 503)',
   );
+});
+
+test('leadledger sandbox on a port already in use: a usage error naming the port, no stack trace', async () => {
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const port = (busy.address() as { port: number }).port;
+  try {
+    const r = await runCli(['sandbox', '--port', String(port)]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`--port ${port}: 127\\.0\\.0\\.1:${port} is already in use`));
+    assert.doesNotMatch(r.stderr, /unexpected error|please report|\n\s+at /);
+  } finally {
+    busy.close();
+  }
 });
