@@ -27,13 +27,16 @@ const num = (name: string) => (v: string) => {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} takes a positive number, not '${v}'`);
   return n;
 };
-const list = (v: string, prev: unknown) => [
-  ...((prev as string[] | undefined) ?? []),
-  ...v
+// A comma-separated list, added to the values of the option's earlier uses. One with nothing in it ('', ',') is
+// refused: taken as it is, `--type ,` accepted no type at all, and filtered every event out.
+const list = (name: string, what: string) => (v: string, prev: unknown) => {
+  const items = v
     .split(',')
     .map((s) => s.trim())
-    .filter(Boolean),
-];
+    .filter(Boolean);
+  if (items.length === 0) throw new InvalidArgumentError(`${name} takes ${what} separated by commas, not '${v}'`);
+  return [...((prev as string[] | undefined) ?? []), ...items];
+};
 /** The longest wait a timer holds (2^31 - 1 ms, 24.8 days): a longer one fires at once. */
 const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 const seconds = (name: string) => (v: string) => {
@@ -98,7 +101,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--type <types>',
     description: 'accept only these event types (comma-separated, repeatable)',
-    parse: list,
+    parse: list('--type', 'event types'),
     commands: ['push', 'replay'],
   },
   {
@@ -262,7 +265,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--keys <keys>',
     description: 'only these event keys (comma-separated, repeatable)',
-    parse: list,
+    parse: list('--keys', 'event keys'),
     commands: ['replay'],
   },
   {

@@ -85,3 +85,34 @@ test('a token that cannot go in a header (a line break, a control character) is 
   for (const r of [viaFile, viaEnv]) assert.ok(!`${r.stdout}${r.stderr}`.includes('SECRETPART'), r.stderr);
   assert.equal(events(ledger), 0, 'nothing claimed');
 });
+
+test('--type or --keys with nothing in it (an empty value, a lone comma) is a usage error, not every event filtered out', async () => {
+  const dir = tmpDir();
+  for (const args of [
+    ['push', fixture, '--dry-run', '--type', ','],
+    ['push', fixture, '--dry-run', '--type', ''],
+    ['replay', '--keys', ' , ', '--sink', 'jsonl', '--output', join(dir, 'o.jsonl')],
+  ]) {
+    const r = await runCli([...args, '--ledger', join(dir, 'l.db')]);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /(--type takes event types|--keys takes event keys) separated by commas, not '/);
+  }
+  // Repeated, and with blanks between commas, as before.
+  const r = await runCli([
+    'push',
+    fixture,
+    '--dry-run',
+    '--json',
+    '--type',
+    'lead.created,',
+    '--type',
+    ' ,lead.updated',
+    '--ledger',
+    join(dir, 'l.db'),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual((JSON.parse(r.stdout) as { options: { types?: string[] } }).options.types, [
+    'lead.created',
+    'lead.updated',
+  ]);
+});
