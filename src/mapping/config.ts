@@ -1,4 +1,5 @@
 // The config file: explicit field mapping, key choice, accepted event types, phones, sink settings.
+import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Libphonenumber from 'libphonenumber-js';
@@ -98,11 +99,15 @@ export function loadConfig(path: string | undefined, cwd = process.cwd()): { con
   } catch (e) {
     throw new UsageError(`cannot read config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  // Editors on Windows (Notepad) save UTF-8 with a byte order mark, which JSON.parse refuses.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`config ${file} is not valid JSON: ${(e as Error).message}`);
+    const { message, offset } = describeJsonError(e, text);
+    const { line, column } = lineAndColumn(text, offset);
+    throw new UsageError(`config ${file} is not valid JSON: ${message} at line ${line}, column ${column}`);
   }
   return { config: parseConfig(raw, file), path: file };
 }

@@ -116,3 +116,17 @@ test('--type or --keys with nothing in it (an empty value, a lone comma) is a us
     'lead.updated',
   ]);
 });
+
+test('a config saved with a byte order mark (Notepad) is read; one that is not JSON is refused at its line and column', async () => {
+  const dir = tmpDir();
+  const bom = join(dir, 'bom.json');
+  writeFileSync(bom, '\ufeff{"defaultCountry":"BR","types":["lead.created"]}');
+  const r = await runCli(['push', fixture, '--dry-run', '--json', '--config', bom, '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok((JSON.parse(r.stdout) as { counts: { filtered: number } }).counts.filtered > 0, 'its types were applied');
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, '{\n  "defaultCountry": "BR",\n  "types": ["lead.created",]\n}\n');
+  const b = await runCli(['push', fixture, '--dry-run', '--config', bad, '--ledger', join(dir, 'l.db')]);
+  assert.equal(b.code, 2, b.stderr);
+  assert.match(b.stderr, /config .*bad\.json is not valid JSON: .* at line 3, column 28/);
+});
