@@ -8,6 +8,8 @@ export interface InDoubtResolution {
   command: string;
   /** What the command does with them: looked up first, re-sent with their key, or re-sent blind. */
   how: string;
+  /** What the next push on this sink does with them before its own events (recoverInDoubt, without --resend). */
+  nextPush: string;
 }
 
 /**
@@ -36,7 +38,13 @@ export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink
       : caps.honoursIdempotencyKey
         ? 're-sent with the same key, which the destination drops if it has it'
         : 're-sent as they are: the destination may get them twice';
-  return { command: args.map(shellWord).join(' '), how };
+  const nextPush =
+    caps.lookupByNaturalKey || caps.honoursIdempotencyKey
+      ? 'the next push on this sink does the same first'
+      : caps.lookupByDownstreamKey
+        ? 'the next push on this sink settles those it finds there first, and writes none of the others'
+        : 'the next push on this sink leaves them in doubt';
+  return { command: args.map(shellWord).join(' '), how, nextPush };
 }
 
 // A word as a POSIX shell reads it back: as is when it is plain, else in single quotes.

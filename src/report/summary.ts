@@ -76,7 +76,7 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     }
     if (r.inDoubtResolution)
       lines.push(
-        `  to settle the ${d.inDoubt} in doubt: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; the next push on this sink does the same first)`,
+        `  to settle the ${d.inDoubt} in doubt: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; ${r.inDoubtResolution.nextPush})`,
       );
   }
   if (r.http && r.http.requests) {

@@ -189,6 +189,9 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   assert.equal(n, 16);
   assert.match(reason, /^cannot write JSONL file \/dev\/full: ENOSPC/);
   assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
+  // A device cannot be read back: the next push leaves them as they are, and the summary says so.
+  assert.equal(jsonReport(r).inDoubtResolution?.nextPush, 'the next push on this sink leaves them in doubt');
+  assert.match(r.stderr, /may get them twice; the next push on this sink leaves them in doubt\)/);
 
   // Sent to a file whose settles never came (a run killed right after its writes), and the file moved away since.
   const out = join(dir, 'out.jsonl');
@@ -219,6 +222,9 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
     jsonReport(again).inDoubtResolution?.how,
     'each looked for in the output first: those there are settled, the others written again',
   );
+  const nextPush = 'the next push on this sink settles those it finds there first, and writes none of the others';
+  assert.equal(jsonReport(again).inDoubtResolution?.nextPush, nextPush);
+  assert.ok(again.stderr.includes(`the others written again; ${nextPush})`), again.stderr);
   assert.match(
     jsonReport(again).inDoubtResolution?.command ?? '',
     /^leadledger replay --in-doubt --resend --sink jsonl /,
