@@ -159,15 +159,14 @@ export function formatRuns(r: LedgerRunsResult): string {
 }
 
 function runTable(runs: RunSummary[], withArgs: boolean): string {
-  const counts = (v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.entries(v as Record<string, unknown>)
-          .filter(([, n]) => typeof n !== 'object' && n !== 0)
-          .map(([k, n]) => `${k}=${String(n)}`)
-          .join(' ')
-      : v === null
-        ? ''
-        : JSON.stringify(v);
+  // A run records its counts grouped ({counts: {read, new, ...}, delivery: {sent, ...}}; older runs, flat): each
+  // group's numbers in a row, the zeros left out, what was delivered first (the column is cut at its width).
+  const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  const numbers = (o: Record<string, unknown>): string[] =>
+    Object.entries(o)
+      .sort(([a], [b]) => Number(b === 'delivery') - Number(a === 'delivery'))
+      .flatMap(([k, n]) => (isRecord(n) ? numbers(n) : typeof n === 'number' && n !== 0 ? [`${k}=${n}`] : []));
+  const counts = (v: unknown) => (isRecord(v) ? numbers(v).join(' ') : v === null ? '' : JSON.stringify(v));
   return formatTable(
     [
       { header: 'id', right: true },

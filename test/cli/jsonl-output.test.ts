@@ -231,3 +231,25 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   );
   assert.doesNotMatch(jsonReport(again).inDoubtResolution?.command ?? '', /--hubspot-url/);
 });
+
+test('ledger runs and ledger show print the counts a push recorded (delivered first), not an empty column', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const r = await runCli([
+    'push',
+    fixture,
+    '--sink',
+    'jsonl',
+    '--output',
+    join(dir, 'o.jsonl'),
+    '--ledger',
+    ledger,
+    '--quiet',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const runs = await runCli(['ledger', 'runs', '--ledger', ledger]);
+  assert.equal(runs.code, 0, runs.stderr);
+  assert.match(runs.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=16 read=25 new=16 duplicate_in_input=4/);
+  const show = await runCli(['ledger', 'show', 'evt_01JA0001', '--ledger', ledger]);
+  assert.match(show.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=16 read=25 new=16/);
+});
