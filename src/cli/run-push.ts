@@ -1,4 +1,5 @@
 // Wiring of `push`: flags → PushOptions, signals, progress, and the report to stderr / stdout.
+import { SINK_NAMES } from '../sinks/names.js';
 import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
 import { parseTimeBound } from '../mapping/map-record.js';
@@ -37,6 +38,10 @@ export function toPushOptions(
   const format = str('format');
   if (format && !['jsonl', 'json', 'csv'].includes(format))
     throw new UsageError(`--format takes jsonl, json or csv, not '${format}'`);
+  // Checked here, not only when the sink is built: a dry-run builds none, and took a misspelt --sink without a word.
+  const sink = str('sink');
+  if (sink !== undefined && !(SINK_NAMES as readonly string[]).includes(sink))
+    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${sink}'`);
   const existing = str('existing') ?? 'skip';
   if (existing !== 'skip' && existing !== 'update')
     throw new UsageError(`--existing takes skip or update, not '${existing}'`);
@@ -58,7 +63,7 @@ export function toPushOptions(
     since: time('since'),
     until: time('until'),
     report: str('report'),
-    sink: str('sink'),
+    sink,
     url: str('url'),
     output: str('output'),
     hubspotUrl: str('hubspotUrl'),

@@ -10,9 +10,9 @@ import type { PostgresSinkConfig } from './postgres.js';
 import type { Sink } from './types.js';
 import { WebhookSink, type WebhookConfig } from './webhook.js';
 
-/** Sink names accepted by --sink. */
-export const SINK_NAMES = ['hubspot', 'webhook', 'jsonl', 'postgres'] as const;
-export type SinkName = (typeof SINK_NAMES)[number];
+import { SINK_NAMES, type SinkName } from './names.js';
+
+export { SINK_NAMES, type SinkName };
 
 /** One line per sink for --help. */
 export const SINKS: ReadonlyArray<{ name: SinkName; description: string }> = [

@@ -130,3 +130,20 @@ test('a config saved with a byte order mark (Notepad) is read; one that is not J
   assert.equal(b.code, 2, b.stderr);
   assert.match(b.stderr, /config .*bad\.json is not valid JSON: .* at line 3, column 28/);
 });
+
+test('a misspelt --sink is a usage error in a dry-run too (from the flag or LEADLEDGER_SINK)', async () => {
+  const dir = tmpDir();
+  const flag = await runCli(['push', fixture, '--dry-run', '--sink', 'hubspto', '--ledger', join(dir, 'l.db')]);
+  const env = await runCli(['push', fixture, '--dry-run', '--ledger', join(dir, 'l.db')], {
+    env: { LEADLEDGER_SINK: 'jsnol' },
+  });
+  for (const [r, name] of [
+    [flag, 'hubspto'],
+    [env, 'jsnol'],
+  ] as const) {
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`--sink takes hubspot, webhook, jsonl, postgres, not '${name}'`));
+  }
+  const ok = await runCli(['push', fixture, '--dry-run', '--sink', 'jsonl', '--ledger', join(dir, 'l.db')]);
+  assert.equal(ok.code, 0, ok.stderr);
+});
