@@ -560,7 +560,8 @@ function startError(e: unknown, conn: PgConnection): unknown {
     return new CredentialsError(
       `${at} rejected the login of ${conn.target.user}: ${msg}; ${conn.passwordFrom ? `the password came from ${conn.passwordFrom}` : 'no password was found'}${conn.pgpassIgnored ? ` (${conn.pgpassIgnored})` : ''}`,
     );
-  if (state === '3D000') return new UsageError(`${at}: ${msg}`);
+  // No such database (3D000), or no such schema for --table (3F000): the names given are the user's to fix.
+  if (state === '3D000' || state === '3F000') return new UsageError(`${at}: ${msg}`);
   if (state === '42501') return new CredentialsError(`${at}: ${msg}`);
   if (state?.startsWith('42')) return new UsageError(`${at}: ${msg}`);
   return new LeadledgerError(`cannot use ${at}: ${msg}`, ExitCode.incomplete);

@@ -241,6 +241,32 @@ test('a missing table: the CREATE TABLE that fits is printed; --create-table run
   const again = await runCli([...args, '--create-table'], { env: admin });
   assert.equal(again.code, 0, again.stderr);
   assert.doesNotMatch(again.stderr, /created table/);
+
+  // A schema that is not there is the user's to create: a usage error, before anything is claimed.
+  const ledger = join(dir, 'noschema.db');
+  const noSchema = await runCli(
+    [
+      'push',
+      input,
+      '--sink',
+      'postgres',
+      '--pg-url',
+      db.url,
+      '--table',
+      'crm.leads',
+      '--create-table',
+      '--ledger',
+      ledger,
+    ],
+    { env: admin },
+  );
+  assert.equal(noSchema.code, 2, noSchema.stderr);
+  assert.match(noSchema.stderr, /schema "crm" does not exist \(3F000\)/);
+  assert.ok(
+    !existsSync(ledger) ||
+      (new Database(ledger).prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n === 0,
+    'nothing claimed',
+  );
 });
 
 test('a lead the database refuses fails alone, with the reason; the rest of its batch is written', async () => {
