@@ -156,3 +156,22 @@ function example(e: Example): string {
 export function formatJson(r: RunReport): string {
   return JSON.stringify(r, null, 2) + '\n';
 }
+
+/**
+ * What --quiet still prints of a run that did not do all it was asked (exit 1 or 3): one line, its errors, so that
+ * a cron mail says why (the summary, which says it at length, is not printed). Undefined for any other run.
+ */
+export function quietErrorLine(r: RunReport): string | undefined {
+  if (r.interrupted) return undefined;
+  const parts: string[] = [];
+  for (const u of r.unread) parts.push(`${u.source} not read from line ${u.line}: ${u.reason}`);
+  const d = r.delivery;
+  const top = (m: Record<string, number> | undefined) => Object.entries(m ?? {}).sort((a, b) => b[1] - a[1])[0]?.[0];
+  if (d?.failed) parts.push(`${d.failed} failed (${top(r.failures) ?? 'see --json'})`);
+  if (d?.inDoubt) {
+    const fix = r.inDoubtResolution ? `; to settle them: ${r.inDoubtResolution.command}` : '';
+    parts.push(`${d.inDoubt} in doubt (${top(r.inDoubtReasons) ?? 'see --json'})${fix}`);
+  }
+  if (parts.length === 0) return undefined;
+  return `leadledger: ${printable(parts.join('; '), 1000)} (exit ${r.exitCode})`;
+}

@@ -253,3 +253,30 @@ test('ledger runs and ledger show print the counts a push recorded (delivered fi
   const show = await runCli(['ledger', 'show', 'evt_01JA0001', '--ledger', ledger]);
   assert.match(show.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=16 read=25 new=16/);
 });
+
+test('--quiet still says, on one line, why a run ends 1: what failed or is in doubt, and what settles it', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', '/dev/full', '--ledger', ledger, '--quiet']);
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(
+    lines[0]!,
+    /^leadledger: 16 in doubt \(cannot write JSONL file \/dev\/full: ENOSPC[^)]*\); to settle them: leadledger replay --in-doubt --resend --sink jsonl --output \/dev\/full --ledger .* \(exit 1\)$/,
+  );
+  // A run that did all it was asked prints nothing.
+  const ok = await runCli([
+    'push',
+    fixture,
+    '--sink',
+    'jsonl',
+    '--output',
+    join(dir, 'o.jsonl'),
+    '--ledger',
+    join(dir, 'ok.db'),
+    '--quiet',
+  ]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stderr, '');
+});
