@@ -257,6 +257,13 @@ class JsonScan {
     if (this.topLevel) this.objects++;
     const line = this.startLine;
     const { source, selector } = this.ctx;
+    // An element of an array is also told by its place in it, as the events of a JSONL line that is an array are:
+    // a document on one line would give all of them the same line.
+    const item = this.topLevel ? undefined : this.elements;
+    const push = (x: RawItem): void => {
+      if (item !== undefined && x.kind !== 'unread') x.item = item;
+      this.batch.push(x);
+    };
     if (this.tooLarge) {
       // Read to its end but not kept: a part of the input not read, and the document goes on.
       this.batch.push({
@@ -280,7 +287,7 @@ class JsonScan {
       const at = lineAndColumn(text, e.offset);
       const column = at.line === 1 ? at.column + this.startColumn - 1 : at.column;
       const where = line + at.line - 1;
-      this.batch.push({
+      push({
         kind: 'reject',
         source,
         line: where,
@@ -289,21 +296,19 @@ class JsonScan {
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      this.batch.push({ kind: 'reject', source, line, reason: `not a JSON object (${what} is ${kindOf(value)})` });
+      push({ kind: 'reject', source, line, reason: `not a JSON object (${what} is ${kindOf(value)})` });
       return;
     }
     const replaced = !isUtf8(bytes);
     const fields = value as Record<string, unknown>;
     if (selector === null) {
-      this.batch.push(
-        replaced ? { kind: 'record', source, line, fields, replaced } : { kind: 'record', source, line, fields },
-      );
+      push(replaced ? { kind: 'record', source, line, fields, replaced } : { kind: 'record', source, line, fields });
       return;
     }
     const s = selector.apply(fields);
-    if (!s.ok) this.batch.push({ kind: 'reject', source, line, reason: s.reason });
+    if (!s.ok) push({ kind: 'reject', source, line, reason: s.reason });
     else
-      this.batch.push(
+      push(
         replaced
           ? { kind: 'record', source, line, fields: s.value, replaced }
           : { kind: 'record', source, line, fields: s.value },
@@ -316,6 +321,7 @@ class JsonScan {
       kind: 'reject',
       source: this.ctx.source,
       line: this.line,
+      item: this.elements,
       reason: `invalid JSON: array element ${this.elements} is empty (two commas, or a comma after '[')`,
     });
   }

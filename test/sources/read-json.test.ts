@@ -21,6 +21,27 @@ describe('JSON documents', () => {
     );
   });
 
+  it('numbers the elements of an array (item), so that two on one line are told apart; an empty element too', async () => {
+    const s = scratch();
+    const file = s.write('one-line.json', '[{"event_id":"a"},{"event_id":"b"},,{"event_id":"c"}]');
+    const { items } = await readAll([file]);
+    assert.deepEqual(
+      items.map((i) => [i.kind, i.line, i.kind === 'unread' ? null : i.item]),
+      [
+        ['record', 1, 1],
+        ['record', 1, 2],
+        ['reject', 1, 3],
+        ['record', 1, 4],
+      ],
+    );
+    // A document that is one object is no array: no item.
+    const one = await readAll([s.write('one.json', '{"event_id":"z"}')]);
+    assert.deepEqual(
+      one.items.map((i) => [i.kind, i.kind === 'record' ? i.item : null]),
+      [['record', undefined]],
+    );
+  });
+
   it('finds the line where each element starts, whatever its kind, brackets and quotes in strings included', async () => {
     const { items } = await readAll(['-'], {
       stdin: fakeStdin('[\n{"a":"[,]"},\n\n 2, [3,\n4], "x\\"y"\n]'),
