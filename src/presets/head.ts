@@ -1,9 +1,7 @@
 // Whether an input is one of the sources leadledger knows, from its first bytes: a JSON lines input by its first
 // records (a log by its logger's fields), a CSV export by its header. An input recognized here is read and mapped
 // record by record as its source wrote it (recognize.ts); any other keeps the generic, parallel path.
-import iconv from 'iconv-lite';
-import { parse } from 'csv-parse/sync';
-import { normalizeHeaders } from '../sources/csv-headers.js';
+import { headerCells, normalizeHeaders } from '../sources/csv-headers.js';
 import type { InputInfo } from '../sources/types.js';
 import { recognizeCsv, recognizeJson, recognizeLog } from './recognize.js';
 import type { LogDef, SourceDef } from './types.js';
@@ -18,7 +16,6 @@ export interface HeadRecognition {
 
 // The first lines looked at: a log may open with lines of start-up before its first webhook body.
 const HEAD_LINES = 200;
-const HEADER_BYTES = 64 * 1024;
 
 /** What the input's head is, or undefined when no source claims it. */
 export function recognizeHead(head: Buffer, complete: boolean, info: InputInfo): HeadRecognition | undefined {
@@ -57,23 +54,6 @@ function recognizeCsvHead(head: Buffer, info: InputInfo): HeadRecognition | unde
 
 /** A CSV input's column names from its first bytes (its first row, named as the reader names them), if it has one. */
 export function csvHeader(head: Buffer, info: InputInfo): string[] | undefined {
-  // The header is the first row: 64 KiB holds it (a header with quoted line breaks too), and parsing no more keeps
-  // recognition off the time of a generic export.
-  let text = iconv.decode(head.subarray(0, HEADER_BYTES), info.encoding ?? 'utf-8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  let rows: string[][];
-  try {
-    const parsed: unknown = parse(text, {
-      delimiter: info.delimiter ?? ',',
-      relax_quotes: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      to: 1,
-    });
-    rows = parsed as string[][];
-  } catch {
-    return undefined;
-  }
-  const header = rows[0];
-  return header && normalizeHeaders(header);
+  const cells = headerCells(head, info);
+  return cells && normalizeHeaders(cells);
 }

@@ -4,6 +4,7 @@
 
 import { statSync } from 'node:fs';
 import { LeadledgerError, UsageError } from '../errors.js';
+import { headerCells, repeatedHeaderNote } from './csv-headers.js';
 import { normalizeEncoding } from './detect-encoding.js';
 import { openInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
@@ -102,6 +103,11 @@ async function* readOne<B>(
   try {
     opened = await openInput(input, opts.stdin, opts.signal, opts.onBytesRead);
     info = decideInputInfo(input, opened, opts);
+    if (info.format === 'csv') {
+      const cells = headerCells(opened.head, info);
+      const note = cells && repeatedHeaderNote(cells);
+      if (note) (ctx.notes ??= []).push(note);
+    }
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
   } catch (err) {
@@ -129,7 +135,7 @@ async function* readOne<B>(
 
 // What a person should know about how an input was read.
 function notesOf(ctx: ReaderContext): string[] {
-  const notes: string[] = [];
+  const notes: string[] = [...(ctx.notes ?? [])];
   const r = ctx.recoded;
   if (r) {
     notes.push(

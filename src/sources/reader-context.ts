@@ -23,6 +23,8 @@ export interface ReaderContext {
   batchSize?: number;
   /** Lines of a UTF-8 input that were not UTF-8 and were read as Windows-1252 (set once the reader ends). */
   recoded?: Recoded;
+  /** Notes on the input as a whole that a person should read (a header that repeats a name). */
+  notes?: string[];
   /** What the input's records were recognized as (a source's title → its events), filled while they are mapped. */
   readAs?: Map<string, number>;
 }

@@ -336,3 +336,18 @@ test('JSONL whose lines end in CR alone (classic Mac OS) is read a line per even
     }
   }
 });
+
+test('a CSV header that names a column twice is said: which column is read under the name, what the other is called', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'dup.csv');
+  writeFileSync(input, 'email,name,Email,phone,name\none@example.com,Ana,two@example.com,+5511987654321,Outra\n');
+  const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = jsonReport(r);
+  assert.deepEqual(doc.readAs[0]!.notes, [
+    "the header repeats a name: 'email' names columns 1, 3: column 1 is read as email, column 3 as Email_2; 'name' names columns 2, 5: column 2 is read as name, column 5 as name_2",
+  ]);
+  assert.equal(doc.counts.new, 1);
+  const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
+  assert.match(human.stderr, /dup\.csv: the header repeats a name: 'email' names columns 1, 3/);
+});
