@@ -253,7 +253,7 @@ test('a missing table: the CREATE TABLE that fits is printed; --create-table run
       '--pg-url',
       db.url,
       '--table',
-      'crm.leads',
+      'nowhere_schema.leads',
       '--create-table',
       '--ledger',
       ledger,
@@ -261,7 +261,7 @@ test('a missing table: the CREATE TABLE that fits is printed; --create-table run
     { env: admin },
   );
   assert.equal(noSchema.code, 2, noSchema.stderr);
-  assert.match(noSchema.stderr, /schema "crm" does not exist \(3F000\)/);
+  assert.match(noSchema.stderr, /schema "nowhere_schema" does not exist \(3F000\)/);
   assert.ok(
     !existsSync(ledger) ||
       (new Database(ledger).prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n === 0,

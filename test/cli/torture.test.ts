@@ -683,7 +683,7 @@ test('prune --older-than, payloads then --rows: SIGKILL at 5 points of each, eac
   }
 });
 
-test('full disk and an unwritable output: no crash, exit 1, nothing left pending, every event in doubt with the reason; a replay to a writable file delivers each lead once', async () => {
+test('full disk and an unwritable output: no crash; a full disk ends 1 with every event in doubt and the reason, an unwritable file is refused before any claim; a replay to a writable file delivers each lead once', async () => {
   const dir = tmpDir();
   const events = generateEvents(dir, 1000, 47);
   const want = await expectedPeople(events, dir);
@@ -712,15 +712,20 @@ test('full disk and an unwritable output: no crash, exit 1, nothing left pending
   const ro = join(dir, 'read-only.jsonl');
   writeFileSync(ro, '');
   chmodSync(ro, 0o444);
+  // Known before anything is claimed: a usage error naming the file, and none of the 300 is in the ledger.
   const denied = await runCli(['push', more, '--sink', 'jsonl', '--output', ro, '--ledger', ledger, '--json'], {
     fileModes: true,
   });
-  assert.equal(denied.code, 1, denied.stderr);
-  lost(denied, 300, /EACCES/);
+  assert.equal(denied.code, 2, denied.stderr);
+  assert.match(
+    denied.stderr,
+    new RegExp(`--output ${ro.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be written: EACCES`),
+  );
   assert.equal(statSync(ro).size, 0);
   const s = statusCounts(ledger);
   assert.equal(s.pending ?? 0, 0, 'nothing left pending');
-  assert.equal((s.in_doubt ?? 0) + (s.failed ?? 0), want.size + 300);
+  assert.equal((s.in_doubt ?? 0) + (s.failed ?? 0), want.size);
+  assert.equal(s.sent ?? 0, 0);
   assert.equal(
     readLedger(ledger, (db) => count(db, `SELECT count(*) n FROM runs WHERE status <> 'done'`)),
     0,
@@ -731,7 +736,7 @@ test('full disk and an unwritable output: no crash, exit 1, nothing left pending
   // A plain rerun to a writable file: the events are in the ledger (in doubt), so nothing is sent blind.
   const good = join(dir, 'good.jsonl');
   const rerun = await runCli(['push', events, more, '--sink', 'jsonl', '--output', good, '--ledger', ledger, '--json']);
-  assert.equal(jsonReport(rerun).delivery.sent, 0);
+  assert.equal(jsonReport(rerun).delivery.sent, 300, 'only the 300 never claimed');
   // What the report says to do: a file can neither be asked nor drops a repeat, so in-doubt events are re-sent on
   // the person's word. Nothing reached the full disk, so each lead lands once.
   const replay = await runCli([

@@ -29,6 +29,8 @@ export interface PlainDecision {
   kind: string;
   source: string;
   line: number;
+  /** Which event of its line or array this is, where there were several. */
+  item?: number;
   key?: string;
   reason: string;
   retry?: boolean;
@@ -57,6 +59,7 @@ export function plainDecision(d: {
   kind: string;
   source: string;
   line: number;
+  item?: number;
   key?: string;
   reason: string;
   retry?: boolean;
@@ -64,6 +67,7 @@ export function plainDecision(d: {
   event?: LeadEvent;
 }): PlainDecision {
   const out: PlainDecision = { kind: d.kind, source: d.source, line: d.line, reason: d.reason };
+  if (d.item !== undefined) out.item = d.item;
   if (d.key !== undefined) out.key = d.key;
   if (d.retry) out.retry = true;
   if (d.fields) out.fields = d.fields;
@@ -110,6 +114,7 @@ export async function referenceDecisions(
             kind: m.kind,
             source: m.source,
             line: m.line,
+            item: m.item,
             key: m.key ? wellFormed(m.key) : undefined,
             reason: wellFormed(m.reason),
           }),
@@ -141,7 +146,7 @@ export async function referenceDecisions(
       };
       const out = classify(facts);
       const event = { ...m, key, naturalKey: person, leadJson, payloadHash: hash, type: m.type && wellFormed(m.type) };
-      const base = { kind: OUTCOME_KINDS[out]!, source: m.source, line: m.line, key, event };
+      const base = { kind: OUTCOME_KINDS[out]!, source: m.source, line: m.line, item: m.item, key, event };
       const lead = m.lead as Lead;
       switch (out) {
         case Outcome.New:
