@@ -5,9 +5,14 @@ import { existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { jsonReport, ROOT, runCli } from '../helpers/cli.js';
+import { eventCount } from '../helpers/ledger-count.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
+
+/** A push of the fixture to a JSONL file, with more flags. */
+const pushJsonl = (output: string, ledger: string, ...more: string[]) =>
+  runCli(['push', fixture, '--sink', 'jsonl', '--output', output, '--ledger', ledger, ...more]);
 
 /** n leads, each with a 2 KB custom field, and a config that maps it: batches of 2,000 are ~4 MB each. */
 function bigLeads(dir: string, n: number): { input: string; config: string } {
@@ -47,15 +52,6 @@ test('jsonl: 5,000 leads of 2 KB in 3 batches in flight at once are 5,000 whole 
 });
 
 /** Events the ledger holds (0 when the run never created it). */
-function ledgerEvents(path: string): number {
-  if (!existsSync(path)) return 0;
-  const db = new Database(path, { readonly: true });
-  try {
-    return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
 
 test('jsonl: --output through a symlink is refused before any lead is claimed; the target is untouched', async () => {
   const dir = tmpDir();
@@ -64,13 +60,13 @@ test('jsonl: --output through a symlink is refused before any lead is claimed; t
   const link = join(dir, 'out.jsonl');
   symlinkSync(target, link);
   const ledger = join(dir, 'l.db');
-  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', link, '--ledger', ledger]);
+  const r = await pushJsonl(link, ledger);
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
   assert.ok(r.stderr.includes(link), r.stderr);
   assert.match(r.stderr, /symbolic link/);
   assert.equal(readFileSync(target, 'utf8'), 'keep me\n');
-  assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+  assert.equal(eventCount(ledger), 0, 'nothing claimed');
 });
 
 test('jsonl: an --output in a directory that does not exist, or that is a directory, is refused before any lead is claimed', async () => {
@@ -80,25 +76,15 @@ test('jsonl: an --output in a directory that does not exist, or that is a direct
     [join(dir, 'no-such-dir', 'out.jsonl'), /no-such-dir does not exist/],
     [dir, /is a directory/],
   ] as const) {
-    const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', ledger]);
+    const r = await pushJsonl(out, ledger);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
     assert.ok(r.stderr.includes(`--output ${out}`), r.stderr);
     assert.match(r.stderr, why);
-    assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+    assert.equal(eventCount(ledger), 0, 'nothing claimed');
   }
   // The path fixed, the same push sends all 16.
-  const r = await runCli([
-    'push',
-    fixture,
-    '--sink',
-    'jsonl',
-    '--output',
-    join(dir, 'out.jsonl'),
-    '--ledger',
-    ledger,
-    '--json',
-  ]);
+  const r = await pushJsonl(join(dir, 'out.jsonl'), ledger, '--json');
   assert.equal(r.code, 0, r.stderr);
   assert.equal(jsonReport(r).delivery.sent, 16);
 });
@@ -109,28 +95,17 @@ test('jsonl: a dangling symlink as --output is refused too, and its target is no
   const link = join(dir, 'out.jsonl');
   symlinkSync(target, link);
   const ledger = join(dir, 'l.db');
-  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', link, '--ledger', ledger]);
+  const r = await pushJsonl(link, ledger);
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
   assert.ok(r.stderr.includes(link), r.stderr);
   assert.equal(existsSync(target), false);
-  assert.equal(ledgerEvents(ledger), 0, 'nothing claimed');
+  assert.equal(eventCount(ledger), 0, 'nothing claimed');
 });
 
 test('jsonl: --output /dev/null sends every event (a device is written, not fsynced), exit 0', async () => {
   const dir = tmpDir();
-  const r = await runCli([
-    'push',
-    fixture,
-    '--sink',
-    'jsonl',
-    '--output',
-    '/dev/null',
-    '--ledger',
-    join(dir, 'l.db'),
-    '--json',
-    '--quiet',
-  ]);
+  const r = await pushJsonl('/dev/null', join(dir, 'l.db'), '--json', '--quiet');
   assert.equal(r.code, 0, r.stdout);
   assert.equal(jsonReport(r).delivery.sent, 16);
   assert.equal(jsonReport(r).delivery.inDoubt, 0);
@@ -140,7 +115,7 @@ test("a push (and a replay) records its own sink's parameters: a JSONL push name
   const dir = tmpDir();
   const out = join(dir, 'out.jsonl');
   const ledger = join(dir, 'l.db');
-  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--json']);
+  const r = await pushJsonl(out, ledger, '--json');
   assert.equal(r.code, 0, r.stderr);
   const options = (JSON.parse(r.stdout) as { options: Record<string, unknown> }).options;
   assert.equal(options.output, out);
@@ -235,17 +210,7 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
 test('ledger runs and ledger show print the counts a push recorded (delivered first), not an empty column', async () => {
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
-  const r = await runCli([
-    'push',
-    fixture,
-    '--sink',
-    'jsonl',
-    '--output',
-    join(dir, 'o.jsonl'),
-    '--ledger',
-    ledger,
-    '--quiet',
-  ]);
+  const r = await pushJsonl(join(dir, 'o.jsonl'), ledger, '--quiet');
   assert.equal(r.code, 0, r.stderr);
   const runs = await runCli(['ledger', 'runs', '--ledger', ledger]);
   assert.equal(runs.code, 0, runs.stderr);
@@ -257,7 +222,7 @@ test('ledger runs and ledger show print the counts a push recorded (delivered fi
 test('--quiet still says, on one line, why a run ends 1: what failed or is in doubt, and what settles it', async () => {
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
-  const r = await runCli(['push', fixture, '--sink', 'jsonl', '--output', '/dev/full', '--ledger', ledger, '--quiet']);
+  const r = await pushJsonl('/dev/full', ledger, '--quiet');
   assert.equal(r.code, 1);
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, r.stderr);
@@ -266,17 +231,7 @@ test('--quiet still says, on one line, why a run ends 1: what failed or is in do
     /^leadledger: 16 in doubt \(cannot write JSONL file \/dev\/full: ENOSPC[^)]*\); to settle them: leadledger replay --in-doubt --resend --sink jsonl --output \/dev\/full --ledger .* \(exit 1\)$/,
   );
   // A run that did all it was asked prints nothing.
-  const ok = await runCli([
-    'push',
-    fixture,
-    '--sink',
-    'jsonl',
-    '--output',
-    join(dir, 'o.jsonl'),
-    '--ledger',
-    join(dir, 'ok.db'),
-    '--quiet',
-  ]);
+  const ok = await pushJsonl(join(dir, 'o.jsonl'), join(dir, 'ok.db'), '--quiet');
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stderr, '');
 });

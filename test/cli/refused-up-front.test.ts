@@ -2,25 +2,17 @@
 // that holds nothing, rather than every batch failing, or left in doubt, once its leads are claimed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../helpers/cli.js';
+import { eventCount } from '../helpers/ledger-count.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 const fixture = join(ROOT, 'fixtures', 'webhook-events.jsonl');
 
-function events(ledger: string): number {
-  if (!existsSync(ledger)) return 0;
-  const db = new Database(ledger, { readonly: true });
-  try {
-    return (db.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
-  } catch {
-    return 0;
-  } finally {
-    db.close();
-  }
-}
+/** A push of the fixture to a JSONL file, with more flags. */
+const pushJsonl = (output: string, ledger: string, ...more: string[]) =>
+  runCli(['push', fixture, '--sink', 'jsonl', '--output', output, '--ledger', ledger, ...more]);
 
 test('a --timeout or --wait past what a timer holds (24 days) is a usage error, not leads in doubt', async () => {
   const dir = tmpDir();
@@ -30,20 +22,10 @@ test('a --timeout or --wait past what a timer holds (24 days) is a usage error, 
     ['--timeout', '4000000'],
     ['--wait', '3000000'],
   ]) {
-    const r = await runCli([
-      'push',
-      fixture,
-      '--sink',
-      'jsonl',
-      '--output',
-      join(dir, 'o.jsonl'),
-      '--ledger',
-      ledger,
-      ...args,
-    ]);
+    const r = await pushJsonl(join(dir, 'o.jsonl'), ledger, ...args);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, new RegExp(`${args[0]} takes at most 2147483 seconds \\(24 days\\), not '${args[1]}'`));
-    assert.equal(events(ledger), 0, 'nothing claimed');
+    assert.equal(eventCount(ledger), 0, 'nothing claimed');
   }
   // The bound itself is taken.
   const r = await runCli(['push', fixture, '--dry-run', '--timeout', '2147483', '--ledger', ledger]);
@@ -83,7 +65,7 @@ test('a token that cannot go in a header (a line break, a control character) is 
   assert.equal(viaEnv.code, 2, viaEnv.stderr);
   assert.match(viaEnv.stderr, /HUBSPOT_TOKEN holds a control character at character 19 of the token/);
   for (const r of [viaFile, viaEnv]) assert.ok(!`${r.stdout}${r.stderr}`.includes('SECRETPART'), r.stderr);
-  assert.equal(events(ledger), 0, 'nothing claimed');
+  assert.equal(eventCount(ledger), 0, 'nothing claimed');
 });
 
 test('--type or --keys with nothing in it (an empty value, a lone comma) is a usage error, not every event filtered out', async () => {
