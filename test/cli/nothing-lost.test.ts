@@ -267,6 +267,17 @@ test('the per-record report gives each record its warnings', async () => {
   assert.match(rows[2]!, /,$/);
 });
 
+/** JSONL lines of distinct people, over 9 MiB in all: an input that size is mapped by the map workers. */
+function overMapWorkerSize(idPrefix: string): string[] {
+  const lines: string[] = [];
+  for (let i = 0, bytes = 0; bytes < 9 << 20; i++) {
+    const l = JSON.stringify({ event_id: `${idPrefix}${i}`, email: `p${i}@example.com`, name: `Pessoa ${i}` });
+    lines.push(l);
+    bytes += l.length + 1;
+  }
+  return lines;
+}
+
 test('event ids that are JSON numbers past 2^53 are not taken for one another: keyed by content, with a warning (in-thread and in the map workers)', async () => {
   const dir = tmpDir();
   const odd = [
@@ -278,12 +289,7 @@ test('event ids that are JSON numbers past 2^53 are not taken for one another: k
     '{"event_id":9007199254740991,"email":"safe@example.com"}',
   ];
   // Small: mapped in-thread. Over 8 MiB: by the map workers, whose fast path hands numbers to the general one.
-  const filler: string[] = [];
-  for (let i = 0, bytes = 0; bytes < 9 << 20; i++) {
-    const l = JSON.stringify({ event_id: `f${i}`, email: `p${i}@example.com`, name: `Pessoa ${i}` });
-    filler.push(l);
-    bytes += l.length + 1;
-  }
+  const filler = overMapWorkerSize('f');
   for (const lines of [odd, [...filler, ...odd]]) {
     const input = join(dir, `ids-${lines.length}.jsonl`);
     writeFileSync(input, lines.join('\n') + '\n');
@@ -307,12 +313,7 @@ test('JSONL whose lines end in CR alone (classic Mac OS) is read a line per even
     '{"event_id":"a2","email":"a2@example.com"}',
     '{"event_id":"a3","email":"not-an-email"}',
   ];
-  const big: string[] = [];
-  for (let i = 0, bytes = 0; bytes < 9 << 20; i++) {
-    const l = JSON.stringify({ event_id: `e${i}`, email: `p${i}@example.com`, name: `Pessoa ${i}` });
-    big.push(l);
-    bytes += l.length + 1;
-  }
+  const big = overMapWorkerSize('e');
   big.push('{"event_id":"last","email":"not-an-email"}');
   for (const lines of [small, big]) {
     const text = lines.join('\r') + '\r';
