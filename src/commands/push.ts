@@ -109,6 +109,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let runId: number | undefined;
   let deliverer: Deliverer | undefined;
   let interrupted = false;
+  // Events of this input the ledger holds in doubt since an earlier run, on any sink: not sent again, not done.
+  let inDoubtInLedger = 0;
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
   const progress: Progress = { phase: 'reading', read: 0, toSend: 0, settled: 0, startedAt: started, bytesRead: 0 };
   let heartbeat: ReturnType<LedgerStore['keepAlive']> | undefined;
@@ -203,6 +205,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       for (let i = 0; i < decisions.length; i++) {
         const d = decisions[i]!;
         collector.add(d);
+        if (d.inDoubt && !opts.dryRun) inDoubtInLedger++;
         progress.read++;
         progress.bytesRead = before + (sliceBytes * (i + 1)) / decisions.length;
         if (deliverer?.wants(d)) {
@@ -259,11 +262,12 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
-      inDoubtResolution: delivery?.inDoubt && sink ? inDoubtResolution(opts, sink) : undefined,
+      inDoubtResolution: (delivery?.inDoubt || inDoubtInLedger) && sink ? inDoubtResolution(opts, sink) : undefined,
+      inDoubtInLedger: inDoubtInLedger || undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
+      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error, inDoubtInLedger),
     };
   }
 }

@@ -30,6 +30,8 @@ export interface Decision {
   retry?: boolean;
   /** conflict: the lead fields that differ. */
   fields?: string[];
+  /** duplicate: the ledger holds the event in doubt since an earlier run (it may or may not have been delivered). */
+  inDoubt?: boolean;
 }
 
 /**

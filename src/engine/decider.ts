@@ -323,7 +323,10 @@ export class Decider implements EventFacts {
         return { ...plain(e, 'new', RETRY_REASON), retry: true };
       case Outcome.DuplicateInLedger: {
         const failure = code & L_RETRYABLE ? 'retryable' : code & L_PERMANENT ? 'permanent' : null;
-        return plain(e, 'duplicate', ledgerReason(STATUSES[code & L_STATUS]!, failure, block.ints[o + I_RUN] || null));
+        const status = STATUSES[code & L_STATUS]!;
+        const d = plain(e, 'duplicate', ledgerReason(status, failure, block.ints[o + I_RUN] || null));
+        if (status === 'in_doubt') d.inDoubt = true;
+        return d;
       }
       case Outcome.KnownInRun:
         return plain(e, 'known_lead', knownInRunReason(memory.foundNaturalBy()));

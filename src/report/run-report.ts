@@ -97,6 +97,12 @@ export interface RunReport {
   stopped?: StopCounts;
   /** When events are left in doubt: the command that settles them, and what it does. */
   inDoubtResolution?: InDoubtResolution;
+  /**
+   * A push's input events that the ledger holds in doubt since an earlier run, on this sink or another (an output
+   * renamed since, a sink that could not look them up): decided duplicates, not sent again, and not known to be
+   * delivered, so the run does not end 0.
+   */
+  inDoubtInLedger?: number;
   /** Why the --report file could not be written (the run itself went on: its sends are settled in the ledger). */
   reportError?: string;
   startedAt: string;
@@ -106,18 +112,19 @@ export interface RunReport {
 
 /**
  * The exit code of a run: 130 when interrupted; 3 when part of an input could not be read (what could be read was
- * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt, or the --report file could
- * not be written (the run finished and its sends are settled, but not all it was asked for was done); else 0.
+ * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt, an event of the input is in
+ * doubt in the ledger since an earlier run, or the --report file could not be written (the run finished and its sends are settled, but not all it was asked for was done); else 0.
  */
 export function runExitCode(
   delivery: DeliveryCounts | undefined,
   interrupted: boolean,
   unread: readonly Unread[] = [],
   reportFailed = false,
+  inDoubtInLedger = 0,
 ): number {
   if (interrupted) return ExitCode.interrupted;
   if (unread.length > 0) return ExitCode.input;
-  if (reportFailed) return ExitCode.incomplete;
+  if (reportFailed || inDoubtInLedger > 0) return ExitCode.incomplete;
   return delivery && (delivery.failed > 0 || delivery.inDoubt > 0) ? ExitCode.incomplete : ExitCode.ok;
 }
 

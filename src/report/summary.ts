@@ -68,6 +68,12 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(c.red(`    failed ×${n}: ${printable(reason, 400)}`));
     for (const [reason, n] of Object.entries(r.inDoubtReasons ?? {}))
       lines.push(c.red(`    in doubt ×${n}: ${printable(reason, 400)}`));
+    if (r.inDoubtInLedger)
+      lines.push(
+        c.red(
+          `  in doubt since an earlier run: ${r.inDoubtInLedger} events of this input (duplicates in the ledger, not sent again: maybe delivered, maybe not)`,
+        ),
+      );
     const shared = r.sharedTransactions;
     if (shared && (shared.committed || Object.keys(shared.rolledBack).length)) {
       lines.push(`  committed with their ledger records, one transaction a batch: ${shared.committed} batches`);
@@ -76,7 +82,7 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     }
     if (r.inDoubtResolution)
       lines.push(
-        `  to settle the ${d.inDoubt} in doubt: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; ${r.inDoubtResolution.nextPush})`,
+        `  to settle ${d.inDoubt ? `the ${d.inDoubt} in doubt` : 'them'}: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; ${r.inDoubtResolution.nextPush})`,
       );
   }
   if (r.http && r.http.requests) {
@@ -168,10 +174,10 @@ export function quietErrorLine(r: RunReport): string | undefined {
   const d = r.delivery;
   const top = (m: Record<string, number> | undefined) => Object.entries(m ?? {}).sort((a, b) => b[1] - a[1])[0]?.[0];
   if (d?.failed) parts.push(`${d.failed} failed (${top(r.failures) ?? 'see --json'})`);
-  if (d?.inDoubt) {
-    const fix = r.inDoubtResolution ? `; to settle them: ${r.inDoubtResolution.command}` : '';
-    parts.push(`${d.inDoubt} in doubt (${top(r.inDoubtReasons) ?? 'see --json'})${fix}`);
-  }
+  const fix = r.inDoubtResolution ? `; to settle them: ${r.inDoubtResolution.command}` : '';
+  if (d?.inDoubt) parts.push(`${d.inDoubt} in doubt (${top(r.inDoubtReasons) ?? 'see --json'})${fix}`);
+  else if (r.inDoubtInLedger)
+    parts.push(`${r.inDoubtInLedger} events of the input in doubt since an earlier run, not sent again${fix}`);
   if (parts.length === 0) return undefined;
   return `leadledger: ${printable(parts.join('; '), 1000)} (exit ${r.exitCode})`;
 }

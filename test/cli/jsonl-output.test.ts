@@ -235,3 +235,29 @@ test('--quiet still says, on one line, why a run ends 1: what failed or is in do
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stderr, '');
 });
+
+test('events in doubt since an earlier run on another output do not let a push to a new one end 0; the command it names writes each once', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const full = await pushJsonl('/dev/full', ledger, '--quiet');
+  assert.equal(full.code, 1, full.stderr);
+  // The output changed (a date in its name, a disk replaced): the 16 are duplicates in the ledger, in doubt.
+  const out = join(dir, 'leads-2026-12-03.jsonl');
+  const moved = await pushJsonl(out, ledger, '--json');
+  assert.equal(moved.code, 1, moved.stderr);
+  const doc = jsonReport(moved);
+  assert.equal(doc.delivery.sent, 0);
+  assert.equal(doc.delivery.inDoubt, 0, 'none of them is this sink’s');
+  assert.equal(doc.inDoubtInLedger, 16);
+  assert.match(moved.stderr, /in doubt since an earlier run: 16 events of this input/);
+  const command = doc.inDoubtResolution?.command ?? '';
+  assert.match(command, /^leadledger replay --in-doubt --resend --sink jsonl --output \S+leads-2026-12-03\.jsonl /);
+  const replayed = await runCli([...command.split(' ').slice(1), '--yes', '--quiet']);
+  assert.equal(replayed.code, 0, replayed.stderr);
+  const again = await pushJsonl(out, ledger, '--json');
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(jsonReport(again).inDoubtInLedger, undefined);
+  const keys = readFileSync(out, 'utf8').trim().split('\n');
+  assert.equal(keys.length, 16);
+  assert.equal(new Set(keys).size, 16);
+});
