@@ -101,12 +101,15 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       // and may be missing (an empty part).
       const parts: string[] = [];
       for (const text of keyPaths) {
-        const v = scalarText(getPath(fields, configuredPath(fields, text)));
+        const raw = getPath(fields, configuredPath(fields, text));
+        const v = scalarText(raw);
         if (v === undefined && parts.length === 0)
           return { kind: 'invalid', source, line, field: text, reason: `no event id: '${text}' is empty` };
+        if (idWarning === undefined && inexactNumber(raw)) idWarning = `${text}: ${INEXACT_ID}`;
         parts.push(v ?? '');
       }
-      key = parts.join('|');
+      // A part that JSON rounded could make two events one key (see inexactNumberPath): keyed by content instead.
+      key = idWarning === undefined ? parts.join('|') : undefined;
     } else if (!keyFields && plan.id.length > 0) {
       key = at(read.id, fields);
       if (!key) {
@@ -351,11 +354,14 @@ function inexactNumberPath(fields: Record<string, unknown>, paths: readonly Fiel
   for (const p of paths) {
     const v = getPath(fields, p);
     if (scalarText(v) === undefined) continue;
-    return typeof v === 'number' && (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)))
-      ? pathText(p)
-      : undefined;
+    return inexactNumber(v) ? pathText(p) : undefined;
   }
   return undefined;
+}
+
+/** A JSON number that does not hold the digits it was written with. */
+function inexactNumber(v: unknown): boolean {
+  return typeof v === 'number' && (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)));
 }
 
 function at(r: Reader | null, fields: Record<string, unknown>): string | undefined {

@@ -352,3 +352,24 @@ test('a CSV header that names a column twice is said: which column is read under
   const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
   assert.match(human.stderr, /dup\.csv: the header repeats a name: 'email' names columns 1, 3/);
 });
+
+test('a key of configured paths with a part that is a JSON number past 2^53 is keyed by content too, with the warning', async () => {
+  const dir = tmpDir();
+  const config = join(dir, 'c.json');
+  writeFileSync(config, JSON.stringify({ key: { paths: ['lead_id', 'form'] } }));
+  const input = join(dir, 'in.jsonl');
+  writeFileSync(
+    input,
+    [
+      '{"lead_id":9007199254740993,"form":"f1","email":"big1@example.com"}',
+      '{"lead_id":9007199254740992,"form":"f1","email":"big2@example.com"}',
+      '{"lead_id":42,"form":"f1","email":"small@example.com"}',
+    ].join('\n') + '\n',
+  );
+  const r = await runCli(['push', input, '--dry-run', '--json', '--config', config, '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = jsonReport(r);
+  assert.equal(doc.counts.new, 3, JSON.stringify(doc.examples));
+  assert.deepEqual(Object.values(doc.warnings.byReason), [2]);
+  assert.match(Object.keys(doc.warnings.byReason)[0]!, /^lead_id: a number past 2\^53, which JSON rounds/);
+});
