@@ -285,7 +285,7 @@ export class Recognizer {
     const several = events.length > 1 || (def.reads === 'json' && !!def.events);
     events.forEach((ev, i) => {
       this.count(title);
-      const item = several ? i + 1 : rec.item;
+      const item = several || rec.item !== undefined ? this.nextItem(source, line) : undefined;
       if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
         const m: Mapped = {
           kind: 'invalid',
@@ -351,8 +351,18 @@ export class Recognizer {
   }
 
   private at(rec: RawRecord, m: Mapped): Mapped {
-    if (rec.item !== undefined && m.item === undefined) m.item = rec.item;
+    if (rec.item !== undefined && m.item === undefined) m.item = this.nextItem(rec.source, rec.line);
     return m;
+  }
+
+  // The events of one line are numbered across it (item), whatever record of the line they come from: a JSON
+  // document on one line whose elements each hold a list of leads gives each lead a number of its own.
+  private itemAt = { source: '', line: -1, next: 1 };
+
+  private nextItem(source: string, line: number): number {
+    const at = this.itemAt;
+    if (at.source !== source || at.line !== line) this.itemAt = { source, line, next: 1 };
+    return this.itemAt.next++;
   }
 
   private count(title: string): void {

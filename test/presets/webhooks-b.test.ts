@@ -269,3 +269,18 @@ test('LinkedIn: a user who maps the question ids in the config gets the leads of
   assert.deepEqual(decisions(doc), { new: 3, duplicate_in_input: 1, known_lead: 1, filtered: 1 });
   assert.deepEqual(rows.at(-1)?.email, 'ana.souza@exemplo.com.br');
 });
+
+test('a JSON document on one line whose elements each hold a list of leads numbers every lead of the line (item)', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'rd.json');
+  const lead = (u: string) => ({ uuid: u, email: `${u}@example.com` });
+  writeFileSync(
+    input,
+    JSON.stringify([{ leads: [lead('u1'), lead('u2')] }, { leads: [lead('u3'), lead('u4')] }, { leads: [lead('u5')] }]),
+  );
+  const { rows } = await audit(input);
+  assert.deepEqual(
+    rows.map((r) => [r.line, r.item, r.email]),
+    [1, 2, 3, 4, 5].map((i) => [1, i, `u${i}@example.com`]),
+  );
+});
