@@ -159,13 +159,21 @@ export function formatRuns(r: LedgerRunsResult): string {
 }
 
 function runTable(runs: RunSummary[], withArgs: boolean): string {
-  // A run records its counts grouped ({counts: {read, new, ...}, delivery: {sent, ...}}; older runs, flat): each
-  // group's numbers in a row, the zeros left out, what was delivered first (the column is cut at its width).
+  // A run records its counts grouped ({counts: {read, new, ...}, delivery: {sent, ...}}, with a figure or an error
+  // of its own beside them; older runs, flat): what was delivered first, then the run's own values, then the rest
+  // (the column is cut at its width). Zeros are left out.
   const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  const rank = ([k, v]: [string, unknown]) => (k === 'delivery' ? 0 : isRecord(v) ? 2 : 1);
   const numbers = (o: Record<string, unknown>): string[] =>
     Object.entries(o)
-      .sort(([a], [b]) => Number(b === 'delivery') - Number(a === 'delivery'))
-      .flatMap(([k, n]) => (isRecord(n) ? numbers(n) : typeof n === 'number' && n !== 0 ? [`${k}=${n}`] : []));
+      .sort((a, b) => rank(a) - rank(b))
+      .flatMap(([k, n]) =>
+        isRecord(n)
+          ? numbers(n)
+          : (typeof n === 'number' && n !== 0) || typeof n === 'string' || typeof n === 'boolean'
+            ? [`${k}=${String(n)}`]
+            : [],
+      );
   const counts = (v: unknown) => (isRecord(v) ? numbers(v).join(' ') : v === null ? '' : JSON.stringify(v));
   return formatTable(
     [

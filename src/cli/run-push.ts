@@ -39,7 +39,8 @@ export function toPushOptions(
   if (format && !['jsonl', 'json', 'csv'].includes(format))
     throw new UsageError(`--format takes jsonl, json or csv, not '${format}'`);
   // Checked here, not only when the sink is built: a dry-run builds none, and took a misspelt --sink without a word.
-  const sink = str('sink');
+  // An empty LEADLEDGER_SINK is no sink, as an unset one.
+  const sink = str('sink') || undefined;
   if (sink !== undefined && !(SINK_NAMES as readonly string[]).includes(sink))
     throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${sink}'`);
   const existing = str('existing') ?? 'skip';

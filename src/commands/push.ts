@@ -111,6 +111,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let interrupted = false;
   // Events of this input the ledger holds in doubt since an earlier run, on any sink: not sent again, not done.
   let inDoubtInLedger = 0;
+  const inDoubtHere = new Set<string>();
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';
   const progress: Progress = { phase: 'reading', read: 0, toSend: 0, settled: 0, startedAt: started, bytesRead: 0 };
   let heartbeat: ReturnType<LedgerStore['keepAlive']> | undefined;
@@ -156,6 +157,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       });
       await ledger.markOrphansInDoubt();
       await deliverer.recoverInDoubt();
+      // What recovery left in doubt on this sink is counted by the deliverer (delivery.inDoubt); the input's events
+      // in doubt on other sinks are counted as they are decided (inDoubtInLedger), these not among them.
+      for (const r of await ledger.rowsInStatus('in_doubt', deliverer.sinkId)) inDoubtHere.add(r.key);
     }
 
     const read = {
@@ -205,7 +209,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       for (let i = 0; i < decisions.length; i++) {
         const d = decisions[i]!;
         collector.add(d);
-        if (d.inDoubt && !opts.dryRun) inDoubtInLedger++;
+        if (d.inDoubt && !opts.dryRun && !inDoubtHere.has(d.key!)) inDoubtInLedger++;
         progress.read++;
         progress.bytesRead = before + (sliceBytes * (i + 1)) / decisions.length;
         if (deliverer?.wants(d)) {
@@ -231,7 +235,11 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     reportFile?.close();
     const report = buildReport();
     if (ledger && runId !== undefined)
-      await ledger.finishRun(runId, runStatus, { counts: report.counts, delivery: report.delivery });
+      await ledger.finishRun(runId, runStatus, {
+        counts: report.counts,
+        delivery: report.delivery,
+        ...(report.inDoubtInLedger ? { inDoubtInLedger: report.inDoubtInLedger } : {}),
+      });
     await ledger?.close();
     await sink?.close?.();
     finalReport = report;

@@ -98,9 +98,9 @@ export interface RunReport {
   /** When events are left in doubt: the command that settles them, and what it does. */
   inDoubtResolution?: InDoubtResolution;
   /**
-   * A push's input events that the ledger holds in doubt since an earlier run, on this sink or another (an output
-   * renamed since, a sink that could not look them up): decided duplicates, not sent again, and not known to be
-   * delivered, so the run does not end 0.
+   * A push's input events that the ledger holds in doubt since an earlier run on another sink (an output renamed
+   * since, a date in its name): decided duplicates, not sent again, and not known to be delivered, so the run does
+   * not end 0. Those in doubt on this run's sink are in delivery.inDoubt.
    */
   inDoubtInLedger?: number;
   /** Why the --report file could not be written (the run itself went on: its sends are settled in the ledger). */

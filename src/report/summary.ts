@@ -71,7 +71,7 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     if (r.inDoubtInLedger)
       lines.push(
         c.red(
-          `  in doubt since an earlier run: ${r.inDoubtInLedger} events of this input (duplicates in the ledger, not sent again: maybe delivered, maybe not)`,
+          `  in doubt on another sink since an earlier run: ${r.inDoubtInLedger} events of this input (duplicates in the ledger, not sent again: maybe delivered, maybe not)`,
         ),
       );
     const shared = r.sharedTransactions;
@@ -82,7 +82,7 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     }
     if (r.inDoubtResolution)
       lines.push(
-        `  to settle ${d.inDoubt ? `the ${d.inDoubt} in doubt` : 'them'}: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; ${r.inDoubtResolution.nextPush})`,
+        `  to settle ${d.inDoubt ? `the ${d.inDoubt} in doubt` : 'them'}: ${printable(r.inDoubtResolution.command, 400)} (${r.inDoubtResolution.how}; ${d.inDoubt ? r.inDoubtResolution.nextPush : "no push settles another sink's: only this replay does"})`,
       );
   }
   if (r.http && r.http.requests) {
@@ -175,9 +175,12 @@ export function quietErrorLine(r: RunReport): string | undefined {
   const top = (m: Record<string, number> | undefined) => Object.entries(m ?? {}).sort((a, b) => b[1] - a[1])[0]?.[0];
   if (d?.failed) parts.push(`${d.failed} failed (${top(r.failures) ?? 'see --json'})`);
   const fix = r.inDoubtResolution ? `; to settle them: ${r.inDoubtResolution.command}` : '';
-  if (d?.inDoubt) parts.push(`${d.inDoubt} in doubt (${top(r.inDoubtReasons) ?? 'see --json'})${fix}`);
-  else if (r.inDoubtInLedger)
-    parts.push(`${r.inDoubtInLedger} events of the input in doubt since an earlier run, not sent again${fix}`);
+  if (d?.inDoubt) parts.push(`${d.inDoubt} in doubt (${top(r.inDoubtReasons) ?? 'see --json'})`);
+  if (r.inDoubtInLedger)
+    parts.push(
+      `${r.inDoubtInLedger} events of the input in doubt on another sink since an earlier run, not sent again`,
+    );
+  if ((d?.inDoubt || r.inDoubtInLedger) && fix) parts[parts.length - 1] += fix;
   if (parts.length === 0) return undefined;
   return `leadledger: ${printable(parts.join('; '), 1000)} (exit ${r.exitCode})`;
 }

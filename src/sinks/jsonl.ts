@@ -91,14 +91,19 @@ export class JsonlSink implements Sink {
   async open(): Promise<void> {
     if (this.opts.output === '-') return;
     const out = this.opts.output;
+    if (/[/\\]$/.test(out)) throw new UsageError(`--output ${out} names a directory; give the path of a file in it`);
     const st = await lstat(out).catch(() => undefined);
     if (st?.isSymbolicLink()) throw linkRefused(out);
     if (st?.isDirectory()) throw new UsageError(`--output ${out} is a directory; give the path of a file in it`);
     if (st) {
       // A device or a FIFO cannot be read back (a file not there yet will be one).
       if (!st.isFile()) this.capabilities.lookupByDownstreamKey = false;
-      await access(out, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
-        throw new UsageError(`--output ${out} cannot be written: ${err.code ?? err.message}`);
+      // A file is also read: its last byte before the first append (a cut line?), and its lines by findWritten.
+      const mode = st.isFile() ? constants.W_OK | constants.R_OK : constants.W_OK;
+      await access(out, mode).catch((err: NodeJS.ErrnoException) => {
+        throw new UsageError(
+          `--output ${out} cannot be ${st.isFile() ? 'read and written' : 'written'}: ${err.code ?? err.message}`,
+        );
       });
       return;
     }

@@ -71,29 +71,51 @@ export async function openInput(
 const CR = 0x0d;
 
 /**
- * Lines that end with CR alone: a CR in the first bytes and no LF. A JSONL reader that splits at LF would take the
- * whole input for one line, one invalid record for all its events. (Neither JSON nor CSV text holds a CR of its own
- * but as a line's end or inside a quoted CSV field, where it is the same line break.)
+ * Lines that end with CR alone: the first line end in the first bytes is a CR that no LF follows. A JSONL reader
+ * that splits at LF would take the whole input for one line, one invalid record for all its events. (Neither JSON
+ * nor CSV text holds a CR of its own but as a line's end or inside a quoted CSV field, where it is the same line
+ * break; and crToLf leaves every CRLF as it is, so a CR at the very end of the first bytes may be taken for one.)
  */
 function endsLinesWithCr(head: Buffer): boolean {
-  return head.indexOf(LF) < 0 && head.indexOf(CR) >= 0;
+  const cr = head.indexOf(CR);
+  if (cr < 0) return false;
+  const lf = head.indexOf(LF);
+  return (lf < 0 || cr < lf) && head[cr + 1] !== LF;
 }
 
-// The input with each CR as LF, read as a stream (not at positions: `direct` would bypass the change).
+/** The bytes with each CR that no LF follows as LF (a CR that ends them too). */
+function loneCrToLf(c: Buffer): Buffer {
+  let at = c.indexOf(CR);
+  if (at < 0) return c;
+  const out = Buffer.from(c);
+  for (; at >= 0; at = out.indexOf(CR, at + 1)) if (out[at + 1] !== LF) out[at] = LF;
+  return out;
+}
+
+// The input with each CR that ends a line alone as LF, read as a stream (not at positions: `direct` would bypass
+// the change). A CRLF further on stays as it is (the readers take it as one line end), and so does a quoted CSV
+// field's: a CR that ends a chunk waits for the next chunk's first byte, or for the input to go quiet or end.
 function crToLf(opened: OpenedInput): OpenedInput {
-  const lf = (c: Buffer): Buffer => {
-    let at = c.indexOf(CR);
-    if (at < 0) return c;
-    const out = Buffer.from(c);
-    for (; at >= 0; at = out.indexOf(CR, at + 1)) out[at] = LF;
-    return out;
-  };
   async function* chunks(): AsyncGenerator<Buffer> {
-    for await (const c of opened.chunks) yield lf(c);
+    let held = false; // the previous chunk ended with a CR, not yet given on
+    for await (const c of opened.chunks) {
+      if (c.length === 0) {
+        // The input is idle: a line it ended is given on whole (a CRLF cut here reads as a line and a blank one).
+        if (held) yield Buffer.from([LF]);
+        held = false;
+        yield c;
+        continue;
+      }
+      let b: Buffer = held ? Buffer.concat([Buffer.from([CR]), c]) : c;
+      held = b[b.length - 1] === CR;
+      if (held) b = b.subarray(0, b.length - 1);
+      if (b.length > 0) yield loneCrToLf(b);
+    }
+    if (held) yield Buffer.from([LF]);
   }
   const it = chunks();
   const out: OpenedInput = {
-    head: lf(opened.head),
+    head: loneCrToLf(opened.head),
     complete: opened.complete,
     gzip: opened.gzip,
     chunks: it,

@@ -1,7 +1,7 @@
 // The jsonl sink as a user runs it: the built CLI, the real deliver path (4 batches in flight), a real file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { jsonReport, ROOT, runCli } from '../helpers/cli.js';
@@ -87,6 +87,24 @@ test('jsonl: an --output in a directory that does not exist, or that is a direct
   const r = await pushJsonl(join(dir, 'out.jsonl'), ledger, '--json');
   assert.equal(r.code, 0, r.stderr);
   assert.equal(jsonReport(r).delivery.sent, 16);
+});
+
+test('jsonl: an --output ending in a slash, or a file leadledger may write but not read, is refused before any claim', async () => {
+  const dir = tmpDir();
+  const ledger = join(dir, 'l.db');
+  const slash = await pushJsonl(join(dir, 'newdir') + '/', ledger);
+  assert.equal(slash.code, 2, slash.stderr);
+  assert.match(slash.stderr, /newdir\/ names a directory/);
+  // Write-only, and not empty: its last byte is read before the first append (a cut line?), its lines by replay.
+  const wo = join(dir, 'write-only.jsonl');
+  writeFileSync(wo, '{"key":"k","lead":{"email":"x@example.com"}}\n');
+  chmodSync(wo, 0o200);
+  const denied = await runCli(['push', fixture, '--sink', 'jsonl', '--output', wo, '--ledger', ledger], {
+    fileModes: true,
+  });
+  assert.equal(denied.code, 2, denied.stderr);
+  assert.match(denied.stderr, /write-only\.jsonl cannot be read and written: EACCES/);
+  assert.equal(eventCount(ledger), 0, 'nothing claimed');
 });
 
 test('jsonl: a dangling symlink as --output is refused too, and its target is not created', async () => {
@@ -249,7 +267,18 @@ test('events in doubt since an earlier run on another output do not let a push t
   assert.equal(doc.delivery.sent, 0);
   assert.equal(doc.delivery.inDoubt, 0, 'none of them is this sink’s');
   assert.equal(doc.inDoubtInLedger, 16);
-  assert.match(moved.stderr, /in doubt since an earlier run: 16 events of this input/);
+  assert.match(moved.stderr, /in doubt on another sink since an earlier run: 16 events of this input/);
+  assert.match(moved.stderr, /no push settles another sink's: only this replay does\)/);
+  // On the sink they are in doubt on, the same events are counted once: by the recovery, as this sink's.
+  const same = await pushJsonl('/dev/full', ledger, '--json');
+  assert.equal(same.code, 1, same.stderr);
+  assert.equal(jsonReport(same).delivery.inDoubt, 16);
+  assert.equal(jsonReport(same).inDoubtInLedger, undefined);
+  // The run records it: ledger runs shows why a run ended 1.
+  assert.match(
+    (await runCli(['ledger', 'runs', '--ledger', ledger])).stdout,
+    /\n\s*2\s+push\s+done\s.*inDoubtInLedger=16/,
+  );
   const command = doc.inDoubtResolution?.command ?? '';
   assert.match(command, /^leadledger replay --in-doubt --resend --sink jsonl --output \S+leads-2026-12-03\.jsonl /);
   const replayed = await runCli([...command.split(' ').slice(1), '--yes', '--quiet']);

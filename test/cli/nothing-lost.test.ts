@@ -373,3 +373,22 @@ test('a key of configured paths with a part that is a JSON number past 2^53 is k
   assert.deepEqual(Object.values(doc.warnings.byReason), [2]);
   assert.match(Object.keys(doc.warnings.byReason)[0]!, /^lead_id: a number past 2\^53, which JSON rounds/);
 });
+
+test('an input whose first lines end in CR alone and later ones in CRLF reads every line once; a CRLF in a quoted CSV field stays one', async () => {
+  const dir = tmpDir();
+  const cr = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ event_id: `e${i}`, email: `p${i}@example.com` }));
+  const crlf = Array.from({ length: 3 }, (_, i) => JSON.stringify({ event_id: `x${i}`, email: `x${i}@example.com` }));
+  const jsonl = join(dir, 'mixed.jsonl');
+  writeFileSync(jsonl, cr.join('\r') + '\r' + crlf.join('\r\n') + '\r\n');
+  const csvRows = Array.from({ length: 3000 }, (_, i) => `c${i},c${i}@example.com,N${i}`);
+  const quoted = Array.from({ length: 3 }, (_, i) => `d${i},d${i}@example.com,"Two\r\nlines ${i}"`);
+  const csv = join(dir, 'mixed.csv');
+  writeFileSync(csv, ['event_id,email,name', ...csvRows].join('\r') + '\r' + quoted.join('\r\n') + '\r\n');
+  for (const input of [jsonl, csv]) {
+    const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = jsonReport(r);
+    assert.equal(doc.counts.read, 3003, input);
+    assert.equal(doc.counts.new, 3003, JSON.stringify(doc.examples));
+  }
+});

@@ -128,4 +128,9 @@ test('a misspelt --sink is a usage error in a dry-run too (from the flag or LEAD
   }
   const ok = await runCli(['push', fixture, '--dry-run', '--sink', 'jsonl', '--ledger', join(dir, 'l.db')]);
   assert.equal(ok.code, 0, ok.stderr);
+  // Set and empty, as a CronJob's env may leave it: no sink, as when unset.
+  const empty = await runCli(['push', fixture, '--dry-run', '--ledger', join(dir, 'l.db')], {
+    env: { LEADLEDGER_SINK: '' },
+  });
+  assert.equal(empty.code, 0, empty.stderr);
 });

@@ -148,8 +148,13 @@ function accountFor(c: ReaderCase, items: RawItem[]): void {
       text = Buffer.alloc(0); // damaged: what was read before the damage is checked for order only
     }
   }
-  // A CSV whose rows end at a lone CR (old Macs) numbers them by CR; JSON lines end at LF only.
-  const total = text.length === 0 ? 0 : text.toString('latin1').split(c.format === 'csv' ? /\r\n|\r|\n/ : '\n').length;
+  // A CSV whose rows end at a lone CR (old Macs) numbers them by CR. JSON lines end at LF, or at a lone CR too
+  // when the input's first line end is one (open-input.ts gives those inputs with LF).
+  const firstCr = text.indexOf(0x0d);
+  const firstLf = text.indexOf(0x0a);
+  const crLines = firstCr >= 0 && (firstLf < 0 || firstCr < firstLf) && text[firstCr + 1] !== 0x0a;
+  const lineEnd = c.format === 'csv' || crLines ? /\r\n|\r|\n/ : '\n';
+  const total = text.length === 0 ? 0 : text.toString('latin1').split(lineEnd).length;
   let last = 0;
   for (const it of items) {
     assert.ok(it.line >= 1, `line ${it.line} of ${it.kind}`);
@@ -160,7 +165,7 @@ function accountFor(c: ReaderCase, items: RawItem[]): void {
     last = it.line;
   }
   if (c.format !== 'jsonl' || c.gzip) return;
-  const lines = text.toString('latin1').split('\n');
+  const lines = text.toString('latin1').split(lineEnd);
   const covered = new Set<number>();
   let unreadFrom = Infinity;
   for (const it of items) {
