@@ -98,13 +98,16 @@ export class JsonlSink implements Sink {
     if (st) {
       // A device or a FIFO cannot be read back (a file not there yet will be one).
       if (!st.isFile()) this.capabilities.lookupByDownstreamKey = false;
-      // A file is also read: its last byte before the first append (a cut line?), and its lines by findWritten.
-      const mode = st.isFile() ? constants.W_OK | constants.R_OK : constants.W_OK;
-      await access(out, mode).catch((err: NodeJS.ErrnoException) => {
-        throw new UsageError(
-          `--output ${out} cannot be ${st.isFile() ? 'read and written' : 'written'}: ${err.code ?? err.message}`,
-        );
+      await access(out, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
+        throw new UsageError(`--output ${out} cannot be written: ${err.code ?? err.message}`);
       });
+      // A file is also read: its last byte before the first append (a cut line?), and its lines by findWritten.
+      if (st.isFile())
+        await access(out, constants.R_OK).catch((err: NodeJS.ErrnoException) => {
+          throw new UsageError(
+            `--output ${out} cannot be read (leadledger reads back what it wrote there): ${err.code ?? err.message}`,
+          );
+        });
       return;
     }
     const dir = dirname(this.path!);

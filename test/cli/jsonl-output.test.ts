@@ -103,7 +103,7 @@ test('jsonl: an --output ending in a slash, or a file leadledger may write but n
     fileModes: true,
   });
   assert.equal(denied.code, 2, denied.stderr);
-  assert.match(denied.stderr, /write-only\.jsonl cannot be read and written: EACCES/);
+  assert.match(denied.stderr, /write-only\.jsonl cannot be read \(leadledger reads back what it wrote there\): EACCES/);
   assert.equal(eventCount(ledger), 0, 'nothing claimed');
 });
 
