@@ -207,20 +207,8 @@ test('a missing table: the CREATE TABLE that fits is printed; --create-table run
   );
   const config = join(dir, 'c.json');
   writeFileSync(config, JSON.stringify({ fields: { custom: { plan: 'plan' } } }));
-  const args = [
-    'push',
-    input,
-    '--sink',
-    'postgres',
-    '--pg-url',
-    db.url,
-    '--table',
-    '"Sales"."Lead List"',
-    '--config',
-    config,
-    '--ledger',
-    join(dir, 'l.db'),
-  ];
+  const push = ['push', input, '--sink', 'postgres', '--pg-url', db.url];
+  const args = [...push, '--table', '"Sales"."Lead List"', '--config', config, '--ledger', join(dir, 'l.db')];
   const missing = await runCli(args, { env: admin });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /table "Sales"\."Lead List" does not exist/);
@@ -244,22 +232,9 @@ test('a missing table: the CREATE TABLE that fits is printed; --create-table run
 
   // A schema that is not there is the user's to create: a usage error, before anything is claimed.
   const ledger = join(dir, 'noschema.db');
-  const noSchema = await runCli(
-    [
-      'push',
-      input,
-      '--sink',
-      'postgres',
-      '--pg-url',
-      db.url,
-      '--table',
-      'nowhere_schema.leads',
-      '--create-table',
-      '--ledger',
-      ledger,
-    ],
-    { env: admin },
-  );
+  const noSchema = await runCli([...push, '--table', 'nowhere_schema.leads', '--create-table', '--ledger', ledger], {
+    env: admin,
+  });
   assert.equal(noSchema.code, 2, noSchema.stderr);
   assert.match(noSchema.stderr, /schema "nowhere_schema" does not exist \(3F000\)/);
   assert.ok(
