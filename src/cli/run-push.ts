@@ -1,8 +1,8 @@
 // Wiring of `push`: flags → PushOptions, signals, progress, and the report to stderr / stdout.
-import { SINK_NAMES } from '../sinks/names.js';
 import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
 import { parseTimeBound } from '../mapping/map-record.js';
+import { SINK_NAMES } from '../sinks/names.js';
 import { runWithReport } from './run-with-report.js';
 
 /** Runs `push` from parsed flags (fromEnv: those taken from their environment variable); returns the exit code. */

@@ -109,7 +109,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let runId: number | undefined;
   let deliverer: Deliverer | undefined;
   let interrupted = false;
-  // Events of this input the ledger holds in doubt since an earlier run, on any sink: not sent again, not done.
+  // Events of this input the ledger holds in doubt since an earlier run on another sink: not sent again, not done
+  // (those in doubt on this run's sink, inDoubtHere, are the deliverer's to count).
   let inDoubtInLedger = 0;
   const inDoubtHere = new Set<string>();
   let runStatus: 'done' | 'failed' | 'interrupted' = 'done';

@@ -1,11 +1,11 @@
 // The config file: explicit field mapping, key choice, accepted event types, phones, sink settings.
-import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Libphonenumber from 'libphonenumber-js';
 import type * as ZodModule from 'zod';
 import type { z as Zod } from 'zod';
 import { UsageError } from '../errors.js';
+import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { FIELD_NAMES } from './fields.js';
 
 const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;

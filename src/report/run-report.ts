@@ -113,7 +113,8 @@ export interface RunReport {
 /**
  * The exit code of a run: 130 when interrupted; 3 when part of an input could not be read (what could be read was
  * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt, an event of the input is in
- * doubt in the ledger since an earlier run, or the --report file could not be written (the run finished and its sends are settled, but not all it was asked for was done); else 0.
+ * doubt in the ledger on another sink, or the --report file could not be written (the run finished and its sends
+ * are settled, but not all it was asked for was done); else 0.
  */
 export function runExitCode(
   delivery: DeliveryCounts | undefined,

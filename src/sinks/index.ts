@@ -9,10 +9,9 @@ import { readToken } from './token.js';
 import type { PostgresSinkConfig } from './postgres.js';
 import type { Sink } from './types.js';
 import { WebhookSink, type WebhookConfig } from './webhook.js';
-
 import { SINK_NAMES, type SinkName } from './names.js';
 
-export { SINK_NAMES, type SinkName };
+export { SINK_NAMES, type SinkName } from './names.js';
 
 /** One line per sink for --help. */
 export const SINKS: ReadonlyArray<{ name: SinkName; description: string }> = [

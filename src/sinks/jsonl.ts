@@ -112,10 +112,14 @@ export class JsonlSink implements Sink {
     }
     const dir = dirname(this.path!);
     const d = await stat(dir).catch((err: NodeJS.ErrnoException) => err);
-    if (d instanceof Error || !d.isDirectory())
-      throw new UsageError(
-        `--output ${out}: its directory ${dir} ${d instanceof Error && d.code === 'ENOENT' ? 'does not exist' : d instanceof Error ? `cannot be read (${d.code ?? d.message})` : 'is not a directory'}`,
-      );
+    const wrong = !(d instanceof Error)
+      ? d.isDirectory()
+        ? undefined
+        : 'is not a directory'
+      : d.code === 'ENOENT'
+        ? 'does not exist'
+        : `cannot be read (${d.code ?? d.message})`;
+    if (wrong) throw new UsageError(`--output ${out}: its directory ${dir} ${wrong}`);
     await access(dir, constants.W_OK | constants.X_OK).catch((err: NodeJS.ErrnoException) => {
       throw new UsageError(`--output ${out} cannot be created in ${dir}: ${err.code ?? err.message}`);
     });
