@@ -2,7 +2,7 @@
 // with --force what did; every send follows the same claim / settle rules as push, with the first downstream key.
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../decide/types.js';
-import { RESEND_IN_DOUBT } from '../decide/decide.js';
+import { knownInLedgerReason, knownInRunReason, knownRetryReason, RESEND_IN_DOUBT } from '../decide/decide.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { UsageError } from '../errors.js';
 import { ledgerFailure } from '../ledger/failure.js';
@@ -81,7 +81,39 @@ export type Confirm = (question: string) => Promise<boolean>;
 interface Selected {
   row: LedgerEventRow;
   lead?: Lead;
+  /** The person of the lead re-mapped from the input (--from), which may differ from the stored one. */
+  naturalKey?: string;
   from: EventStatus;
+}
+
+/**
+ * Whether the person of a failed event a replay would send again is already delivered by another event: one this
+ * replay sends before it, or one the ledger holds as sent, pending or in doubt. (An in-doubt event is looked up in the
+ * CRM, or re-sent with its own key or by --resend's explicit choice: the rule is for failures, as push's is.)
+ */
+class PersonRule {
+  private readonly seen = new Map<string, string>();
+
+  constructor(private readonly ledger: LedgerStore) {}
+
+  /** The reason the person is known (naming the event), or undefined: the event may go out, and now holds the person. */
+  async knownBy(key: string, naturalKey: string | undefined): Promise<string | undefined> {
+    if (naturalKey === undefined) return undefined;
+    const earlier = this.seen.get(naturalKey);
+    if (earlier !== undefined) return knownInRunReason(`event ${earlier}`);
+    const other = await this.ledger.sql.get<{ key: string }>(
+      "SELECT key FROM events WHERE natural_key = ? AND key <> ? AND status IN ('sent', 'pending', 'in_doubt') LIMIT 1",
+      [naturalKey, key],
+    );
+    if (other) return knownInLedgerReason(other.key);
+    this.seen.set(naturalKey, key);
+    return undefined;
+  }
+
+  /** An event this replay sends that holds its person (an in-doubt one re-sent): later failures of theirs are known. */
+  holds(key: string, naturalKey: string | undefined): void {
+    if (naturalKey !== undefined && !this.seen.has(naturalKey)) this.seen.set(naturalKey, key);
+  }
 }
 
 /** Re-sends selected ledger events and returns what happened as data. */
@@ -157,7 +189,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         source: s.row.source ?? '(ledger)',
         line: s.row.source_line ?? 0,
         key: s.row.key,
-        naturalKey: s.row.natural_key ?? undefined,
+        naturalKey: s.naturalKey ?? s.row.natural_key ?? undefined,
       };
       if (!lead)
         return {
@@ -187,7 +219,21 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         },
       };
     };
-    for (const s of selected) decisions.set(s.row.key, decide(s));
+    // The person rule, as push applies it: a failed event whose person another event delivered (earlier in this
+    // replay, or in the ledger) is a known lead, skipped or updated by --existing, never a second create.
+    const people = new PersonRule(ledger);
+    for (const s of selected) {
+      const d = decide(s);
+      if (d.kind === 'new' && s.from === 'failed') {
+        const by = await people.knownBy(s.row.key, d.naturalKey);
+        if (by !== undefined) {
+          d.kind = 'known_lead';
+          d.reason = `replay: ${knownRetryReason(by)}`;
+        }
+      } else if (d.kind === 'new') people.holds(s.row.key, d.naturalKey);
+      decisions.set(s.row.key, d);
+    }
+    const update = o.existing === 'update';
     const resending = selected.filter((s) => s.from === 'sent' && decisions.get(s.row.key)!.kind === 'new');
 
     if (sink && resending.length) {
@@ -217,7 +263,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         runId,
         namespace: config.namespace ?? 'leadledger',
         concurrency: o.concurrency ?? 4,
-        existing: 'skip',
+        existing: o.existing ?? 'skip',
         stop: ctx.stop,
         hardStop: ctx.hardStop,
         mayStillSend: () => mayStillSend(heartbeat),
@@ -254,12 +300,13 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
         }
       }
       collector.add(d);
-      if (d.kind !== 'new' || !deliverer) {
+      const sends = d.kind === 'new' || (d.kind === 'known_lead' && update);
+      if (!sends || !deliverer) {
         writeRow(d);
         continue;
       }
       if (s.lead) await ledger.storeLead(s.row.key, JSON.stringify(s.lead), s.row.payload_hash ?? '');
-      await deliverer.enqueueExisting(s.row, d.event!.lead, [s.from], d);
+      await deliverer.enqueueExisting(s.row, d.event!.lead, [s.from], d, d.kind === 'new' ? 'create' : 'update');
     }
     if (deliverer) {
       await deliverer.finish();
@@ -384,7 +431,7 @@ async function select(
         const from = wanted(r);
         if (!from || chosen.has(e.key)) continue;
         chosen.add(e.key);
-        out.push({ row: r, lead: e.lead, from });
+        out.push({ row: r, lead: e.lead, naturalKey: e.naturalKey, from });
         if (out.length >= limit) return out;
       }
     }

@@ -62,7 +62,10 @@ export interface EventFacts {
   hasPerson(): boolean;
   /** After hasPerson(): an earlier event of this run brought the same person. */
   personSeen(): boolean;
-  /** After hasPerson(): the ledger names an event that delivered, or may have delivered, the person. */
+  /**
+   * After hasPerson(): the ledger names an event that delivered, or may have delivered, the person (another event:
+   * the one asked about is not delivered, or the rules would not ask).
+   */
   personDelivered(): boolean;
   /** The event's person, if it has one, counts as delivered by this run from now on. */
   rememberPerson(): void;
@@ -84,7 +87,14 @@ export function classify(f: EventFacts): Outcome {
     }
     if (f.ledgerLeadDiffers()) return Outcome.ConflictWithLedger;
     if (status === 'failed' && f.retryable()) {
-      f.rememberPerson();
+      // A retry is a new decision about a person: another event of theirs delivered since this one failed (earlier in
+      // this run, or in the ledger) makes it a known lead, as for any event. Without this rule the person reached the
+      // CRM twice, and which event won depended on their order in the input.
+      if (f.hasPerson()) {
+        if (f.personSeen()) return Outcome.KnownInRun;
+        if (f.personDelivered()) return Outcome.KnownInLedger;
+        f.rememberNewPerson();
+      }
       return Outcome.Retry;
     }
     // A delivered (or maybe delivered) event delivered its person too: later events of that person are known leads.
@@ -126,6 +136,14 @@ export function knownInRunReason(by: string): string {
 /** The reason of a KnownInLedger decision, naming the event the ledger holds for the person. */
 export function knownInLedgerReason(by: string): string {
   return `person already delivered (or being delivered) by event ${by}`;
+}
+
+/**
+ * The reason of a known-lead decision about an event whose earlier send failed (retryable): the person rule's reason,
+ * said as a retry's, so that the report tells why a failure is not retried.
+ */
+export function knownRetryReason(personReason: string): string {
+  return `earlier send failed, not retried: ${personReason}`;
 }
 
 /**

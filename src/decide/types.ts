@@ -26,7 +26,10 @@ export interface Decision {
   reason: string;
   /** Present for new, known_lead, duplicate and conflict decisions. */
   event?: LeadEvent;
-  /** new: the ledger holds the key as a retryable failure; the send claims the existing row. */
+  /**
+   * new, or known_lead: the ledger holds the key as a retryable failure; a send (new, or an update under --existing
+   * update) claims the existing row.
+   */
   retry?: boolean;
   /** conflict: the lead fields that differ. */
   fields?: string[];

@@ -159,7 +159,13 @@ export class Deliverer {
    * Queues an event already in the ledger (replay): claimed only while it is still in one of `from`, and sent
    * with its stored downstream key, so a re-send is the same request the CRM saw the first time.
    */
-  async enqueueExisting(row: LedgerEventRow, lead: Lead, from: EventStatus[], decision?: Decision): Promise<void> {
+  async enqueueExisting(
+    row: LedgerEventRow,
+    lead: Lead,
+    from: EventStatus[],
+    decision?: Decision,
+    mode: SendItem['mode'] = 'create',
+  ): Promise<void> {
     if (this.fatal) throw this.fatal;
     if (this.o.stop.aborted) return this.releaseUnclaimed([{ key: row.key, decision, row }]);
     const dk = row.downstream_key ?? downstreamKey(this.o.namespace, row.key);
@@ -169,7 +175,10 @@ export class Deliverer {
       lead,
       naturalKey: row.natural_key ?? undefined,
       occurredAt: row.event_time ?? undefined,
-      mode: 'create',
+      mode,
+      // An update of a person another event delivered (replay --existing update): where the CRM does not hold them,
+      // as the ledger says it does, it is created, as push's updates are.
+      ...(mode === 'update' ? { ifExists: this.o.existing } : {}),
     };
     this.batch.push({ key: row.key, item, claimFrom: from, row, decision });
     if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();

@@ -422,6 +422,9 @@ export function fillLedger(
       if (k.payloadHash !== null && k.payloadHash !== payloadHashAt(block, s)) code |= L_HASH_DIFFERS;
       ints[o + I_LEDGER] = code;
       ints[o + I_RUN] = k.runId ?? 0;
+      // A retry's person is asked too: the rules make it a known lead when another event delivered them.
+      if (isRetry(code) && ints[o + I_NAT] !== 0 && (!filter || filter.hasPerson(ints, o + I_NAT)))
+        naturals.add(str(block, s + S_NAT));
     } else if (ints[o + I_NAT] !== 0 && (!filter || filter.hasPerson(ints, o + I_NAT)))
       naturals.add(str(block, s + S_NAT));
   }
@@ -430,14 +433,23 @@ export function fillLedger(
   if (delivered.size === 0) return;
   for (const r of rows) {
     const o = r * INTS;
-    if (ints[o + I_LEDGER] !== 0) continue;
+    const code = ints[o + I_LEDGER]!;
+    if (code !== 0 && !isRetry(code)) continue;
     if (ints[o + I_NAT] === 0) continue;
     const by = delivered.get(str(block, r * STRS + S_NAT));
     if (by !== undefined) {
-      ints[o + I_LEDGER] = L_PERSON_DELIVERED;
+      // A retry's run id gives way to the event that delivered the person: its decision names that one.
+      ints[o + I_LEDGER] = code | L_PERSON_DELIVERED;
       ints[o + I_RUN] = block.deliveredBy.push(by) - 1;
     }
   }
+}
+
+const FAILED = STATUSES.indexOf('failed');
+
+/** Whether a ledger code is a retryable failure's: an event a push sends again, unless its person is known. */
+export function isRetry(code: number): boolean {
+  return (code & L_STATUS) === FAILED && (code & L_RETRYABLE) !== 0;
 }
 
 const scratch = new Int32Array(3);

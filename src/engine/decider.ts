@@ -10,6 +10,7 @@ import {
   F_NATIONAL_PHONE,
   fillLedger,
   INTS,
+  isRetry,
   I_FLAGS,
   I_KIND,
   I_LEDGER,
@@ -42,6 +43,7 @@ import {
   ERASED_REASON,
   knownInLedgerReason,
   knownInRunReason,
+  knownRetryReason,
   ledgerReason,
   NEW_REASON,
   Outcome,
@@ -329,9 +331,9 @@ export class Decider implements EventFacts {
         return d;
       }
       case Outcome.KnownInRun:
-        return plain(e, 'known_lead', knownInRunReason(memory.foundNaturalBy()));
+        return known(e, code, knownInRunReason(memory.foundNaturalBy()));
       case Outcome.KnownInLedger:
-        return plain(e, 'known_lead', knownInLedgerReason(this.by!));
+        return known(e, code, knownInLedgerReason(this.by!));
     }
   }
 
@@ -382,6 +384,13 @@ function notAnEvent(block: MappedBlock, r: number, source: string, line: number)
   const s = r * STRS;
   const kind = block.ints[r * INTS + I_KIND] === Kind.Invalid ? 'invalid' : 'filtered';
   return { kind, source, line, key: str(block, s + S_KEY) || undefined, reason: str(block, s + S_REASON) };
+}
+
+// A known lead's decision; a retry's (its key failed before, retryably) says so, and an update claims that row.
+function known(e: BlockEvent, code: number, reason: string): Decision {
+  return isRetry(code)
+    ? { ...plain(e, 'known_lead', knownRetryReason(reason)), retry: true }
+    : plain(e, 'known_lead', reason);
 }
 
 // The common outcomes are built as literals with the same properties in the same order (one hidden class). The

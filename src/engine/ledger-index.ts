@@ -20,6 +20,7 @@ import {
   I_LEDGER,
   I_NAT,
   I_RUN,
+  isRetry,
   Kind,
   L_HASH_DIFFERS,
   L_PERMANENT,
@@ -164,6 +165,11 @@ export class LedgerIndex {
       ints[o + I_RUN] = probe.runId;
       if (code !== 0) {
         if (probe.hash && !hashStartsWith(payloadHashAt(block, r * STRS), probe.hash)) code |= L_HASH_DIFFERS;
+        // A retry's person, as fillLedger asks it: another event that delivered them makes the retry a known lead.
+        if (isRetry(code) && ints[o + I_NAT] !== 0 && this.hasPerson(ints, o + I_NAT)) {
+          code |= L_PERSON_DELIVERED;
+          ints[o + I_RUN] = -1;
+        }
       } else if (ints[o + I_NAT] !== 0 && this.hasPerson(ints, o + I_NAT)) {
         code = L_PERSON_DELIVERED;
         ints[o + I_RUN] = -1;

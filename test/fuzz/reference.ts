@@ -9,6 +9,7 @@ import {
   ERASED_REASON,
   knownInLedgerReason,
   knownInRunReason,
+  knownRetryReason,
   ledgerReason,
   NEW_REASON,
   Outcome,
@@ -186,11 +187,15 @@ export async function referenceDecisions(
           );
           break;
         case Outcome.KnownInRun:
-          decisions.push(plainDecision({ ...base, reason: knownInRunReason(`event ${by!}`) }));
+        case Outcome.KnownInLedger: {
+          const reason = out === Outcome.KnownInRun ? knownInRunReason(`event ${by!}`) : knownInLedgerReason(by!);
+          // A retryable failure's event whose person another event delivered: a retry the person rule stops.
+          const retry = known?.status === 'failed' && known.failure === 'retryable';
+          decisions.push(
+            plainDecision(retry ? { ...base, reason: knownRetryReason(reason), retry } : { ...base, reason }),
+          );
           break;
-        case Outcome.KnownInLedger:
-          decisions.push(plainDecision({ ...base, reason: knownInLedgerReason(by!) }));
-          break;
+        }
       }
     }
   }
