@@ -194,14 +194,14 @@ function digits(b: Uint8Array, at: number, len: number): number {
 }
 
 // Each ASCII byte lowerEmail takes, as it writes it (lower-cased): for the local part, the atext of RFC 5322
-// (normalize.ts LOCAL_CHAR: letters, digits and ! # $ % & ' * + - / = ? ^ _ ` { | } ~), the dot and the @; 0 for the
+// (email.ts LOCAL_CHAR: letters, digits and ! # $ % & ' * + - / = ? ^ _ ` { | } ~), the dot and the @; 0 for the
 // rest, which the general path refuses or normalizes (non-ASCII: NFC, IDNA), and for the backslash of an escape.
 const EMAIL_BYTE = new Uint8Array(256);
 for (const c of "abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-/=?^_`{|}~.@")
   EMAIL_BYTE[c.charCodeAt(0)] = c.charCodeAt(0);
 for (let c = 0x41; c <= 0x5a; c++) EMAIL_BYTE[c] = c + 0x20;
 // What a domain's byte is to lowerEmail (as written there, lower-cased): a letter, a digit, a hyphen or a dot; any
-// other is refused after the @ (normalize.ts asciiDomain), so the general path says why.
+// other is refused after the @ (email.ts asciiDomain), so the general path says why.
 const D_OTHER = 0;
 const D_LETTER = 1;
 const D_DIGIT = 2;
@@ -221,7 +221,7 @@ const DOMAIN_BYTE = new Uint8Array(256).map((_, c) =>
 
 /**
  * The email at b[start..end) lower-cased into out, as normalizeEmail would return it; -1 when it is not plain
- * ASCII or not an address its plain rule (normalize.ts PLAIN_EMAIL) takes: a dot-atom before the @, LDH labels of 1
+ * ASCII or not an address its plain rule (email.ts PLAIN_EMAIL) takes: a dot-atom before the @, LDH labels of 1
  * to 63 characters after it, at least two, the last of two or more letters, and no "--" (an xn-- label is IDNA's to
  * check). The general path then says why, or normalizes it (a mailto: prefix, NFC, an IDN).
  */
