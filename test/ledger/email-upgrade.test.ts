@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLedgerStore } from '../../src/ledger/open.js';
 import type { LedgerStore } from '../../src/ledger/store.js';
@@ -12,6 +13,7 @@ import { importedPersonKey } from '../../src/ledger/rules.js';
 import { SCHEMA_VERSION } from '../../src/ledger/schema.js';
 import { PG_SCHEMA_VERSION } from '../../src/ledger/postgres/schema.js';
 import { canonicalLeadJson, contentKey, payloadHashOfJson } from '../../src/mapping/keys.js';
+import { ledgerImport } from '../../src/commands/ledger/import.js';
 import { ledgerMigrate } from '../../src/commands/ledger/migrate.js';
 import { ledgerVerify } from '../../src/commands/ledger/verify.js';
 import { testCtx } from '../commands/ledger/seed.js';
@@ -228,4 +230,31 @@ test('ledger migrate of an older SQLite ledger into PostgreSQL: the copy is upgr
   const src = (await openLedgerStore(file, { readonly: true }))!;
   assert.equal((await src.storageFacts()).schemaVersion, 3, 'the source is left as it was');
   await src.close();
+});
+
+test('ledger import of an export written before: its people and the keys taken of them, as this ledger holds them', async () => {
+  const dir = tmpDir();
+  const exported = join(dir, 'old-export.jsonl');
+  const old = [imported(NFD('zoé@x.com'), 1, '601'), sentByContent({ email: 'foo@bücher.example', name: 'Foo' }, 2)];
+  writeFileSync(exported, old.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const ledger = join(dir, 'ledger.db');
+  const r = await ledgerImport({ files: [exported], ledger, as: 'auto' }, testCtx(dir));
+  assert.equal(r.added, 2);
+  const l = (await openLedgerStore(ledger))!;
+  try {
+    const foo = { email: 'foo@xn--bcher-kva.example', name: 'Foo' };
+    assert.deepEqual(
+      (
+        await l.sql.all<{ key: string; natural_key: string }>(
+          'SELECT key, natural_key FROM events ORDER BY natural_key',
+        )
+      ).map((x) => [x.key, x.natural_key]),
+      [
+        ['c:' + hashOf(foo), foo.email],
+        [importedPersonKey('zoé@x.com'), 'zoé@x.com'],
+      ],
+    );
+  } finally {
+    await l.close();
+  }
 });
