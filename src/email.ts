@@ -28,6 +28,8 @@ const LDH = /^[a-z0-9-]+$/;
 // full rule below makes of it too (test/mapping/normalize.test.ts holds both to that).
 const PLAIN_EMAIL =
   /^[a-z0-9!#$%&'*+\-/=?^_`{|}~]+(?:\.[a-z0-9!#$%&'*+\-/=?^_`{|}~]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+// Its domain alone: lower-cased, and without "--", what domainToASCII makes of it too (`joão@exemplo.com.br`).
+const PLAIN_DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
 /**
  * The canonical form of an email address, the one natural key of one person whatever form it was typed in: trimmed,
@@ -39,7 +41,7 @@ export function normalizeEmail(raw: string): Normalized {
   const typed = raw.trim();
   if (typed.length > MAX_TYPED) return tooLong(typed);
   const v = typed.length >= 7 && typed.slice(0, 7).toLowerCase() === 'mailto:' ? typed.slice(7) : typed;
-  const value = PLAIN_EMAIL.test(v) && v.indexOf('--', v.indexOf('@')) < 0 ? v.toLowerCase() : canonicalEmail(v);
+  const value = PLAIN_EMAIL.test(v) && v.indexOf('--', v.indexOf('@')) < 0 ? v.toLowerCase() : canonicalEmail(v, false);
   if (typeof value !== 'string')
     return { ok: false, reason: `${quoted(typed)} is not a valid email address: ${value.why}` };
   if (value.length > MAX_EMAIL) return tooLong(typed);
@@ -56,10 +58,10 @@ function tooLong(typed: string): Normalized {
 }
 
 /**
- * The canonical form of an address (without a mailto: prefix) by the full rule, or why it is none: what
- * normalizeEmail takes a shortcut to for plain addresses (exported for the test that holds the shortcut to it).
+ * The canonical form of an address (without a mailto: prefix), or why it is none. normalizeEmail takes shortcuts
+ * for plain addresses and plain domains; `full` takes none (for the test that holds the shortcuts to the rule).
  */
-export function canonicalEmail(v: string): string | { why: string } {
+export function canonicalEmail(v: string, full = true): string | { why: string } {
   const at = v.indexOf('@');
   if (at < 0) return { why: 'no @' };
   if (v.indexOf('@', at + 1) >= 0) return { why: 'more than one @' };
@@ -69,7 +71,9 @@ export function canonicalEmail(v: string): string | { why: string } {
   const local = v.slice(0, at).normalize('NFC').toLowerCase().normalize('NFC');
   const why = localFault(local);
   if (why !== undefined) return { why };
-  const domain = asciiDomain(v.slice(at + 1));
+  const typed = v.slice(at + 1);
+  const plain = !full && PLAIN_DOMAIN.test(typed) && !typed.includes('--');
+  const domain = plain ? typed.toLowerCase() : asciiDomain(typed);
   return typeof domain === 'string' ? local + '@' + domain : domain;
 }
 
