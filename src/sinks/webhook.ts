@@ -25,6 +25,11 @@ export interface WebhookConfig {
   idPath?: string;
   /** The receiver drops repeated Idempotency-Keys, so in-doubt leads may simply be re-sent (default false). */
   honoursIdempotencyKey?: boolean;
+  /**
+   * What the receiver's 409 says: `failure` (the default: a refusal, retryable unless its body says `"retryable":
+   * false`) or `duplicate` (it already holds the lead: `exists`, with the id at idPath when the body has one).
+   */
+  conflictMeans?: 'failure' | 'duplicate';
 }
 
 export interface WebhookSinkOptions {
@@ -128,26 +133,65 @@ export class WebhookSink implements Sink {
       return f.inDoubt ? { kind: 'unknown', reason: f.reason } : { kind: 'failed', permanent: false, reason: f.reason };
     }
     const res = result.response;
-    const excerpt = this.http.redact(res.text.slice(0, 300).trim());
     if (res.status === 401 || res.status === 403) {
+      const said = receiverMessage(res.text, parseJson(res.text), (t) => this.http.redact(t));
       throw new CredentialsError(
-        `${this.describe()} refused the request (HTTP ${res.status})${excerpt ? `: ${excerpt}` : ''}`,
+        `${this.describe()} refused the request (HTTP ${res.status})${said ? `: ${said}` : ''}`,
       );
     }
-    let parsed: unknown;
-    try {
-      parsed = res.text ? JSON.parse(res.text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = parseJson(res.text);
     const id = readPath(parsed, this.config.idPath ?? 'id');
     const crmId = id !== undefined ? { crmId: id } : {};
     if (res.status >= 200 && res.status < 300) return { kind: 'created', ...crmId };
-    if (res.status === 409) return { kind: 'exists', ...crmId };
-    const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-    const reason = `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`;
+    // Only a 2xx is a delivery. A 409 is a duplicate only where the config says the receiver means that by it;
+    // elsewhere it is a refusal (Stripe's, on an Idempotency-Key, means "a request with this key is in progress").
+    if (res.status === 409 && this.config.conflictMeans === 'duplicate') return { kind: 'exists', ...crmId };
+    const retryable =
+      res.status === 408 || res.status === 429 || res.status >= 500 || (res.status === 409 && !saysPermanent(parsed));
+    const said = receiverMessage(res.text, parsed, (t) => this.http.redact(t));
+    const reason = `HTTP ${res.status}${said ? `: ${said}` : ''}`;
     if (retryable && res.maybeCommitted)
       return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
     return { kind: 'failed', permanent: !retryable, reason, status: res.status };
   }
+}
+
+/** The longest receiver message a failure reason quotes. */
+export const MAX_RECEIVER_MESSAGE = 200;
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a receiver said in a refusal, for the failure reason: the message of a JSON error body (`message`, `error`,
+ * `error.message`, `error_description`, `detail`, `title`, `errors[0].message`), else the body's text; secrets
+ * redacted before it is cut (a cut secret would still show its start), whitespace collapsed, at most
+ * MAX_RECEIVER_MESSAGE characters.
+ */
+export function receiverMessage(text: string, parsed: unknown, redactText: (t: string) => string): string {
+  const said = messageOf(parsed) ?? text;
+  const clean = redactText(said).replace(/\s+/g, ' ').trim();
+  return clean.length > MAX_RECEIVER_MESSAGE ? `${clean.slice(0, MAX_RECEIVER_MESSAGE - 1)}…` : clean;
+}
+
+function messageOf(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Record<string, unknown>;
+  const errors = Array.isArray(o.errors) ? (o.errors as unknown[]) : [];
+  for (const c of [o.message, o.error, messageOf(o.error), o.error_description, o.detail, o.title, errors[0]])
+    if (typeof c === 'string' && c.trim() !== '') return c;
+  return errors.length ? messageOf(errors[0]) : undefined;
+}
+
+/** A refusal whose body says a retry cannot help: `"retryable": false`, at the top level or under `error`. */
+function saysPermanent(parsed: unknown): boolean {
+  if (typeof parsed !== 'object' || parsed === null) return false;
+  const o = parsed as { retryable?: unknown; error?: unknown };
+  if (o.retryable === false) return true;
+  return typeof o.error === 'object' && o.error !== null && (o.error as { retryable?: unknown }).retryable === false;
 }
