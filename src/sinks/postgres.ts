@@ -9,9 +9,14 @@
 // in doubt, and the next run looks their emails up (lookupMany, a batch at a time) before sending any again. Even a
 // re-send cannot make a second row: the unique index on email sees to that.
 //
-// Outcomes are per lead. A lead the database refuses (a value that does not fit its column's type, a CHECK, another
-// unique index) fails alone: a batch that meets such an error is split in halves until the refused leads are found.
-// Errors that pass with time (a lost connection, a deadlock, the server restarting) are retried with backoff.
+// Outcomes are per lead. A lead the database refuses for any reason of its own (a value that does not fit its
+// column's type, a CHECK, another unique index, a trigger's RAISE EXCEPTION, any SQLSTATE that is not about the
+// connection, the server or the table as a whole) fails alone, with its own error: a batch that meets such an error
+// is split in halves until the refused leads stand alone. Bisecting costs nothing while no lead is refused (a batch
+// is still one statement per step), and about 2·log2(1000) ≈ 20 small transactions per refused lead of a batch,
+// where a savepoint per lead would cost a thousand more statements in every batch. Errors that pass with time (a
+// lost connection, a deadlock, the server restarting) are retried with backoff, the batch whole; errors about the
+// table or the server (a column dropped, a read-only server, a full disk) fail the batch whole, retryable.
 import pg from 'pg';
 import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
@@ -84,6 +89,16 @@ class ClosingClient extends pg.Client {
 
 /** SQLSTATEs worth a retry: connection exceptions, serialization failure, deadlock, shutdown, too many connections. */
 const TRANSIENT_STATE = /^(08...|40001|40P01|57P0[123]|53300|57014|55P03)$/;
+/**
+ * SQLSTATE classes about the table, the server or the session, never about one lead: the whole batch would fail
+ * alike, so it is not split. 0A feature not supported, 0B/25/2D/3B transaction states, 0L/0P/2B/28 roles and
+ * privileges, 24/26/34 cursors and statements, 3D/3F no such database or schema, 42 syntax or access rule (a column
+ * dropped, a missing privilege), 53 insufficient resources, 55 object not in the state needed, 57 operator
+ * intervention, 58 system error, 72 snapshot, F0 configuration, XX internal. Every other class (22 data, 23
+ * integrity, P0 PL/pgSQL's RAISE, 09/27 triggers, 2F/38/39 routines, 44 check option, 54 program limits such as an
+ * index row too large, and classes a trigger makes up) may be about one lead: its batch is split to find it.
+ */
+const BATCH_STATE = /^(0A|0B|0L|0P|24|25|26|28|2B|2D|34|3B|3D|3F|42|53|55|57|58|72|F0|XX)/;
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -417,7 +432,7 @@ export class PostgresSink implements Sink {
     if (state === '28P01' || state === '28000' || state === '42501')
       return { kind: 'credentials', reason: `PostgreSQL at ${this.conn.display} refused: ${reason}` };
     if (isLostConnection(e) || (state && TRANSIENT_STATE.test(state))) return { kind: 'transient', reason };
-    if (state && /^(22|23)/.test(state)) return { kind: 'refused', reason: `PostgreSQL refused the lead: ${reason}` };
+    if (state && !BATCH_STATE.test(state)) return { kind: 'refused', reason: `PostgreSQL refused the lead: ${reason}` };
     // The table changed under the run (a column dropped), or anything else: the lead is not at fault; retried later.
     return { kind: 'schema', reason };
   }
