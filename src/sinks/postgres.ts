@@ -25,7 +25,15 @@ import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type Quali
 import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './pg-table.js';
 import { databaseIdentity } from '../pg-identity.js';
 import { redact } from './redact.js';
-import type { LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import type {
+  FieldNotHeld,
+  LookupResult,
+  SendItem,
+  SharedDatabaseWriter,
+  Sink,
+  SinkCapabilities,
+  SinkOutcome,
+} from './types.js';
 
 /** The config file's `sinks.postgres` section. */
 export interface PostgresSinkConfig {
@@ -54,6 +62,17 @@ export interface PostgresSinkOptions {
   /** What a person should read on stderr (a created table, a custom field with no column). */
   warn?: (message: string) => void;
 }
+
+/** The lead's standard fields and the columns named after them (pg-table.ts LEAD_COLUMNS; email is always one). */
+const LEAD_FIELD_COLUMNS: Array<[keyof Omit<Lead, 'custom'>, string]> = [
+  ['name', 'name'],
+  ['firstName', 'first_name'],
+  ['lastName', 'last_name'],
+  ['phone', 'phone'],
+  ['company', 'company'],
+  ['source', 'source'],
+];
+const NONE: readonly FieldNotHeld[] = Object.freeze([]);
 
 /** How long a statement, or the wait for a connection, may take. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -149,6 +168,10 @@ export class PostgresSink implements Sink {
   };
   private readonly sql: Statements;
   readonly shared: SharedDatabaseWriter;
+  /** The standard fields no column takes, and the custom fields one does (fieldsNotHeld). */
+  private readonly unplanned: Array<{ field: keyof Omit<Lead, 'custom'>; notHeld: FieldNotHeld }>;
+  private readonly customPlanned: Set<string>;
+  private readonly customNotHeld = new Map<string, FieldNotHeld>();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -159,6 +182,14 @@ export class PostgresSink implements Sink {
     database: { id: string; searchPath: string },
   ) {
     this.sql = statements(table, plan);
+    const planned = new Set(plan.columns.map((c) => c.field));
+    this.unplanned = LEAD_FIELD_COLUMNS.filter(([, column]) => !planned.has(column)).map(([field, column]) => ({
+      field,
+      notHeld: { field, why: this.noColumn(column) },
+    }));
+    this.customPlanned = new Set(
+      plan.columns.filter((c) => c.field.startsWith('custom:')).map((c) => c.field.slice('custom:'.length)),
+    );
     // The same statements as send()'s, on the ledger's connection in the ledger's transaction: nothing is retried
     // or split there; whatever the database throws rolls that transaction back, and the batch takes send() after.
     // They run under this sink's search_path (the names its table's types and defaults were read with, which the
@@ -219,6 +250,23 @@ export class PostgresSink implements Sink {
       await pool.end().catch(() => undefined);
       throw startError(e, conn);
     }
+  }
+
+  /** The lead's fields that no column of the table takes. */
+  fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
+    let out: FieldNotHeld[] | undefined;
+    for (const u of this.unplanned) if (item.lead[u.field]) (out ??= []).push(u.notHeld);
+    for (const [k, v] of Object.entries(item.lead.custom ?? {})) {
+      if (v === '' || this.customPlanned.has(k)) continue;
+      let f = this.customNotHeld.get(k);
+      if (!f) this.customNotHeld.set(k, (f = { field: `custom.${k}`, why: this.noColumn(k) }));
+      (out ??= []).push(f);
+    }
+    return out ?? NONE;
+  }
+
+  private noColumn(column: string): string {
+    return `no column of ${displayName(this.table)} takes it: add a ${quoteIdent(column)} column, or map one in sinks.postgres.columns`;
   }
 
   /** "PostgreSQL postgres://user@host:5432/db table public.leads": never the password. */

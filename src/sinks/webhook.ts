@@ -4,8 +4,15 @@ import { createHmac } from 'node:crypto';
 import { CredentialsError, UsageError } from '../errors.js';
 import type { HttpClient } from './http.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
-import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
-import { buildDefaultBody, renderTemplate } from './webhook-body.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import {
+  buildDefaultBody,
+  fieldsOutsideTemplate,
+  renderTemplate,
+  shadowedCustomFields,
+  templateUse,
+  type TemplateUse,
+} from './webhook-body.js';
 
 export { buildDefaultBody, renderTemplate } from './webhook-body.js';
 
@@ -63,6 +70,8 @@ export class WebhookSink implements Sink {
   private readonly http: HttpClient;
   private readonly config: WebhookConfig;
   private readonly secret: string | undefined;
+  /** The fields the config's template places (undefined: the default body, which has them all). */
+  private readonly use: TemplateUse | undefined;
 
   constructor(opts: WebhookSinkOptions) {
     this.url = checkSinkUrl(opts.url, 'webhook', opts.allowInsecure);
@@ -70,6 +79,7 @@ export class WebhookSink implements Sink {
     // A key in the URL's query string is a secret like the signing one: no echoed error body may show it.
     for (const secret of urlSecrets(this.url)) this.http.addSecret(secret);
     this.config = opts.config ?? {};
+    this.use = this.config.template !== undefined ? templateUse(this.config.template) : undefined;
     const secretEnv = this.config.secretEnv ?? 'LEADLEDGER_WEBHOOK_SECRET';
     const secret = (opts.env ?? process.env)[secretEnv];
     if (this.config.sign === true && !secret) throw new UsageError(`webhook signing is on but ${secretEnv} is not set`);
@@ -92,6 +102,11 @@ export class WebhookSink implements Sink {
     return `webhook at ${redactUrl(this.url)}`;
   }
 
+  /** The lead's fields the body leaves out: those the template has no placeholder for, custom ones shadowed. */
+  fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
+    return this.use ? fieldsOutsideTemplate(item.lead, this.use) : shadowedCustomFields(item.lead, 'the webhook body');
+  }
+
   /** POST each lead on its own; one outcome per item. */
   async send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]> {
     const out: SinkOutcome[] = [];
@@ -107,8 +122,8 @@ export class WebhookSink implements Sink {
   private async sendOne(item: SendItem, signal?: AbortSignal): Promise<SinkOutcome> {
     const payload =
       this.config.template !== undefined
-        ? renderTemplate(this.config.template, item.downstreamKey, item.lead)
-        : buildDefaultBody(item.downstreamKey, item.lead);
+        ? renderTemplate(this.config.template, item.downstreamKey, item.lead, item.occurredAt)
+        : buildDefaultBody(item.downstreamKey, item.lead, item.occurredAt);
     const body = JSON.stringify(payload);
     const headers: Record<string, string> = {
       ...this.config.headers,
