@@ -268,7 +268,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
       sharedTransactions: deliverer?.sharedBatches,
-      fieldsNotHeld: fieldsNotHeld(deliverer),
+      fieldsNotHeld: deliverer?.fieldsNotHeld(),
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
@@ -280,12 +280,6 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error, inDoubtInLedger),
     };
   }
-}
-
-/** The fields the sink wrote leads without, for the report; undefined when there were none. */
-function fieldsNotHeld(deliverer: Deliverer | undefined): RunReport['fieldsNotHeld'] {
-  const f = deliverer?.fieldsNotHeld();
-  return f?.length ? f : undefined;
 }
 
 /** The run's parameters as recorded in the ledger and the JSON report: never a token or secret. */

@@ -124,7 +124,8 @@ export class Deliverer {
   }
 
   /** The fields the sink had no place for, with how many leads it wrote without each, most first. */
-  fieldsNotHeld(): FieldNotHeldCount[] {
+  fieldsNotHeld(): FieldNotHeldCount[] | undefined {
+    if (this.notHeld.size === 0) return undefined;
     return [...this.notHeld.values()]
       .map((f) => ({ ...f }))
       .sort((a, b) => b.leads - a.leads || a.field.localeCompare(b.field));

@@ -260,3 +260,19 @@ test('postgres: every field in its column, the event time in created_at; fields 
     { email: LEAD.email, name: 'Ana Souza', plan: 'pro' },
   ]);
 });
+
+test('replay says too which fields its sink had no place for', async () => {
+  const emu = await emulator();
+  const t = setUp({ fields: FIELDS, sinks: { webhook: { template: { mail: '{{lead.email}}' } } } });
+  const sink = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--max-retries', '0', '--json', ...rest(t)];
+  emu.setFaults({ script: ['503'] });
+  const failed = await runCli(['push', t.input, ...sink]);
+  assert.equal(failed.code, 1, failed.stderr);
+  emu.setFaults({});
+  const r = await runCli(['replay', ...sink]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(
+    jsonReport(r).fieldsNotHeld?.map((f) => f.field),
+    ['company', 'custom.plan', 'custom.tier', 'firstName', 'lastName', 'name', 'phone', 'source'],
+  );
+});
