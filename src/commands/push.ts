@@ -268,6 +268,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
       sharedTransactions: deliverer?.sharedBatches,
+      fieldsNotHeld: deliverer?.fieldsNotHeld(),
       http: http && sinks ? sinks.httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,

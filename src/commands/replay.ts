@@ -348,6 +348,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       phones: o.from?.length ? phoneCountry(country, stats.nationalPhones) : undefined,
       delivery,
       failures: deliverer?.failures,
+      fieldsNotHeld: deliverer?.fieldsNotHeld(),
       inDoubtReasons: deliverer?.inDoubtReasons,
       sharedTransactions: deliverer?.sharedBatches,
       http: http ? httpSummary(http) : undefined,

@@ -8,9 +8,15 @@ import type { LedgerStore } from '../ledger/store.js';
 import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../ledger/types.js';
 import { downstreamKey } from '../mapping/keys.js';
 import type { Lead } from '../mapping/types.js';
-import { emptyDelivery, type DeliveryCounts, type SharedBatches, type StopCounts } from './delivery-counts.js';
+import {
+  emptyDelivery,
+  type DeliveryCounts,
+  type FieldNotHeldCount,
+  type SharedBatches,
+  type StopCounts,
+} from './delivery-counts.js';
 import { RequestNotSent } from '../sinks/http.js';
-import type { LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkOutcome } from '../sinks/types.js';
+import type { FieldNotHeld, LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkOutcome } from '../sinks/types.js';
 
 /** Options of the deliver stage. */
 export interface DeliverOptions {
@@ -74,6 +80,8 @@ interface SettlePlan {
   releases: Array<{ key: string; to: EventStatus | null }>;
   done: SettledItem[];
   stopped: StopCounts;
+  /** The fields written leads went without (one entry per lead and field). */
+  notHeld?: FieldNotHeld[];
 }
 
 interface Pending {
@@ -92,6 +100,8 @@ export class Deliverer {
   readonly failures: Record<string, number> = {};
   /** Events left in doubt grouped by why: reason → count. Every count of counts.inDoubt has its reason here. */
   readonly inDoubtReasons: Record<string, number> = {};
+  /** Leads written without a field the sink has no place for, by field and why (fieldsNotHeldCounts). */
+  private readonly notHeld = new Map<string, FieldNotHeldCount>();
   /** What the stop did, once the run was stopped: settled in the grace period, cut after it, released. */
   readonly stopped: StopCounts = { settled: 0, cut: 0, released: 0 };
   private batch: Pending[] = [];
@@ -111,6 +121,14 @@ export class Deliverer {
     const w = o.sink.shared;
     this.shared = w && o.ledger.claimWriteSettle && o.ledger.database === w.database ? w : undefined;
     if (this.shared) this.sharedBatches = { committed: 0, rolledBack: {} };
+  }
+
+  /** The fields the sink had no place for, with how many leads it wrote without each, most first. */
+  fieldsNotHeld(): FieldNotHeldCount[] | undefined {
+    if (this.notHeld.size === 0) return undefined;
+    return [...this.notHeld.values()]
+      .map((f) => ({ ...f }))
+      .sort((a, b) => b.leads - a.leads || a.field.localeCompare(b.field));
   }
 
   /** Whether a decision leads to a send under the current policy. */
@@ -528,6 +546,7 @@ export class Deliverer {
     const releases: Array<{ key: string; to: EventStatus | null }> = [];
     const done: SettledItem[] = [];
     const stopped: StopCounts = { settled: 0, cut: 0, released: 0 };
+    let notHeld: FieldNotHeld[] | undefined;
     const isStopped = this.o.stop.aborted;
     for (let i = 0; i < mine.length; i++) {
       const p = mine[i]!;
@@ -544,6 +563,11 @@ export class Deliverer {
         case 'updated':
         case 'exists':
           settlements.push({ key: p.key, status: 'sent', outcome: o.kind, crmId: o.crmId });
+          // Written without what the sink has no place for (a person already there was not written at all).
+          if (o.kind !== 'exists' && this.o.sink.fieldsNotHeld) {
+            const lost = this.o.sink.fieldsNotHeld(p.item);
+            if (lost.length) (notHeld ??= []).push(...lost);
+          }
           done.push(settled(p, o.kind === 'created' ? 'sent' : o.kind, o.crmId, undefined));
           break;
         case 'failed':
@@ -574,7 +598,7 @@ export class Deliverer {
         }
       }
     }
-    return { settlements, releases, done, stopped };
+    return { settlements, releases, done, stopped, ...(notHeld ? { notHeld } : {}) };
   }
 
   /** Counts what a committed plan recorded, and reports each event. */
@@ -582,6 +606,12 @@ export class Deliverer {
     this.stopped.settled += plan.stopped.settled;
     this.stopped.cut += plan.stopped.cut;
     this.stopped.released += plan.stopped.released;
+    for (const f of plan.notHeld ?? []) {
+      const id = `${f.field}\0${f.why}`;
+      const c = this.notHeld.get(id);
+      if (c) c.leads++;
+      else this.notHeld.set(id, { field: f.field, why: f.why, leads: 1 });
+    }
     for (const d of plan.done) {
       this.count(d);
       this.o.onSettled?.(d);

@@ -35,6 +35,13 @@ export interface SharedBatches {
   rolledBack: Record<string, number>;
 }
 
+/** A lead field the sink had no place for (sinks/types.ts FieldNotHeld), and how many leads it wrote without it. */
+export interface FieldNotHeldCount {
+  field: string;
+  why: string;
+  leads: number;
+}
+
 /** Empty delivery counts. */
 export function emptyDelivery(): DeliveryCounts {
   return { sent: 0, updated: 0, exists: 0, failed: 0, inDoubt: 0, recovered: 0, claimedElsewhere: 0, released: 0 };

@@ -43,7 +43,6 @@ export async function openSink(
     );
   if (!(SINK_NAMES as readonly string[]).includes(f.sink))
     throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
-  const hub = config.sinks?.hubspot as { sourceProperty?: string } | undefined;
   const sink = await createSink({
     sink: f.sink as SinkName,
     url: f.url,
@@ -57,7 +56,7 @@ export async function openSink(
     baseDelayMs: f.backoffMs,
     env: ctx.env,
     webhook: config.sinks?.webhook,
-    hubspotSourceProperty: hub?.sourceProperty,
+    hubspotSourceProperty: config.sinks?.hubspot?.sourceProperty,
     onHttpEvent: ctx.onHttpEvent,
     pgUrl: f.pgUrl,
     pgUrlFrom: f.pgUrlFrom,

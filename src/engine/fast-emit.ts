@@ -5,7 +5,7 @@
 import { Kind, STRS, S_DK, S_HASH, S_KEY, S_LEAD, S_NAT, S_TIME, S_TYPE, S_WARN, type BlockEncoder } from './block.js';
 import { plainPath, type FieldName, type FieldPlan } from '../mapping/fields.js';
 import { timeInRange } from '../mapping/map-record.js';
-import { MAX_EMAIL, MAX_EMAIL_LOCAL } from '../mapping/normalize.js';
+import { MAX_EMAIL, MAX_EMAIL_LOCAL, MAX_LABEL } from '../mapping/normalize.js';
 import { e164, E164_VALID, fastE164Bytes } from '../mapping/phone-fast.js';
 
 /** The fields the fast paths read, in the order of FieldSpans. */
@@ -193,22 +193,42 @@ function digits(b: Uint8Array, at: number, len: number): number {
   return v;
 }
 
-// Each ASCII byte as lowerEmail writes it (lower-cased), or 0 for those EMAIL_RE (normalize.ts) refuses on either
-// side of the @ (ASCII whitespace, @ < > ( ) , ; : "), which the @ itself is checked apart from, and for
-// the bytes lowerEmail leaves to the general path (non-ASCII, other control bytes, the backslash of an escape).
+// Each ASCII byte lowerEmail takes, as it writes it (lower-cased): for the local part, the atext of RFC 5322
+// (email.ts LOCAL_CHAR: letters, digits and ! # $ % & ' * + - / = ? ^ _ ` { | } ~), the dot and the @; 0 for the
+// rest, which the general path refuses or normalizes (non-ASCII: NFC, IDNA), and for the backslash of an escape.
 const EMAIL_BYTE = new Uint8Array(256);
-for (let c = 0x21; c < 0x7f; c++) EMAIL_BYTE[c] = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
-for (const c of '<>(),;:"\\') EMAIL_BYTE[c.charCodeAt(0)] = 0;
+for (const c of "abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-/=?^_`{|}~.@")
+  EMAIL_BYTE[c.charCodeAt(0)] = c.charCodeAt(0);
+for (let c = 0x41; c <= 0x5a; c++) EMAIL_BYTE[c] = c + 0x20;
+// What a domain's byte is to lowerEmail (as written there, lower-cased): a letter, a digit, a hyphen or a dot; any
+// other is refused after the @ (email.ts asciiDomain), so the general path says why.
+const D_OTHER = 0;
+const D_LETTER = 1;
+const D_DIGIT = 2;
+const D_HYPHEN = 3;
+const D_DOT = 4;
+const DOMAIN_BYTE = new Uint8Array(256).map((_, c) =>
+  c >= 0x61 && c <= 0x7a
+    ? D_LETTER
+    : c >= 0x30 && c <= 0x39
+      ? D_DIGIT
+      : c === 0x2d
+        ? D_HYPHEN
+        : c === 0x2e
+          ? D_DOT
+          : D_OTHER,
+);
 
 /**
  * The email at b[start..end) lower-cased into out, as normalizeEmail would return it; -1 when it is not plain
- * ASCII, starts with mailto: or is invalid (the general path then says why).
+ * ASCII or not an address its plain rule (email.ts PLAIN_EMAIL) takes: a dot-atom before the @, LDH labels of 1
+ * to 63 characters after it, at least two, the last of two or more letters, and no "--" (an xn-- label is IDNA's to
+ * check). The general path then says why, or normalizes it (a mailto: prefix, NFC, an IDN).
  */
 function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): number {
   const n = end - start;
-  if (n > out.length) return -1;
+  if (n > out.length || n > MAX_EMAIL) return -1;
   let at = -1;
-  let lastDot = -1;
   for (let i = 0; i < n; i++) {
     const c = EMAIL_BYTE[b[start + i]!]!;
     if (c === 0) return -1;
@@ -216,21 +236,30 @@ function lowerEmail(b: Uint8Array, start: number, end: number, out: Buffer): num
     if (c === 0x40) {
       if (at >= 0) return -1;
       at = i;
-    } else if (c === 0x2e) lastDot = i;
+    } else if (c === 0x2e && (i === 0 || out[i - 1] === 0x2e || out[i - 1] === 0x40)) return -1; // .a, a..b, @.
   }
-  // ^[^…]+@[^…]+\.[a-z]{2,}$ : something before the @, something between it and the last dot, and two or more
-  // letters after that dot (a dot further left could not end in letters only, as the last one is after it).
-  if (at < 1 || lastDot < at + 2 || n - lastDot - 1 < 2) return -1;
-  // RFC 5321's limits (normalize.ts): the general path says why such an address is refused.
-  if (n > MAX_EMAIL || at > MAX_EMAIL_LOCAL) return -1;
-  for (let i = lastDot + 1; i < n; i++) if (out[i]! < 0x61 || out[i]! > 0x7a) return -1;
-  if (n >= 7 && startsWithMailto(out)) return -1;
+  // A local part of 1 to 64 characters that does not end in a dot.
+  if (at < 1 || at > MAX_EMAIL_LOCAL || out[at - 1] === 0x2e) return -1;
+  // The domain, label by label: `len` characters so far in this one, `letters` whether all were letters.
+  let len = 0;
+  let letters = true;
+  let labels = 0;
+  for (let i = at + 1; i < n; i++) {
+    const c = out[i]!;
+    const kind = DOMAIN_BYTE[c]!;
+    if (kind === D_DOT) {
+      if (len === 0 || out[i - 1] === 0x2d) return -1; // an empty label; one ending in a hyphen
+      labels++;
+      len = 0;
+      letters = true;
+      continue;
+    }
+    if (kind === D_OTHER) return -1;
+    if (kind === D_HYPHEN && (len === 0 || out[i - 1] === 0x2d)) return -1; // one starting with a hyphen; "--"
+    if (++len > MAX_LABEL) return -1;
+    if (kind !== D_LETTER) letters = false;
+  }
+  // The last label: the top-level domain, two or more letters (so it neither is empty nor ends in a hyphen).
+  if (labels < 1 || len < 2 || !letters) return -1;
   return n;
-}
-
-const MAILTO = [0x6d, 0x61, 0x69, 0x6c, 0x74, 0x6f, 0x3a]; // mailto:
-
-function startsWithMailto(b: Uint8Array): boolean {
-  for (let i = 0; i < MAILTO.length; i++) if (b[i] !== MAILTO[i]) return false;
-  return true;
 }

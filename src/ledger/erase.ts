@@ -2,6 +2,7 @@
 // (LGPD/GDPR erasure: the person's rows go, their keys stay known only as tombstones, and no byte of the address
 // remains in the database or its WAL). Callers hold the run lock, so no live run owns a row being deleted.
 import type Database from 'better-sqlite3';
+import { emailSpellings } from '../email.js';
 import { LedgerError } from '../errors.js';
 import { escapeLike, impliedAttempts, likeOp, tombstoneHash } from './queries.js';
 import { SqliteDb, type SqlDb } from './sql.js';
@@ -66,9 +67,8 @@ export function forgetKeys(db: SqlDb, keys: string[]): Promise<{ deleted: number
   return db.transaction((tx) => deleteRows(tx, [...new Set(keys)]));
 }
 
-/** Finds everything an erasure of this (normalized) address would touch. */
+/** Finds everything an erasure of this (normalized) address would touch, in any of its spellings. */
 export async function planErasure(db: SqlDb, email: string): Promise<ErasurePlan> {
-  const like = likeOp(db);
   const found = await personRows(db, email);
   const keys = new Set(found.map((r) => r.key));
   let attempts = 0;
@@ -76,20 +76,18 @@ export async function planErasure(db: SqlDb, email: string): Promise<ErasurePlan
     attempts +=
       (await db.all('SELECT key FROM attempts WHERE key = ?', [k])).length +
       (await impliedAttempts(db, 'key = ?', [k]));
-  const pattern = likePattern(email);
+  const mentions = (columns: readonly string[]) => mentionOf(db, email, columns);
+  const inDetail = mentions(['detail']);
   const scrubAttempts = (
-    await db.all<{ key: string }>(`SELECT key FROM attempts WHERE detail ${like} ? ESCAPE '\\'`, [pattern])
+    await db.all<{ key: string }>(`SELECT key FROM attempts WHERE ${inDetail.sql}`, inDetail.params)
   ).filter((r) => !keys.has(r.key)).length;
+  const inEvents = mentions(EVENT_TEXT_COLUMNS);
   const scrubEvents = (
-    await db.all<{ key: string }>(
-      `SELECT key FROM events WHERE ${EVENT_TEXT_COLUMNS.map((c) => `${c} ${like} ? ESCAPE '\\'`).join(' OR ')}`,
-      EVENT_TEXT_COLUMNS.map(() => pattern),
-    )
+    await db.all<{ key: string }>(`SELECT key FROM events WHERE ${inEvents.sql}`, inEvents.params)
   ).filter((r) => !keys.has(r.key)).length;
-  const scrubRuns = (await db.get<{ n: number }>(
-    `SELECT count(*) AS n FROM runs WHERE ${RUN_TEXT_COLUMNS.map((c) => `${c} ${like} ? ESCAPE '\\'`).join(' OR ')}`,
-    RUN_TEXT_COLUMNS.map(() => pattern),
-  ))!.n;
+  const inRuns = mentions(RUN_TEXT_COLUMNS);
+  const scrubRuns = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM runs WHERE ${inRuns.sql}`, inRuns.params))!
+    .n;
   return { found, attempts, scrub: { attempts: scrubAttempts, events: scrubEvents, runs: scrubRuns } };
 }
 
@@ -99,11 +97,14 @@ export async function planErasure(db: SqlDb, email: string): Promise<ErasurePlan
  */
 export async function eraseEmail(store: LedgerStore, email: string): Promise<ErasureResult> {
   const db = store.sql;
-  const like = likeOp(db);
   // Deleted cells are overwritten with zeros instead of only being unlinked; VACUUM then rebuilds every page.
   if (db instanceof SqliteDb) db.raw.pragma('secure_delete = ON');
-  const pattern = likePattern(email);
-  const re = new RegExp(email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
+  const re = new RegExp(
+    emailSpellings(email)
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('|'),
+    'giu',
+  );
   const scrubText = (v: string | null) => (v === null ? null : v.replace(re, ERASED));
   const counts = await db.transaction(async (tx) => {
     const rows = await personRows(tx, email);
@@ -118,24 +119,27 @@ export async function eraseEmail(store: LedgerStore, email: string): Promise<Era
     );
 
     const scrubbed = { attempts: 0, events: 0, runs: 0 };
+    const inDetail = mentionOf(tx, email, ['detail']);
     const attempts = await tx.all<{ id: number; detail: string }>(
-      `SELECT id, detail FROM attempts WHERE detail ${like} ? ESCAPE '\\'`,
-      [pattern],
+      `SELECT id, detail FROM attempts WHERE ${inDetail.sql}`,
+      inDetail.params,
     );
     for (const a of attempts)
       scrubbed.attempts += await tx.run('UPDATE attempts SET detail = ? WHERE id = ?', [scrubText(a.detail), a.id]);
     for (const col of EVENT_TEXT_COLUMNS) {
+      const inCol = mentionOf(tx, email, [col]);
       const hits = await tx.all<{ key: string; v: string }>(
-        `SELECT key, ${col} AS v FROM events WHERE ${col} ${like} ? ESCAPE '\\'`,
-        [pattern],
+        `SELECT key, ${col} AS v FROM events WHERE ${inCol.sql}`,
+        inCol.params,
       );
       for (const h of hits)
         scrubbed.events += await tx.run(`UPDATE events SET ${col} = ? WHERE key = ?`, [scrubText(h.v), h.key]);
     }
     for (const col of RUN_TEXT_COLUMNS) {
+      const inCol = mentionOf(tx, email, [col]);
       const hits = await tx.all<{ id: number; v: string }>(
-        `SELECT id, ${col} AS v FROM runs WHERE ${col} ${like} ? ESCAPE '\\'`,
-        [pattern],
+        `SELECT id, ${col} AS v FROM runs WHERE ${inCol.sql}`,
+        inCol.params,
       );
       for (const h of hits)
         scrubbed.runs += await tx.run(`UPDATE runs SET ${col} = ? WHERE id = ?`, [scrubText(h.v), h.id]);
@@ -175,18 +179,27 @@ async function deleteRows(db: SqlDb, keys: string[]): Promise<{ deleted: number;
   return { deleted, attemptsDeleted };
 }
 
-/** Rows that belong to the person: their natural key, or the address anywhere in the stored lead or the key. */
+/**
+ * Rows that belong to the person: their natural key, or the address anywhere in the stored lead or the key, in any
+ * of its spellings (emailSpellings: a ledger read before its upgrade, a CRM's error, hold them as they were written).
+ */
 function personRows(db: SqlDb, email: string): Promise<ForgetTarget[]> {
-  const pattern = likePattern(email);
-  const like = likeOp(db);
-  // LIKE is case-insensitive for ASCII (ILIKE on PostgreSQL), so an address stored as typed ("Ana@X.io") is found too.
+  const spellings = emailSpellings(email);
+  const inText = mentionOf(db, email, ['lead_json', 'key']);
   return db.all<ForgetTarget>(
     `SELECT key, status, run_id AS "runId" FROM events
-      WHERE natural_key = ? OR lead_json ${like} ? ESCAPE '\\' OR key ${like} ? ESCAPE '\\' ORDER BY first_seen_at, key`,
-    [email, pattern, pattern],
+      WHERE natural_key IN (${spellings.map(() => '?').join(', ')}) OR ${inText.sql} ORDER BY first_seen_at, key`,
+    [...spellings, ...inText.params],
   );
 }
 
-function likePattern(value: string): string {
-  return '%' + escapeLike(value) + '%';
+// SQL that is true where one of the columns mentions the address, in any of its spellings. LIKE is case-insensitive
+// for ASCII (ILIKE on PostgreSQL), so an address stored as typed ("Ana@X.io") is found too.
+function mentionOf(db: SqlDb, email: string, columns: readonly string[]): { sql: string; params: string[] } {
+  const like = likeOp(db);
+  const patterns = emailSpellings(email).map((s) => '%' + escapeLike(s) + '%');
+  return {
+    sql: '(' + columns.flatMap((c) => patterns.map(() => `${c} ${like} ? ESCAPE '\\'`)).join(' OR ') + ')',
+    params: columns.flatMap(() => patterns),
+  };
 }

@@ -82,7 +82,7 @@ let v1Columns: Map<string, string> | undefined;
 function isV1Ledger(db: Database.Database, tables: string[]): boolean {
   if (!v1Columns) {
     const mem = new Database(':memory:');
-    mem.exec(MIGRATIONS[0]!);
+    mem.exec(MIGRATIONS[0] as string);
     const names = mem.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[];
     v1Columns = new Map(names.map((t) => [t, columnsOf(mem, t)]));
     mem.close();

@@ -151,7 +151,9 @@ export class Ledger implements LedgerStore {
           .transaction(() => {
             // Another process may have run this step while we waited for the write lock.
             if ((this.db.pragma('user_version', { simple: true }) as number) > v) return;
-            this.db.exec(MIGRATIONS[v]!);
+            const step = MIGRATIONS[v]!;
+            if (typeof step === 'string') this.db.exec(step);
+            else step(this.db);
             this.db.pragma(`user_version = ${v + 1}`);
           })
           .immediate();

@@ -1,4 +1,6 @@
 // The ledger's schema, versioned with PRAGMA user_version. Migrations only go forward; each runs in one transaction.
+import type Database from 'better-sqlite3';
+import { upgradeEmailsSqlite } from './email-keys.js';
 
 /**
  * PRAGMA application_id of a ledger ("LLDG"), set by migration 2: what tells a ledger from any other SQLite file.
@@ -6,8 +8,11 @@
  */
 export const LEDGER_APPLICATION_ID = 0x4c4c4447;
 
+/** A step of the schema: SQL, or what SQL alone cannot do, on the connection (in the step's transaction). */
+export type Migration = string | ((db: Database.Database) => void);
+
 /** Forward-only migrations; index + 1 is the user_version after it runs. */
-export const MIGRATIONS: string[] = [
+export const MIGRATIONS: Migration[] = [
   // v1: the ledger's tables (the columns of events are described here; v3 rebuilt it, with the same columns).
   `
   CREATE TABLE runs (
@@ -97,16 +102,25 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX events_natural ON events(natural_key) WHERE natural_key IS NOT NULL;
   CREATE INDEX events_status ON events(status) WHERE status <> 'sent';
   `,
+  // v4: every email in its one canonical form (email.ts: NFC local part, punycode domain), and the keys, leads and
+  // payload hashes derived from it with it; two forms of one person become one (email-keys.ts). No table changes.
+  (db) => {
+    upgradeEmailsSqlite(db);
+  },
 ];
 
 /** The first schema version whose events table is a rowid table (walked in rowid order). */
 export const ROWID_EVENTS_VERSION = 3;
+
+/** The first schema version whose emails are all in canonical form (see migration 4). */
+export const EMAIL_KEYS_VERSION = 4;
 
 /** The schema version this build of leadledger writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
  * The oldest schema version a read-only open takes as it is, unmigrated: the migrations after it change nothing that
- * leadledger reads (v2 only marks the file). A migration that adds what reads rely on raises it.
+ * leadledger reads (v2 only marks the file; v3 and v4 keep every column). A migration that adds what reads rely on
+ * raises it. (Read as it is, a ledger before v4 holds the emails it held as they were written then.)
  */
 export const OLDEST_READABLE_VERSION = 1;

@@ -9,6 +9,11 @@ import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { FIELD_NAMES } from './fields.js';
 
 const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
+const KEY_FORMS = ['path', 'paths', 'fields'] as const;
+
+/** The config's `key`: an id path, several paths that together identify an event, or a content key over fields. */
+export type KeyConfig =
+  { path: string } | { paths: string[] } | { fields: Array<(typeof LEAD_FIELDS)[number] | 'type'> };
 
 // zod and libphonenumber-js's country list are loaded when a config file is there to check: most runs have none,
 // and loading them cost ~70 ms of every start (measured).
@@ -28,13 +33,46 @@ function makeSchema(z: typeof Zod) {
     .extend({ custom: z.record(z.string(), z.string().min(1)).optional() })
     .strict();
 
-  const keySchema = z.union([
-    z.object({ path: z.string().min(1) }).strict(),
-    // Sources without an event id (RD Station's webhooks): the values at these paths, together, are the key. The
-    // first must be there; the others may be missing.
-    z.object({ paths: z.array(z.string().min(1)).min(2) }).strict(),
-    z.object({ fields: z.array(z.enum([...LEAD_FIELDS, 'type'])).min(1) }).strict(),
-  ]);
+  // One object with the three forms as its keys, one of them given: a misspelt key is then named as such (a union
+  // of three objects could only say that the value matched none of them).
+  const keySchema = z
+    .object({
+      path: z.string().min(1).optional(),
+      // Sources without an event id (RD Station's webhooks): the values at these paths, together, are the key. The
+      // first must be there; the others may be missing.
+      paths: z.array(z.string().min(1)).min(2).optional(),
+      fields: z
+        .array(z.enum([...LEAD_FIELDS, 'type']))
+        .min(1)
+        .optional(),
+    })
+    .strict()
+    .superRefine((k, ctx) => {
+      const given = KEY_FORMS.filter((f) => k[f] !== undefined);
+      if (given.length !== 1)
+        ctx.addIssue({
+          code: 'custom',
+          message: given.length
+            ? `takes one of path, paths or fields, not ${given.join(' and ')}`
+            : 'takes one of path, paths or fields',
+        });
+    })
+    .transform((k) => k as KeyConfig);
+
+  // The webhook sink's section (sinks/webhook.ts WebhookConfig).
+  const webhookSchema = z
+    .object({
+      // A JSON value with {{placeholders}}, checked against the lead's fields below.
+      template: z.unknown().optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      sign: z.boolean().optional(),
+      secretEnv: z.string().min(1).optional(),
+      signatureHeader: z.string().min(1).optional(),
+      idPath: z.string().min(1).optional(),
+      honoursIdempotencyKey: z.boolean().optional(),
+      conflictMeans: z.enum(['failure', 'duplicate']).optional(),
+    })
+    .strict();
 
   return z
     .object({
@@ -62,9 +100,14 @@ function makeSchema(z: typeof Zod) {
         .optional(),
       sinks: z
         .object({
-          webhook: z.record(z.string(), z.unknown()).optional(),
-          hubspot: z.record(z.string(), z.unknown()).optional(),
-          jsonl: z.record(z.string(), z.unknown()).optional(),
+          webhook: webhookSchema.optional(),
+          // The contact property that receives the lead's source (HubSpot has no standard one).
+          hubspot: z
+            .object({ sourceProperty: z.string().min(1).optional() })
+            .strict()
+            .optional(),
+          // The jsonl sink takes no settings: the section may be there, empty.
+          jsonl: z.object({}).strict().optional(),
           // The postgres sink: lead field (email, name, ..., created_at, or a custom field) → column of the table.
           postgres: z
             .object({ columns: z.record(z.string().min(1), z.string().min(1)).optional() })
@@ -74,7 +117,21 @@ function makeSchema(z: typeof Zod) {
         .strict()
         .optional(),
     })
-    .strict();
+    .strict()
+    .superRefine((c, ctx) => {
+      const template = c.sinks?.webhook?.template;
+      if (template === undefined) return;
+      const custom = Object.keys(c.fields?.custom ?? {});
+      for (const { at, name } of templatePlaceholders(template)) {
+        if (placeholderKnown(name, custom)) continue;
+        const near = closest(name, placeholderNames(custom));
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sinks', 'webhook', 'template', ...at],
+          message: `unknown placeholder {{${name}}}${near ? ` (did you mean {{${near}}}?)` : ''}`,
+        });
+      }
+    });
 }
 
 let schema: ReturnType<typeof makeSchema> | undefined;
@@ -112,14 +169,130 @@ export function loadConfig(path: string | undefined, cwd = process.cwd()): { con
   return { config: parseConfig(raw, file), path: file };
 }
 
-/** Validates a config object; errors name the field (e.g. "fields.emial: unrecognized key"). */
+/**
+ * Validates a config object; each mistake is a line naming its path: `fields.emial: unknown key (did you mean
+ * email?)`, `phones.invalid: Invalid option: ...`.
+ */
 export function parseConfig(raw: unknown, file = 'config'): Config {
   const r = configSchema().safeParse(raw);
   if (r.success) return r.data;
-  const lines = r.error.issues.map((i) => {
-    const where = i.path.length ? i.path.join('.') : '(top level)';
-    const keys = i.code === 'unrecognized_keys' ? ` ${i.keys.map((k) => `'${k}'`).join(', ')}` : '';
-    return `  ${where}: ${i.message}${keys}`;
-  });
+  const lines: string[] = [];
+  for (const i of r.error.issues) {
+    const where = (path: readonly PropertyKey[]) => (path.length ? path.map(String).join('.') : '(top level)');
+    if (i.code === 'unrecognized_keys') {
+      const known = knownKeysAt(configSchema(), i.path);
+      for (const k of i.keys) {
+        const near = closest(k, known);
+        lines.push(`  ${where([...i.path, k])}: unknown key${near ? ` (did you mean ${near}?)` : ''}`);
+      }
+    } else lines.push(`  ${where(i.path)}: ${i.message}`);
+  }
   throw new UsageError(`config ${file} is invalid:\n${lines.join('\n')}`);
+}
+
+/** The internals of a zod 4 schema that knownKeysAt walks. */
+interface SchemaDef {
+  type: string;
+  shape?: Record<string, { _zod: { def: SchemaDef } }>;
+  innerType?: { _zod: { def: SchemaDef } };
+  in?: { _zod: { def: SchemaDef } };
+  valueType?: { _zod: { def: SchemaDef } };
+  element?: { _zod: { def: SchemaDef } };
+}
+
+/** The keys the object at `path` of the schema takes (for "did you mean"); empty where it is not an object. */
+function knownKeysAt(schema: { _zod: { def: unknown } }, path: readonly PropertyKey[]): string[] {
+  let def = schema._zod.def as SchemaDef;
+  const unwrap = () => {
+    for (;;) {
+      const inner = def.innerType ?? def.in;
+      if (!inner) return;
+      def = inner._zod.def;
+    }
+  };
+  unwrap();
+  for (const step of path) {
+    const next =
+      def.type === 'object'
+        ? def.shape?.[String(step)]
+        : def.type === 'record'
+          ? def.valueType
+          : def.type === 'array'
+            ? def.element
+            : undefined;
+    if (!next) return [];
+    def = next._zod.def;
+    unwrap();
+  }
+  return def.type === 'object' ? Object.keys(def.shape ?? {}) : [];
+}
+
+/** The known name nearest to a misspelt one (case aside, or a few edits away), if one is near enough. */
+function closest(word: string, names: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  const same = names.find((n) => n.toLowerCase() === lower);
+  if (same) return same;
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
+  for (const n of names) {
+    const d = editDistance(lower, n.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [n, d];
+  }
+  return best;
+}
+
+// Edits (insert, delete, replace, swap of two neighbours) that turn a into b: optimal string alignment.
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+}
+
+const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
+
+/** Every {{placeholder}} of a webhook template, with the path of the string that holds it. */
+function templatePlaceholders(template: unknown): Array<{ at: Array<string | number>; name: string }> {
+  const out: Array<{ at: Array<string | number>; name: string }> = [];
+  const walk = (v: unknown, at: Array<string | number>): void => {
+    if (typeof v === 'string') for (const m of v.matchAll(PLACEHOLDER)) out.push({ at, name: m[1]! });
+    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...at, i]));
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
+  };
+  walk(template, []);
+  return out;
+}
+
+// The names a webhook template may use (sinks/webhook-body.ts renderTemplate), for a config's custom fields.
+function placeholderNames(custom: readonly string[]): string[] {
+  return [...TEMPLATE_NAMES, ...custom.flatMap((c) => [`lead.custom.${c}`, `lead.${c}`])];
+}
+
+const TEMPLATE_NAMES = [
+  'downstream_key',
+  'event_key_hash',
+  'occurred_at',
+  'lead',
+  'lead.custom',
+  'lead.email',
+  'lead.phone',
+  'lead.name',
+  'lead.first_name',
+  'lead.firstName',
+  'lead.last_name',
+  'lead.lastName',
+  'lead.company',
+  'lead.source',
+];
+
+function placeholderKnown(name: string, custom: readonly string[]): boolean {
+  if (TEMPLATE_NAMES.includes(name)) return true;
+  const c = name.startsWith('lead.custom.') ? name.slice(12) : name.startsWith('lead.') ? name.slice(5) : undefined;
+  return c !== undefined && custom.includes(c);
 }

@@ -2,42 +2,24 @@
 import { createRequire } from 'node:module';
 import type * as Libphonenumber from 'libphonenumber-js';
 import type { CountryCode } from 'libphonenumber-js';
+import { quoted, type Normalized } from '../email.js';
 import { fastE164 } from './phone-fast.js';
+
+export {
+  canonicalEmail,
+  MAX_DOMAIN,
+  MAX_EMAIL,
+  MAX_EMAIL_LOCAL,
+  MAX_LABEL,
+  normalizeEmail,
+  quoted,
+  type Normalized,
+} from '../email.js';
 
 // The library is loaded the first time a phone needs it: most phones are decided by fastE164, and loading it cost
 // ~40 ms of every start (and of every map worker's).
 const require = createRequire(import.meta.url);
 let library: typeof Libphonenumber | undefined;
-
-// Pragmatic address check: one @, a dot in the domain, no spaces or angle brackets. Deliberately not RFC 5322:
-// CRMs reject far less exotic input than the RFC allows, and a false "valid" only costs a failed send.
-const EMAIL_RE = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[a-z]{2,}$/;
-
-export type Normalized = { ok: true; value: string } | { ok: false; reason: string };
-
-/** RFC 5321's limits: 254 characters in all (a path of 256 less its brackets), 64 before the @. */
-export const MAX_EMAIL = 254;
-export const MAX_EMAIL_LOCAL = 64;
-
-/** Trims, strips a mailto: prefix, lower-cases and validates an email address. */
-export function normalizeEmail(raw: string): Normalized {
-  let v = raw.trim().toLowerCase();
-  if (v.startsWith('mailto:')) v = v.slice(7);
-  if (!EMAIL_RE.test(v)) return { ok: false, reason: `${quoted(raw.trim())} is not a valid email address` };
-  if (v.length > MAX_EMAIL)
-    return { ok: false, reason: `${quoted(raw.trim())} is longer than ${MAX_EMAIL} characters (RFC 5321)` };
-  if (v.indexOf('@') > MAX_EMAIL_LOCAL)
-    return {
-      ok: false,
-      reason: `${quoted(raw.trim())} has more than ${MAX_EMAIL_LOCAL} characters before the @ (RFC 5321)`,
-    };
-  return { ok: true, value: v };
-}
-
-/** A value quoted in a reason, cut so that a 1M-character value makes a reason a line can hold. */
-export function quoted(v: string): string {
-  return v.length > 80 ? `'${v.slice(0, 60)}…' (${v.length} characters)` : `'${v}'`;
-}
 
 const phoneCache = new Map<string, Normalized>();
 

@@ -1,6 +1,6 @@
 // The result of a run as data: what every command returns and every output format is made from.
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
-import type { DeliveryCounts, SharedBatches, StopCounts } from '../deliver/delivery-counts.js';
+import type { DeliveryCounts, FieldNotHeldCount, SharedBatches, StopCounts } from '../deliver/delivery-counts.js';
 import type { InDoubtResolution } from '../deliver/resolve-command.js';
 import { ExitCode } from '../errors.js';
 import type { DefaultCountry } from '../mapping/default-country.js';
@@ -85,6 +85,12 @@ export interface RunReport {
   failures?: Record<string, number>;
   /** Events left in doubt grouped by reason: reason → count (they add up to delivery.inDoubt). */
   inDoubtReasons?: Record<string, number>;
+  /**
+   * The lead fields the sink had no place for (a HubSpot source without sourceProperty, a custom field with no column,
+   * a field a webhook template leaves out): each with why, and how many leads were written without it. Absent when
+   * every field of every lead written reached the sink.
+   */
+  fieldsNotHeld?: FieldNotHeldCount[];
   /** A sink in the ledger's own database: batches committed with their ledger records, and those rolled back. */
   sharedTransactions?: SharedBatches;
   /** HTTP statistics of the sink (requests, retries, 429s), when it talks HTTP. */

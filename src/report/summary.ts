@@ -74,6 +74,11 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
           `  in doubt on another sink since an earlier run: ${r.inDoubtInLedger} events of this input (duplicates in the ledger, not sent again: maybe delivered, maybe not)`,
         ),
       );
+    if (r.fieldsNotHeld?.length) {
+      lines.push(c.yellow('  fields written without, where the sink has no place for them:'));
+      for (const f of r.fieldsNotHeld)
+        lines.push(c.yellow(`    ${printable(f.field, 80)} ×${f.leads}: ${printable(f.why, 400)}`));
+    }
     const shared = r.sharedTransactions;
     if (shared && (shared.committed || Object.keys(shared.rolledBack).length)) {
       lines.push(`  committed with their ledger records, one transaction a batch: ${shared.committed} batches`);

@@ -9,6 +9,13 @@ export interface WebhookReceiverOptions {
   signatureHeader?: string;
   /** Replay the first response for a repeated Idempotency-Key instead of storing again. */
   honourIdempotencyKey?: boolean;
+  /**
+   * Keep one lead per email (`lead.email`, or `email` at the top of a templated body): a lead whose email is stored
+   * already is answered 409 `{"message": "a lead with this email already exists", "id": <the stored one's id>}`,
+   * with `"retryable": false` too when conflictRetryable is false.
+   */
+  uniqueEmails?: boolean;
+  conflictRetryable?: boolean;
 }
 
 export interface WebhookDelivery {
@@ -29,6 +36,8 @@ export interface WebhookReply {
 export class WebhookReceiver {
   private deliveries: WebhookDelivery[] = [];
   private byKey = new Map<string, { bodyHash: string; reply: WebhookReply }>();
+  /** Email → id of the delivery that stored it (uniqueEmails). */
+  private byEmail = new Map<string, string>();
   private requests = 0;
   private nextId = 1;
 
@@ -48,6 +57,7 @@ export class WebhookReceiver {
   reset(): void {
     this.deliveries = [];
     this.byKey.clear();
+    this.byEmail.clear();
     this.requests = 0;
     this.nextId = 1;
   }
@@ -84,7 +94,19 @@ export class WebhookReceiver {
         return { ...prior.reply, replayed: true };
       }
     }
+    const email = this.opts.uniqueEmails ? emailOf(body) : undefined;
+    const holder = email !== undefined ? this.byEmail.get(email) : undefined;
+    if (holder !== undefined)
+      return {
+        status: 409,
+        body: {
+          message: 'a lead with this email already exists',
+          id: holder,
+          ...(this.opts.conflictRetryable === false ? { retryable: false } : {}),
+        },
+      };
     const id = `wh_${this.nextId++}`;
+    if (email !== undefined) this.byEmail.set(email, id);
     this.deliveries.push({
       id,
       path,
@@ -96,4 +118,12 @@ export class WebhookReceiver {
     if (this.opts.honourIdempotencyKey && key !== undefined) this.byKey.set(key, { bodyHash, reply });
     return reply;
   }
+}
+
+/** The lead's email in a delivered body: `lead.email`, else `email`; lower-cased. */
+function emailOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const b = body as { lead?: { email?: unknown }; email?: unknown };
+  const e = typeof b.lead === 'object' && b.lead !== null ? b.lead.email : b.email;
+  return typeof e === 'string' ? e.toLowerCase() : undefined;
 }

@@ -17,7 +17,7 @@ import type { Lead } from '../mapping/types.js';
 import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
 import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from './http.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
-import type { LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
 
 export interface HubSpotSinkOptions {
   http: HttpClient;
@@ -35,26 +35,101 @@ const CONTACTS = '/crm/v3/objects/contacts';
 
 /** Map a lead to HubSpot contact properties: standard ones, the configured source property, then custom as given. */
 export function leadToHubSpotProperties(lead: Lead, sourceProperty?: string): Record<string, string> {
+  return hubspotContact(lead, sourceProperty).properties;
+}
+
+/**
+ * A lead as a HubSpot contact: its properties, and the fields it has no place for. HubSpot has no full-name
+ * property: firstname and lastname are the lead's first and last names, and where one of them is missing it comes
+ * from the full name (nameParts). The source goes to the configured property only. A custom field goes to the
+ * property of its name, unless a standard field already fills that property (a custom `email` never replaces the
+ * lead's email).
+ */
+export function hubspotContact(
+  lead: Lead,
+  sourceProperty?: string,
+): { properties: Record<string, string>; notHeld: FieldNotHeld[] } {
   const props: Record<string, string> = {};
+  const notHeld: FieldNotHeld[] = [];
   const set = (name: string, value: string | undefined): void => {
     if (value !== undefined && value !== '') props[name] = value;
   };
   set('email', lead.email);
-  let first = lead.firstName;
-  let last = lead.lastName;
-  if (first === undefined && last === undefined && lead.name) {
-    // "Ana Maria Souza" → firstname "Ana", lastname "Maria Souza": HubSpot has no full-name property.
-    const parts = lead.name.trim().split(/\s+/);
-    first = parts[0];
-    last = parts.length > 1 ? parts.slice(1).join(' ') : undefined;
-  }
+  const { first, last, nameHeld } = nameParts(lead);
   set('firstname', first);
   set('lastname', last);
+  if (!nameHeld) notHeld.push(NAME_NOT_HELD);
   set('phone', lead.phone);
   set('company', lead.company);
   if (sourceProperty) set(sourceProperty, lead.source);
-  for (const [k, v] of Object.entries(lead.custom ?? {})) set(k, v);
-  return props;
+  else if (lead.source) notHeld.push(SOURCE_NOT_HELD);
+  for (const [k, v] of Object.entries(lead.custom ?? {})) {
+    if (v === '') continue;
+    if (props[k] !== undefined) notHeld.push(shadowedCustom(k));
+    else props[k] = v;
+  }
+  return { properties: props, notHeld };
+}
+
+const NAME_NOT_HELD: FieldNotHeld = {
+  field: 'name',
+  why: 'HubSpot has no full-name property, and this one is not the first name followed by the last name',
+};
+const SOURCE_NOT_HELD: FieldNotHeld = {
+  field: 'source',
+  why: 'HubSpot has no standard property for it: name one in sinks.hubspot.sourceProperty',
+};
+const shadowed = new Map<string, FieldNotHeld>();
+function shadowedCustom(k: string): FieldNotHeld {
+  let f = shadowed.get(k);
+  if (!f) {
+    f = { field: `custom.${k}`, why: `the property ${k} holds a standard field of the lead: rename the custom field` };
+    shadowed.set(k, f);
+  }
+  return f;
+}
+
+/**
+ * HubSpot's firstname and lastname of a lead, and whether they hold its full name too. Its own first and last names
+ * first; a missing one from the full name: "Ana Maria Souza" alone is Ana / Maria Souza; a full name that ends with
+ * the last name gives the first name before it, and one that does not is the first name itself (an export's "Nome"
+ * beside its "Sobrenome": Ana / Souza); a full name that starts with the first name gives the last name after it.
+ */
+export function nameParts(lead: Lead): { first?: string; last?: string; nameHeld: boolean } {
+  let first = lead.firstName || undefined;
+  let last = lead.lastName || undefined;
+  const name = lead.name?.trim() || undefined;
+  if (name === undefined) return { first, last, nameHeld: true };
+  if (first === undefined && last === undefined) {
+    const parts = name.split(/\s+/);
+    first = parts[0];
+    last = parts.length > 1 ? parts.slice(1).join(' ') : undefined;
+  } else if (first === undefined) {
+    const before = withoutEnd(name, last!);
+    first = before === undefined ? name : before || undefined;
+  } else if (last === undefined) {
+    const after = withoutStart(name, first);
+    if (after) last = after;
+  }
+  const spelled = [first, last].filter(Boolean).join(' ');
+  const same = (a: string | undefined) => a !== undefined && a.toLowerCase() === name.toLowerCase();
+  return { first, last, nameHeld: same(spelled) || same(first) };
+}
+
+// The full name without the last name at its end ('' when it is only that); undefined when it does not end with it.
+function withoutEnd(name: string, last: string): string | undefined {
+  const n = name.toLowerCase();
+  const l = last.toLowerCase();
+  if (n === l) return '';
+  return n.endsWith(` ${l}`) ? name.slice(0, name.length - last.length).trim() : undefined;
+}
+
+// The full name without the first name at its start; undefined when it does not start with it.
+function withoutStart(name: string, first: string): string | undefined {
+  const n = name.toLowerCase();
+  const f = first.toLowerCase();
+  if (n === f) return '';
+  return n.startsWith(`${f} `) ? name.slice(first.length).trim() : undefined;
 }
 
 interface ResultObject {
@@ -96,6 +171,11 @@ export class HubSpotSink implements Sink {
   /** "HubSpot at https://api.hubapi.com" (a query string shown as ?redacted). */
   describe(): string {
     return `HubSpot at ${redactUrl(this.base)}`;
+  }
+
+  /** The lead's fields no property receives (see hubspotContact). */
+  fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
+    return hubspotContact(item.lead, this.sourceProperty).notHeld;
   }
 
   /** Create (mode create) or upsert by email (mode update) up to 100 leads; one outcome per item, same order. */

@@ -1,7 +1,8 @@
-// JSONL sink: one line per lead, {"key": <downstream key>, "lead": {snake_case lead}}, appended to a file created
-// with mode 0600 (leads are PII), or written to stdout for '-'. Each batch is fsynced before send() returns, so
-// once deliver/ settles the ledger the lines are on disk. Only a regular file is fsynced: a character device
-// (/dev/null, a common way to try a push) or a FIFO has no disk to flush, and fsync fails on it (EINVAL).
+// JSONL sink: one line per lead, {"key": <downstream key>, "occurred_at": <event time, when known>, "lead": {snake_case
+// lead}}, appended to a file created with mode 0600 (leads are PII), or written to stdout for '-'. Each batch is
+// fsynced before send() returns, so once deliver/ settles the ledger the lines are on disk. Only a regular file is
+// fsynced: a character device (/dev/null, a common way to try a push) or a FIFO has no disk to flush, and fsync
+// fails on it (EINVAL).
 //
 // deliver/ keeps several batches in flight, but one file takes one batch at a time: each batch's bytes are written
 // whole, then fsynced, before the next batch starts. Concurrent appends of large buffers are split by Node into
@@ -28,8 +29,8 @@ import { access, lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
-import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
-import { snakeLead } from './webhook-body.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import { shadowedCustomFields, snakeLead } from './webhook-body.js';
 
 export interface JsonlSinkOptions {
   /** File path, or '-' for stdout. */
@@ -41,9 +42,11 @@ export interface JsonlSinkOptions {
 /** Append, create if absent, and refuse a symlink as the last path component (O_NOFOLLOW is absent on Windows). */
 const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
 
-/** One JSONL line (without the newline) for one lead. */
+/** One JSONL line (without the newline) for one lead: its key first (findWritten reads it), the event's time. */
 export function jsonlLine(item: SendItem): string {
-  return JSON.stringify({ key: item.downstreamKey, lead: snakeLead(item.lead) });
+  return item.occurredAt === undefined
+    ? JSON.stringify({ key: item.downstreamKey, lead: snakeLead(item.lead) })
+    : JSON.stringify({ key: item.downstreamKey, occurred_at: item.occurredAt, lead: snakeLead(item.lead) });
 }
 
 /**
@@ -75,6 +78,11 @@ export class JsonlSink implements Sink {
       // A file, until open() finds that the output is something else (a device, a FIFO).
       lookupByDownstreamKey: this.path !== undefined,
     };
+  }
+
+  /** The lead's custom fields that a standard field of the same name shadows in its line. */
+  fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
+    return shadowedCustomFields(item.lead, 'the JSONL line');
   }
 
   /** "JSONL file out.jsonl" or "JSONL on stdout". */

@@ -9,9 +9,14 @@
 // in doubt, and the next run looks their emails up (lookupMany, a batch at a time) before sending any again. Even a
 // re-send cannot make a second row: the unique index on email sees to that.
 //
-// Outcomes are per lead. A lead the database refuses (a value that does not fit its column's type, a CHECK, another
-// unique index) fails alone: a batch that meets such an error is split in halves until the refused leads are found.
-// Errors that pass with time (a lost connection, a deadlock, the server restarting) are retried with backoff.
+// Outcomes are per lead. A lead the database refuses for any reason of its own (a value that does not fit its
+// column's type, a CHECK, another unique index, a trigger's RAISE EXCEPTION, any SQLSTATE that is not about the
+// connection, the server or the table as a whole) fails alone, with its own error: a batch that meets such an error
+// is split in halves until the refused leads stand alone. Bisecting costs nothing while no lead is refused (a batch
+// is still one statement per step), and about 2·log2(1000) ≈ 20 small transactions per refused lead of a batch,
+// where a savepoint per lead would cost a thousand more statements in every batch. Errors that pass with time (a
+// lost connection, a deadlock, the server restarting) are retried with backoff, the batch whole; errors about the
+// table or the server (a column dropped, a read-only server, a full disk) fail the batch whole, retryable.
 import pg from 'pg';
 import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
@@ -20,7 +25,15 @@ import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type Quali
 import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './pg-table.js';
 import { databaseIdentity } from '../pg-identity.js';
 import { redact } from './redact.js';
-import type { LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import type {
+  FieldNotHeld,
+  LookupResult,
+  SendItem,
+  SharedDatabaseWriter,
+  Sink,
+  SinkCapabilities,
+  SinkOutcome,
+} from './types.js';
 
 /** The config file's `sinks.postgres` section. */
 export interface PostgresSinkConfig {
@@ -49,6 +62,17 @@ export interface PostgresSinkOptions {
   /** What a person should read on stderr (a created table, a custom field with no column). */
   warn?: (message: string) => void;
 }
+
+/** The lead's standard fields and the columns named after them (pg-table.ts LEAD_COLUMNS; email is always one). */
+const LEAD_FIELD_COLUMNS: Array<[keyof Omit<Lead, 'custom'>, string]> = [
+  ['name', 'name'],
+  ['firstName', 'first_name'],
+  ['lastName', 'last_name'],
+  ['phone', 'phone'],
+  ['company', 'company'],
+  ['source', 'source'],
+];
+const NONE: readonly FieldNotHeld[] = Object.freeze([]);
 
 /** How long a statement, or the wait for a connection, may take. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -84,6 +108,16 @@ class ClosingClient extends pg.Client {
 
 /** SQLSTATEs worth a retry: connection exceptions, serialization failure, deadlock, shutdown, too many connections. */
 const TRANSIENT_STATE = /^(08...|40001|40P01|57P0[123]|53300|57014|55P03)$/;
+/**
+ * SQLSTATE classes about the table, the server or the session, never about one lead: the whole batch would fail
+ * alike, so it is not split. 0A feature not supported, 0B/25/2D/3B transaction states, 0L/0P/2B/28 roles and
+ * privileges, 24/26/34 cursors and statements, 3D/3F no such database or schema, 42 syntax or access rule (a column
+ * dropped, a missing privilege), 53 insufficient resources, 55 object not in the state needed, 57 operator
+ * intervention, 58 system error, 72 snapshot, F0 configuration, XX internal. Every other class (22 data, 23
+ * integrity, P0 PL/pgSQL's RAISE, 09/27 triggers, 2F/38/39 routines, 44 check option, 54 program limits such as an
+ * index row too large, and classes a trigger makes up) may be about one lead: its batch is split to find it.
+ */
+const BATCH_STATE = /^(0A|0B|0L|0P|24|25|26|28|2B|2D|34|3B|3D|3F|42|53|55|57|58|72|F0|XX)/;
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -134,6 +168,10 @@ export class PostgresSink implements Sink {
   };
   private readonly sql: Statements;
   readonly shared: SharedDatabaseWriter;
+  /** The standard fields no column takes, and the custom fields one does (fieldsNotHeld). */
+  private readonly unplanned: Array<{ field: keyof Omit<Lead, 'custom'>; notHeld: FieldNotHeld }>;
+  private readonly customPlanned: Set<string>;
+  private readonly customNotHeld = new Map<string, FieldNotHeld>();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -144,6 +182,14 @@ export class PostgresSink implements Sink {
     database: { id: string; searchPath: string },
   ) {
     this.sql = statements(table, plan);
+    const planned = new Set(plan.columns.map((c) => c.field));
+    this.unplanned = LEAD_FIELD_COLUMNS.filter(([, column]) => !planned.has(column)).map(([field, column]) => ({
+      field,
+      notHeld: { field, why: this.noColumn(column) },
+    }));
+    this.customPlanned = new Set(
+      plan.columns.filter((c) => c.field.startsWith('custom:')).map((c) => c.field.slice('custom:'.length)),
+    );
     // The same statements as send()'s, on the ledger's connection in the ledger's transaction: nothing is retried
     // or split there; whatever the database throws rolls that transaction back, and the batch takes send() after.
     // They run under this sink's search_path (the names its table's types and defaults were read with, which the
@@ -204,6 +250,23 @@ export class PostgresSink implements Sink {
       await pool.end().catch(() => undefined);
       throw startError(e, conn);
     }
+  }
+
+  /** The lead's fields that no column of the table takes. */
+  fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
+    let out: FieldNotHeld[] | undefined;
+    for (const u of this.unplanned) if (item.lead[u.field]) (out ??= []).push(u.notHeld);
+    for (const [k, v] of Object.entries(item.lead.custom ?? {})) {
+      if (v === '' || this.customPlanned.has(k)) continue;
+      let f = this.customNotHeld.get(k);
+      if (!f) this.customNotHeld.set(k, (f = { field: `custom.${k}`, why: this.noColumn(k) }));
+      (out ??= []).push(f);
+    }
+    return out ?? NONE;
+  }
+
+  private noColumn(column: string): string {
+    return `no column of ${displayName(this.table)} takes it: add a ${quoteIdent(column)} column, or map one in sinks.postgres.columns`;
   }
 
   /** "PostgreSQL postgres://user@host:5432/db table public.leads": never the password. */
@@ -417,7 +480,7 @@ export class PostgresSink implements Sink {
     if (state === '28P01' || state === '28000' || state === '42501')
       return { kind: 'credentials', reason: `PostgreSQL at ${this.conn.display} refused: ${reason}` };
     if (isLostConnection(e) || (state && TRANSIENT_STATE.test(state))) return { kind: 'transient', reason };
-    if (state && /^(22|23)/.test(state)) return { kind: 'refused', reason: `PostgreSQL refused the lead: ${reason}` };
+    if (state && !BATCH_STATE.test(state)) return { kind: 'refused', reason: `PostgreSQL refused the lead: ${reason}` };
     // The table changed under the run (a column dropped), or anything else: the lead is not at fault; retried later.
     return { kind: 'schema', reason };
   }

@@ -51,6 +51,16 @@ export type SinkOutcome =
    */
   | { kind: 'released'; reason: string };
 
+/**
+ * A field of a lead that a sink has no place for, and why: the lead is written without it. The run counts these
+ * per field (RunReport.fieldsNotHeld); a sink hands out the same object for the same field and reason.
+ */
+export interface FieldNotHeld {
+  /** As the config names it: email, phone, name, firstName, lastName, company, source, custom.<name>. */
+  field: string;
+  why: string;
+}
+
 /** The result of looking a person up in the CRM. */
 export type LookupResult = { found: true; crmId?: string } | { found: false };
 
@@ -71,6 +81,8 @@ export interface Sink {
   findWritten?(downstreamKeys: string[], signal?: AbortSignal): Promise<Set<string>>;
   /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
   describe(): string;
+  /** The fields of this lead that the sink writes it without (none: an empty array). */
+  fieldsNotHeld?(item: SendItem): readonly FieldNotHeld[];
   /**
    * A sink that writes to a PostgreSQL database can write inside a transaction of the ledger's when the ledger lives
    * in that same database, as the same role: the claim, the write and the settle then commit together (deliver.ts).

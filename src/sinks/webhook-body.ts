@@ -1,14 +1,21 @@
 // What a webhook receives: a default body, or a template from the config with {{...}} placeholders.
 import type { Lead } from '../mapping/types.js';
+import type { FieldNotHeld } from './types.js';
+
+const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
+const WHOLE = /^\{\{\s*([\w.]+)\s*\}\}$/;
 
 /**
  * Default body, snake_case and without empty fields:
- *   {"event_key_hash": "<downstream key>", "lead": {"email", "phone", "name", "first_name", "last_name", "company",
- *    "source", ...custom}}
- * The event key itself is never sent, only its hash (it may hold PII for content keys).
+ *   {"event_key_hash": "<downstream key>", "occurred_at": "<event time>", "lead": {"email", "phone", "name",
+ *    "first_name", "last_name", "company", "source", ...custom}}
+ * The event key itself is never sent, only its hash (it may hold PII for content keys). occurred_at is there when
+ * the input gives the event's time.
  */
-export function buildDefaultBody(downstreamKey: string, lead: Lead): Record<string, unknown> {
-  return { event_key_hash: downstreamKey, lead: snakeLead(lead) };
+export function buildDefaultBody(downstreamKey: string, lead: Lead, occurredAt?: string): Record<string, unknown> {
+  return occurredAt === undefined
+    ? { event_key_hash: downstreamKey, lead: snakeLead(lead) }
+    : { event_key_hash: downstreamKey, occurred_at: occurredAt, lead: snakeLead(lead) };
 }
 
 /** The lead in snake_case without empty fields; custom fields are merged in as they are (standard fields win). */
@@ -26,20 +33,111 @@ export function snakeLead(lead: Lead): Record<string, string> {
   return out;
 }
 
-const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
-const WHOLE = /^\{\{\s*([\w.]+)\s*\}\}$/;
+/** The lead's standard fields by their snake_case names in a body. */
+const SNAKE: Record<string, keyof Omit<Lead, 'custom'>> = {
+  email: 'email',
+  phone: 'phone',
+  name: 'name',
+  first_name: 'firstName',
+  last_name: 'lastName',
+  company: 'company',
+  source: 'source',
+};
+
+const NONE: readonly FieldNotHeld[] = Object.freeze([]);
+const shadowed = new Map<string, FieldNotHeld>();
+
+/**
+ * The custom fields snakeLead leaves out: those named like a standard field the lead has (`custom.email` beside the
+ * lead's email), which holds that name in the body. `where` names the body ("the webhook body", "the JSONL line").
+ */
+export function shadowedCustomFields(lead: Lead, where: string): readonly FieldNotHeld[] {
+  if (!lead.custom) return NONE;
+  let out: FieldNotHeld[] | undefined;
+  for (const [k, v] of Object.entries(lead.custom)) {
+    const std = SNAKE[k];
+    if (std === undefined || v === '' || !lead[std]) continue;
+    const id = `${where}\0${k}`;
+    let f = shadowed.get(id);
+    if (!f) {
+      f = { field: `custom.${k}`, why: `${where} holds the lead's ${std} as ${k}: rename the custom field` };
+      shadowed.set(id, f);
+    }
+    (out ??= []).push(f);
+  }
+  return out ?? NONE;
+}
+
+/** Which of a lead's fields a webhook template places somewhere. */
+export interface TemplateUse {
+  /** {{lead}}: all of them. */
+  all: boolean;
+  /** {{lead.custom}}: every custom field. */
+  allCustom: boolean;
+  /** Standard fields by the lead's names (firstName, ...). */
+  fields: Set<string>;
+  /** Custom fields by name. */
+  custom: Set<string>;
+}
+
+/** The fields a template's placeholders name (see renderTemplate for the names). */
+export function templateUse(template: unknown): TemplateUse {
+  const use: TemplateUse = { all: false, allCustom: false, fields: new Set(), custom: new Set() };
+  const note = (name: string): void => {
+    if (name === 'lead') use.all = true;
+    else if (name === 'lead.custom') use.allCustom = true;
+    else if (name.startsWith('lead.custom.')) use.custom.add(name.slice('lead.custom.'.length));
+    else if (name.startsWith('lead.')) {
+      const rest = name.slice('lead.'.length);
+      const std = SNAKE[rest] ?? (rest === 'firstName' || rest === 'lastName' ? rest : undefined);
+      // {{lead.plan}}: a custom field by its own name (snakeLead merges them in).
+      if (std !== undefined) use.fields.add(std);
+      else use.custom.add(rest);
+    }
+  };
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') for (const m of v.matchAll(PLACEHOLDER)) note(m[1]!);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk);
+  };
+  walk(template);
+  return use;
+}
+
+const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
+const unused = new Map<string, FieldNotHeld>();
+
+/** The fields of a lead that a template does not place anywhere: the receiver never sees them. */
+export function fieldsOutsideTemplate(lead: Lead, use: TemplateUse): readonly FieldNotHeld[] {
+  if (use.all) return NONE;
+  let out: FieldNotHeld[] | undefined;
+  const miss = (field: string): void => {
+    let f = unused.get(field);
+    if (!f) {
+      f = { field, why: 'the webhook template has no placeholder for it' };
+      unused.set(field, f);
+    }
+    (out ??= []).push(f);
+  };
+  for (const f of LEAD_FIELDS) if (lead[f] && !use.fields.has(f)) miss(f);
+  if (lead.custom && !use.allCustom)
+    for (const [k, v] of Object.entries(lead.custom)) if (v !== '' && !use.custom.has(k)) miss(`custom.${k}`);
+  return out ?? NONE;
+}
 
 /**
  * Fill a template: a string that is exactly one placeholder becomes that value (left out of objects, null in
  * arrays, when missing); placeholders inside longer strings are replaced by the value or ''. Known names:
- * downstream_key, lead.email, lead.phone, lead.name, lead.first_name (lead.firstName), lead.last_name
- * (lead.lastName), lead.company, lead.source, lead.custom.<field>, and lead.<custom field>.
+ * downstream_key, occurred_at (the event's time), lead (the default body's lead), lead.email, lead.phone,
+ * lead.name, lead.first_name (lead.firstName), lead.last_name (lead.lastName), lead.company, lead.source,
+ * lead.custom (all of them), lead.custom.<field>, and lead.<custom field>.
  */
-export function renderTemplate(template: unknown, downstreamKey: string, lead: Lead): unknown {
+export function renderTemplate(template: unknown, downstreamKey: string, lead: Lead, occurredAt?: string): unknown {
   const snake = snakeLead(lead);
   const ctx: Record<string, unknown> = {
     downstream_key: downstreamKey,
     event_key_hash: downstreamKey,
+    ...(occurredAt !== undefined ? { occurred_at: occurredAt } : {}),
     lead: {
       ...snake,
       ...(lead.firstName ? { firstName: lead.firstName } : {}),

@@ -4,8 +4,15 @@ import { createHmac } from 'node:crypto';
 import { CredentialsError, UsageError } from '../errors.js';
 import type { HttpClient } from './http.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
-import type { SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
-import { buildDefaultBody, renderTemplate } from './webhook-body.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import {
+  buildDefaultBody,
+  fieldsOutsideTemplate,
+  renderTemplate,
+  shadowedCustomFields,
+  templateUse,
+  type TemplateUse,
+} from './webhook-body.js';
 
 export { buildDefaultBody, renderTemplate } from './webhook-body.js';
 
@@ -25,6 +32,11 @@ export interface WebhookConfig {
   idPath?: string;
   /** The receiver drops repeated Idempotency-Keys, so in-doubt leads may simply be re-sent (default false). */
   honoursIdempotencyKey?: boolean;
+  /**
+   * What the receiver's 409 says: `failure` (the default: a refusal, retryable unless its body says `"retryable":
+   * false`) or `duplicate` (it already holds the lead: `exists`, with the id at idPath when the body has one).
+   */
+  conflictMeans?: 'failure' | 'duplicate';
 }
 
 export interface WebhookSinkOptions {
@@ -58,6 +70,8 @@ export class WebhookSink implements Sink {
   private readonly http: HttpClient;
   private readonly config: WebhookConfig;
   private readonly secret: string | undefined;
+  /** The fields the config's template places (undefined: the default body, which has them all). */
+  private readonly use: TemplateUse | undefined;
 
   constructor(opts: WebhookSinkOptions) {
     this.url = checkSinkUrl(opts.url, 'webhook', opts.allowInsecure);
@@ -65,6 +79,7 @@ export class WebhookSink implements Sink {
     // A key in the URL's query string is a secret like the signing one: no echoed error body may show it.
     for (const secret of urlSecrets(this.url)) this.http.addSecret(secret);
     this.config = opts.config ?? {};
+    this.use = this.config.template !== undefined ? templateUse(this.config.template) : undefined;
     const secretEnv = this.config.secretEnv ?? 'LEADLEDGER_WEBHOOK_SECRET';
     const secret = (opts.env ?? process.env)[secretEnv];
     if (this.config.sign === true && !secret) throw new UsageError(`webhook signing is on but ${secretEnv} is not set`);
@@ -87,6 +102,11 @@ export class WebhookSink implements Sink {
     return `webhook at ${redactUrl(this.url)}`;
   }
 
+  /** The lead's fields the body leaves out: those the template has no placeholder for, custom ones shadowed. */
+  fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
+    return this.use ? fieldsOutsideTemplate(item.lead, this.use) : shadowedCustomFields(item.lead, 'the webhook body');
+  }
+
   /** POST each lead on its own; one outcome per item. */
   async send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]> {
     const out: SinkOutcome[] = [];
@@ -102,8 +122,8 @@ export class WebhookSink implements Sink {
   private async sendOne(item: SendItem, signal?: AbortSignal): Promise<SinkOutcome> {
     const payload =
       this.config.template !== undefined
-        ? renderTemplate(this.config.template, item.downstreamKey, item.lead)
-        : buildDefaultBody(item.downstreamKey, item.lead);
+        ? renderTemplate(this.config.template, item.downstreamKey, item.lead, item.occurredAt)
+        : buildDefaultBody(item.downstreamKey, item.lead, item.occurredAt);
     const body = JSON.stringify(payload);
     const headers: Record<string, string> = {
       ...this.config.headers,
@@ -128,26 +148,65 @@ export class WebhookSink implements Sink {
       return f.inDoubt ? { kind: 'unknown', reason: f.reason } : { kind: 'failed', permanent: false, reason: f.reason };
     }
     const res = result.response;
-    const excerpt = this.http.redact(res.text.slice(0, 300).trim());
     if (res.status === 401 || res.status === 403) {
+      const said = receiverMessage(res.text, parseJson(res.text), (t) => this.http.redact(t));
       throw new CredentialsError(
-        `${this.describe()} refused the request (HTTP ${res.status})${excerpt ? `: ${excerpt}` : ''}`,
+        `${this.describe()} refused the request (HTTP ${res.status})${said ? `: ${said}` : ''}`,
       );
     }
-    let parsed: unknown;
-    try {
-      parsed = res.text ? JSON.parse(res.text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = parseJson(res.text);
     const id = readPath(parsed, this.config.idPath ?? 'id');
     const crmId = id !== undefined ? { crmId: id } : {};
     if (res.status >= 200 && res.status < 300) return { kind: 'created', ...crmId };
-    if (res.status === 409) return { kind: 'exists', ...crmId };
-    const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
-    const reason = `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`;
+    // Only a 2xx is a delivery. A 409 is a duplicate only where the config says the receiver means that by it;
+    // elsewhere it is a refusal (Stripe's, on an Idempotency-Key, means "a request with this key is in progress").
+    if (res.status === 409 && this.config.conflictMeans === 'duplicate') return { kind: 'exists', ...crmId };
+    const retryable =
+      res.status === 408 || res.status === 429 || res.status >= 500 || (res.status === 409 && !saysPermanent(parsed));
+    const said = receiverMessage(res.text, parsed, (t) => this.http.redact(t));
+    const reason = `HTTP ${res.status}${said ? `: ${said}` : ''}`;
     if (retryable && res.maybeCommitted)
       return { kind: 'unknown', reason: `${reason} (an earlier attempt may have been applied)` };
     return { kind: 'failed', permanent: !retryable, reason, status: res.status };
   }
+}
+
+/** The longest receiver message a failure reason quotes. */
+export const MAX_RECEIVER_MESSAGE = 200;
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a receiver said in a refusal, for the failure reason: the message of a JSON error body (`message`, `error`,
+ * `error.message`, `error_description`, `detail`, `title`, `errors[0].message`), else the body's text; secrets
+ * redacted before it is cut (a cut secret would still show its start), whitespace collapsed, at most
+ * MAX_RECEIVER_MESSAGE characters.
+ */
+export function receiverMessage(text: string, parsed: unknown, redactText: (t: string) => string): string {
+  const said = messageOf(parsed) ?? text;
+  const clean = redactText(said).replace(/\s+/g, ' ').trim();
+  return clean.length > MAX_RECEIVER_MESSAGE ? `${clean.slice(0, MAX_RECEIVER_MESSAGE - 1)}…` : clean;
+}
+
+function messageOf(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Record<string, unknown>;
+  const errors = Array.isArray(o.errors) ? (o.errors as unknown[]) : [];
+  for (const c of [o.message, o.error, messageOf(o.error), o.error_description, o.detail, o.title, errors[0]])
+    if (typeof c === 'string' && c.trim() !== '') return c;
+  return errors.length ? messageOf(errors[0]) : undefined;
+}
+
+/** A refusal whose body says a retry cannot help: `"retryable": false`, at the top level or under `error`. */
+function saysPermanent(parsed: unknown): boolean {
+  if (typeof parsed !== 'object' || parsed === null) return false;
+  const o = parsed as { retryable?: unknown; error?: unknown };
+  if (o.retryable === false) return true;
+  return typeof o.error === 'object' && o.error !== null && (o.error as { retryable?: unknown }).retryable === false;
 }

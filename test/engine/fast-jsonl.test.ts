@@ -124,6 +124,31 @@ const EMAILS = [
   'a\\b@x.com',
   'a\u0001b@x.com',
   'a\u007fb@x.com',
+  // RFC 5321/5322 and one canonical form (normalize.ts): dots, hyphens, LDH labels, top-level domains, IDNA, NFC.
+  'a..b@x.com',
+  'a@x..com',
+  '.a@x.com',
+  'a.@x.com',
+  'a@.x.com',
+  'a@-x.com',
+  'a@x-.com',
+  'a@x.123',
+  'a@1x.co',
+  'a@x_y.com',
+  'a@x%41.com',
+  'a@ab--cd.com',
+  'a@xn--abc.com',
+  'ana@xn--80ak6aa92e.xn--p1ai',
+  'Ana@XN--80AK6AA92E.XN--P1AI',
+  'foo@bücher.example',
+  'foo@xn--bcher-kva.example',
+  'jos\u00e9@x.com',
+  'jose\u0301@x.com',
+  "o'brien+tag!#$%&*/=?^_`{|}~-@x.com",
+  'a[b]@x.com',
+  'a@' + 'd'.repeat(63) + '.com',
+  'a@' + 'd'.repeat(64) + '.com',
+  'a@x.' + 'c'.repeat(63),
 ];
 const PHONES = [
   '+55 11 930029883',
@@ -507,7 +532,9 @@ test('emails at the limits of RFC 5321 (64 before the @, 254 in all): the fast p
   const lines: string[] = [];
   for (const local of [63, 64, 65])
     for (const total of [253, 254, 255]) {
-      const domain = 'd'.repeat(total - local - 1 - 4) + '.com';
+      // Labels of 63 characters at most (RFC 1035), so that only the lengths tell valid from invalid.
+      const rest = total - local - 1 - 4;
+      const domain = 'd'.repeat(63) + '.' + 'd'.repeat(63) + '.' + 'd'.repeat(rest - 128) + '.com';
       for (let i = 0; i < 30; i++)
         lines.push(
           JSON.stringify({
@@ -519,4 +546,34 @@ test('emails at the limits of RFC 5321 (64 before the @, 254 in all): the fast p
     }
   const { general, fast } = blocks(lines.join('\n'));
   assertSameBlocks(general, fast, lines);
+});
+
+// What normalizeEmail accepts and how it writes it: the fast path writes an address only where it is sure of both (a
+// plain ASCII dot-atom, LDH labels, no xn--), and leaves the rest (NFC, IDNA, every refusal) to the general path.
+test('every email, valid or not by RFC 5321/5322, in its canonical form or not: the same block on both paths', () => {
+  const lines: string[] = [];
+  for (const email of EMAILS)
+    for (const form of [email, email.toUpperCase(), email.normalize('NFD')])
+      lines.push(JSON.stringify({ ...BASE, event_id: `e${lines.length}`, data: { ...BASE.data, email: form } }));
+  const { general, fast, hits } = blocks(lines.join('\n'));
+  assertSameBlocks(general, fast, lines);
+  // Taken by the fast path: among others, the plain ones at the limits of the rule.
+  const plain = [
+    "o'brien+tag!#$%&*/=?^_`{|}~-@x.com",
+    'a@1x.co',
+    'a@' + 'd'.repeat(63) + '.com',
+    'a@x.' + 'c'.repeat(63),
+  ];
+  // Ten lines of one shape (the general path maps the first, which the fast path learns the shape from), the last
+  // five with the address: taken, when the fast path maps as many lines as of ten with the usual one.
+  const ten = (e: string) =>
+    Array.from({ length: 10 }, (_, i) =>
+      JSON.stringify({ ...BASE, event_id: `t${i}`, data: { ...BASE.data, email: i < 5 ? BASE.data.email : e } }),
+    ).join('\n');
+  const usual = blocks(ten(BASE.data.email)).hits;
+  const taken = (e: string) => blocks(ten(e)).hits === usual;
+  for (const e of plain) assert.ok(taken(e), `the fast path writes ${e}`);
+  for (const e of ['a..b@x.com', 'a@x..com', '.a@x.com', 'a.@x.com', 'a@-x.com', 'a@x-.com', 'a@ab--cd.com'])
+    assert.ok(!taken(e), `the fast path leaves ${e} to the general path`);
+  assert.ok(hits > 20, `the fast path mapped ${hits} lines`);
 });

@@ -150,7 +150,7 @@ test('a config maps fields explicitly, picks a content key and custom fields', (
 test('a bad config is a usage error naming the field', () => {
   assert.throws(
     () => parseConfig({ fields: { emial: 'x' } }),
-    (e: Error) => e instanceof UsageError && /fields: .*'emial'/.test(e.message),
+    (e: Error) => e instanceof UsageError && /fields\.emial: unknown key \(did you mean email\?\)/.test(e.message),
   );
   assert.throws(() => parseConfig({ defaultCountry: 'XX' }), /defaultCountry: not an ISO 3166/);
   assert.throws(() => parseConfig({ key: { fields: [] } }), /key/);

@@ -129,7 +129,7 @@ test('Meta Lead Ads download (UTF-16, tabs): prefixes taken off, the test lead f
       line: 7,
       key: '1110000000000005',
       email: '',
-      reason: "email: 'carla.dias@exemplo' is not a valid email address",
+      reason: "email: 'carla.dias@exemplo' is not a valid email address: the domain 'exemplo' has no dot (name.tld)",
     },
   ]);
 
@@ -272,7 +272,7 @@ test('Pipedrive people export in English: the home email where there is no work 
     [[4, '903', 'same person as event 901']],
   );
   assert.deepEqual(byDecision(rows, 'invalid'), [
-    { line: 5, key: '904', email: '', reason: "email: 'lee at example.com' is not a valid email address" },
+    { line: 5, key: '904', email: '', reason: "email: 'lee at example.com' is not a valid email address: no @" },
   ]);
   assert.deepEqual(
     byDecision(rows, 'duplicate_in_input').map((r) => [r.line, r.key]),
@@ -316,7 +316,7 @@ test('Mailchimp subscribed members: keyed by LEID, the same member in a second e
     [[5, '210000001']],
   );
   assert.deepEqual(byDecision(rows, 'invalid'), [
-    { line: 6, key: '210000004', email: '', reason: "email: 'not-an-email' is not a valid email address" },
+    { line: 6, key: '210000004', email: '', reason: "email: 'not-an-email' is not a valid email address: no @" },
   ]);
 
   await sendsOnce(input, [

@@ -65,7 +65,9 @@ test('Salesforce lead report with the Lead ID column: keyed by it; the copyright
       ['00Q5g00000JmTa2EAF', 'omar.haddad@example.com'],
     ],
   );
-  assert.deepEqual(decided(rows, 'invalid'), [[5, '', "email: 'lee.park@example' is not a valid email address"]]);
+  assert.deepEqual(decided(rows, 'invalid'), [
+    [5, '', "email: 'lee.park@example' is not a valid email address: the domain 'example' has no dot (name.tld)"],
+  ]);
   assert.deepEqual(
     decided(rows, 'filtered').map(([line, , reason]) => [line, reason]),
     [
@@ -126,7 +128,7 @@ test('Zoho CRM leads export: read as such, keyed by Record Id (zcrm_ and all)', 
       [6, 'zcrm_5725767000000524199', 'invalid'],
     ],
   );
-  assert.equal(rows[4]!.reason, "email: 'bad@' is not a valid email address");
+  assert.equal(rows[4]!.reason, "email: 'bad@' is not a valid email address: nothing after the @");
   const sent = await pushTwice(dir, input, 2);
   assert.deepEqual(phones(sent), {
     'jane.miller@example.com': '+12025550143',

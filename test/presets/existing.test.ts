@@ -63,7 +63,7 @@ test('RD Station legacy webhook: each lead of a body is an item of its line; a r
     ],
   );
   assert.deepEqual(decided(rows, 'invalid'), [
-    [3, 2, "email: 'carla.dias(at)exemplo.com.br' is not a valid email address"],
+    [3, 2, "email: 'carla.dias(at)exemplo.com.br' is not a valid email address: no @"],
   ]);
   assert.equal(rows[4]!.key, '0b6f3a52-1d0e-4c1e-9a51-6a1f0c0e0a01|2025-03-18T20:01:10-03:00|webinar-precos');
   const sent = await pushTwice(dir, input, 2, '--default-country', 'BR');

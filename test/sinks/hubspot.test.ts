@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { HubSpotSink, leadToHubSpotProperties } from '../../src/sinks/hubspot.js';
+import { HubSpotSink, hubspotContact, leadToHubSpotProperties, nameParts } from '../../src/sinks/hubspot.js';
 import { describeHubSpotError, duplicateContactId } from '../../src/sinks/hubspot-errors.js';
 import { createSink } from '../../src/sinks/index.js';
 import { CANARY, fastClient, item } from './helpers.js';
@@ -45,6 +45,34 @@ describe('HubSpot sink against the emulator', () => {
     assert.equal(
       leadToHubSpotProperties({ email: 'a@x.com', source: 'fb' }, 'leadledger_source').leadledger_source,
       'fb',
+    );
+  });
+
+  it('first and last names: the lead’s own, else from the full name; a full name they do not spell is told', () => {
+    const names = (lead: { name?: string; firstName?: string; lastName?: string }) => nameParts(lead);
+    // An export's "Nome" beside its "Sobrenome": the full name is the first name.
+    assert.deepEqual(names({ name: 'Ana', lastName: 'Souza' }), { first: 'Ana', last: 'Souza', nameHeld: true });
+    assert.deepEqual(names({ name: 'Ana Souza', lastName: 'Souza' }), { first: 'Ana', last: 'Souza', nameHeld: true });
+    assert.deepEqual(names({ name: 'ANA SOUZA', lastName: 'Souza' }), { first: 'ANA', last: 'Souza', nameHeld: true });
+    assert.deepEqual(names({ name: 'Souza', lastName: 'Souza' }), { first: undefined, last: 'Souza', nameHeld: true });
+    assert.deepEqual(names({ name: 'Ana Maria Souza', firstName: 'Ana' }), {
+      first: 'Ana',
+      last: 'Maria Souza',
+      nameHeld: true,
+    });
+    assert.deepEqual(names({ name: 'Ana Maria', firstName: 'Ana', lastName: 'Souza' }), {
+      first: 'Ana',
+      last: 'Souza',
+      nameHeld: false,
+    });
+    assert.deepEqual(names({ name: 'Souza', firstName: 'Ana' }), { first: 'Ana', last: undefined, nameHeld: false });
+    assert.deepEqual(names({ firstName: 'Ana' }), { first: 'Ana', last: undefined, nameHeld: true });
+    // A custom field never takes the place of a standard one; it is told instead.
+    const c = hubspotContact({ email: 'a@x.com', custom: { email: 'b@x.com', firstname: 'Bia', plan: 'pro' } });
+    assert.deepEqual(c.properties, { email: 'a@x.com', firstname: 'Bia', plan: 'pro' });
+    assert.deepEqual(
+      c.notHeld.map((f) => f.field),
+      ['custom.email'],
     );
   });
 

@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
 import { createSink } from '../../src/sinks/index.js';
-import { buildDefaultBody, renderTemplate, WebhookSink } from '../../src/sinks/webhook.js';
+import {
+  buildDefaultBody,
+  MAX_RECEIVER_MESSAGE,
+  receiverMessage,
+  renderTemplate,
+  WebhookSink,
+} from '../../src/sinks/webhook.js';
 import { CANARY, fastClient, item } from './helpers.js';
 
 const lead = {
@@ -183,5 +191,55 @@ describe('webhook sink against the emulator', () => {
       await s.close?.();
     }
     await assert.rejects(createSink({ sink: 'webhook', env: {} }), UsageError);
+  });
+});
+
+describe('webhook refusals', () => {
+  it('the message of a JSON error body, else its text; whitespace collapsed', () => {
+    const same = (t: string) => t;
+    const said = (body: unknown) => receiverMessage(JSON.stringify(body), body, same);
+    assert.equal(said({ message: 'no such list' }), 'no such list');
+    assert.equal(said({ error: 'blocked domain' }), 'blocked domain');
+    assert.equal(said({ error: { message: 'in progress', code: 7 } }), 'in progress');
+    assert.equal(said({ error_description: 'bad', detail: 'x' }), 'bad');
+    assert.equal(said({ title: 'Conflict' }), 'Conflict');
+    assert.equal(said({ errors: [{ message: 'email taken' }] }), 'email taken');
+    assert.equal(said({ errors: ['first'] }), 'first');
+    assert.equal(said({ code: 7 }), '{"code":7}');
+    assert.equal(receiverMessage('<h1>Conflict</h1>\n\n  try later', undefined, same), '<h1>Conflict</h1> try later');
+  });
+
+  it('a 409 quotes the receiver, its secrets redacted before the cut, at most MAX_RECEIVER_MESSAGE characters', async () => {
+    // The receiver echoes the signing secret at the very place the message is cut: a cut before the redaction
+    // would show its first characters.
+    const pad = 'x'.repeat(MAX_RECEIVER_MESSAGE - 10);
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(409, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: `refused ${pad} ${CANARY} ${'y'.repeat(5000)}` }));
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const s = new WebhookSink({
+        url: `http://127.0.0.1:${port}/hook`,
+        http: fastClient().client,
+        env: { LEADLEDGER_WEBHOOK_SECRET: CANARY },
+      });
+      const [o] = await s.send([item(1, lead)]);
+      assert.equal(o?.kind, 'failed');
+      const f = o as { permanent: boolean; reason: string; status?: number };
+      assert.equal(f.permanent, false);
+      assert.equal(f.status, 409);
+      assert.ok(!f.reason.includes(CANARY.slice(0, 8)), f.reason);
+      assert.ok(f.reason.startsWith(`HTTP 409: refused ${pad} `), f.reason);
+      assert.equal(f.reason.length, 'HTTP 409: '.length + MAX_RECEIVER_MESSAGE);
+      assert.ok(f.reason.endsWith('…'));
+      await s.close();
+    } finally {
+      server.close();
+    }
   });
 });

@@ -3,6 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
+import { canonicalEventRow } from '../../ledger/email-keys.js';
 import { ledgerName, openLedgerStore } from '../../ledger/open.js';
 import { planFields, readField } from '../../mapping/fields.js';
 import { normalizeEmail } from '../../mapping/normalize.js';
@@ -106,7 +107,15 @@ export async function ledgerImport(o: LedgerImportOptions, ctx: CommandContext):
           if (isExportRow(it.fields)) {
             const x = readExportRow(it.fields);
             if (x.ok) {
-              batch.push({ key: x.key, naturalKey: x.naturalKey, crmId: x.crmId });
+              // An export of a ledger from before emails had one form: its person, and a key taken of the address,
+              // as this ledger holds them (the upgrade of a ledger does the same: email-keys.ts).
+              const now = canonicalEventRow({
+                key: x.key,
+                key_kind: typeof it.fields.key_kind === 'string' ? it.fields.key_kind : 'id',
+                natural_key: x.naturalKey ?? null,
+                lead_json: typeof it.fields.lead_json === 'string' && it.fields.lead_json ? it.fields.lead_json : null,
+              });
+              batch.push({ key: now?.key ?? x.key, naturalKey: now?.natural_key ?? x.naturalKey, crmId: x.crmId });
               res.keys++;
             } else reject(it.source, it.line, x.reason);
             if (batch.length >= 10_000) await flush(it.source);

@@ -4,7 +4,10 @@
 // is not copied: stop pushes to the old ledger before switching).
 import { LedgerError, UsageError } from '../../errors.js';
 import { EVENT_COLUMNS, RUN_COLUMNS } from '../../ledger/queries.js';
+import { upgradeEmails } from '../../ledger/email-keys.js';
 import { openLedgerStore } from '../../ledger/open.js';
+import { PG_EMAIL_KEYS_VERSION } from '../../ledger/postgres/schema.js';
+import { EMAIL_KEYS_VERSION } from '../../ledger/schema.js';
 import { SqliteDb, type SqlDb } from '../../ledger/sql.js';
 import type { LedgerStore } from '../../ledger/store.js';
 import type { CommandContext } from '../context.js';
@@ -56,6 +59,8 @@ export async function ledgerMigrate(o: LedgerMigrateOptions, ctx: CommandContext
   try {
     dest = (await openLedgerStore(to, { env: ctx.env, cwd: ctx.cwd }))!;
     const d = dest;
+    const version = (await source.storageFacts()).schemaVersion;
+    const emailsAsTyped = version < (source.kind === 'sqlite' ? EMAIL_KEYS_VERSION : PG_EMAIL_KEYS_VERSION);
     const result = await snapshot(source.sql, async (src) => {
       const counts = {} as LedgerMigrateResult['tables'];
       for (const t of TABLES) counts[t] = { source: await count(src, t), copied: 0 };
@@ -82,6 +87,9 @@ export async function ledgerMigrate(o: LedgerMigrateOptions, ctx: CommandContext
           throw new LedgerError(
             `ledger migrate: ${short.map((t) => `${t} ${counts[t].copied} of ${counts[t].source}`).join(', ')} arrived; nothing was kept`,
           );
+        // A source read as it was, older than the emails' one form (read-only opens do not upgrade): its rows are
+        // upgraded here, as the source's own next write would have (after the count, which they may lessen by merging).
+        if (emailsAsTyped) await upgradeEmails(tx);
       });
       return counts;
     });

@@ -33,7 +33,7 @@ import { databaseIdentity } from '../../pg-identity.js';
 import { redactPgUrl } from '../../pg-url.js';
 import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } from '../types.js';
 import { copyField, copyIn } from './copy.js';
-import { PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './schema.js';
+import { PG_MIGRATIONS, PG_OLDEST_READABLE_VERSION, PG_SCHEMA_VERSION, PG_TABLES } from './schema.js';
 
 /** The schema a ledger lives in unless ?schema= or LEADLEDGER_LEDGER_SCHEMA names another. */
 export const DEFAULT_SCHEMA = 'leadledger';
@@ -395,7 +395,9 @@ export async function openPostgresLedger(
         return undefined;
       }
       if (version > PG_SCHEMA_VERSION) throw newerSchema(target, version);
-      if (version < PG_SCHEMA_VERSION)
+      // An older ledger is read as it is while nothing read has changed since (as SQLite's); the next writing run
+      // migrates it.
+      if (version < PG_OLDEST_READABLE_VERSION)
         throw new LedgerError(
           `ledger ${target.name} needs a schema upgrade (v${version} → v${PG_SCHEMA_VERSION}); run a command that writes it first`,
         );
@@ -464,7 +466,11 @@ async function migrate(pool: pg.Pool, t: PgTarget): Promise<void> {
         version = 0;
       }
       if (version > PG_SCHEMA_VERSION) throw newerSchema(t, version);
-      for (let v = version; v < PG_SCHEMA_VERSION; v++) await c.query(PG_MIGRATIONS[v]!);
+      for (let v = version; v < PG_SCHEMA_VERSION; v++) {
+        const step = PG_MIGRATIONS[v]!;
+        if (typeof step === 'string') await c.query(step);
+        else await step(new PgDb(c, pool, true, t.name));
+      }
       await c.query(`UPDATE ${t.schema}.ledger_meta SET version = $1`, [PG_SCHEMA_VERSION]);
       await c.query('COMMIT');
     } catch (e) {

@@ -181,3 +181,32 @@ test('forget --email of an address the ledger never saw changes no row and asks 
   assert.equal(r.erasure?.deleted, 0);
   assert.equal(rowCount(path, 'SELECT count(*) FROM events'), 5);
 });
+
+test('forget --email finds and scrubs the address in each spelling: NFD, Unicode domain, capitals', async () => {
+  const { dir, path } = seedLedger();
+  const l = openLedger(path)!;
+  const run = l.startRun('push', {}, { exclusive: true });
+  // The person as the ledger holds them (canonical), and mentions of them as a CRM or an older ledger wrote them.
+  l.claimNew([claim('evt-j1', 'josé@xn--bcher-kva.example')], run, 'webhook');
+  l.settle([{ key: 'evt-j1', status: 'sent', outcome: 'created', crmId: '77' }], run);
+  l.db
+    .prepare(`UPDATE events SET last_error = ? WHERE key = 'evt-3'`)
+    .run('HTTP 409: JOSÉ@BÜCHER.example exists; jose\u0301@bu\u0308cher.example too');
+  l.finishRun(run, 'done', {});
+  l.close();
+  const r = (await ledgerForget(
+    { ledger: path, keys: [], email: 'José@bücher.example', confirm: async () => true },
+    testCtx(dir),
+  )) as ErasureCommandResult;
+  assert.deepEqual(
+    r.plan.found.map((f) => f.key),
+    ['evt-j1'],
+  );
+  assert.equal(r.erasure?.scrubbed.events, 1);
+  const after = openLedger(path, { readonly: true })!;
+  assert.equal(
+    after.db.prepare(`SELECT last_error FROM events WHERE key = 'evt-3'`).pluck().get(),
+    'HTTP 409: [erased] exists; [erased] too',
+  );
+  after.close();
+});
