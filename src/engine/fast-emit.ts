@@ -7,6 +7,7 @@ import { plainPath, type FieldName, type FieldPlan } from '../mapping/fields.js'
 import { timeInRange } from '../mapping/map-record.js';
 import { MAX_EMAIL, MAX_EMAIL_LOCAL, MAX_LABEL } from '../mapping/normalize.js';
 import { e164, E164_VALID, fastE164Bytes } from '../mapping/phone-fast.js';
+import { screenType } from '../mapping/screen.js';
 
 /** The fields the fast paths read, in the order of FieldSpans. */
 export const FAST_FIELDS: FieldName[] = ['id', 'type', 'time', 'email', 'phone', 'name', 'company', 'source'];
@@ -28,6 +29,8 @@ const LEAD_CLOSE = Buffer.from('"}');
 
 /** Whether a plan can be served by the fast paths: an event id, and no first or last name (their join is the general path's). */
 export function fastPlan(plan: FieldPlan): boolean {
+  // A shape whose records may say they are no lead (screen.ts) is looked at record by record.
+  if (plan.screened) return false;
   if (plan.id.length === 0 || plan.firstName.length > 0 || plan.lastName.length > 0) return false;
   // A search in a list (answers[type=email].email) is the general path's to walk.
   for (const f of FAST_FIELDS) if (!plan[f].every(plainPath)) return false;
@@ -44,6 +47,19 @@ export class LeadWriter {
   private readonly lower = Buffer.allocUnsafeSlow(256);
   private readonly lowerView = new DataView(this.lower.buffer, this.lower.byteOffset, this.lower.byteLength);
 
+  // The last event type seen and whether screenType filters it: an export repeats a few types, decoded once each.
+  private lastType = Buffer.alloc(0);
+  private lastScreened = false;
+
+  private screenedType(b: Buffer, start: number, end: number): boolean {
+    const len = end - start;
+    if (len !== this.lastType.length || b.compare(this.lastType, 0, len, start, end) !== 0) {
+      this.lastType = Buffer.from(b.subarray(start, end));
+      this.lastScreened = screenType(this.lastType.toString('utf8')) !== undefined;
+    }
+    return this.lastScreened;
+  }
+
   /** hashPayloads: write each event's payload hash, as the mapper does without hashLater (else it is left empty). */
   constructor(private readonly hashPayloads = false) {}
 
@@ -55,6 +71,8 @@ export class LeadWriter {
       if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
     if ((fallback & ~present) !== 0) return false;
     if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
+    // An event named as no lead (a test, a refund, a product's event: screen.ts) is the general path's to filter.
+    if (present & (1 << F_TYPE) && this.screenedType(b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!)) return false;
     for (let k = 0; k < AS_IS.length; k++) {
       const f = AS_IS[k]!;
       if (present & (1 << f) && !plainText(b, view, spans[f * 2]!, spans[f * 2 + 1]!)) return false;

@@ -77,6 +77,17 @@ interface Literal {
   length: number;
 }
 
+// Whether a template's ops open an object besides the line's own, or a list (arguments skipped).
+function hasInner(ops: number[]): boolean {
+  let objects = 0;
+  for (let pc = 0; pc < ops.length; pc++) {
+    const op = ops[pc]!;
+    if (op === KEY_FIRST || op === KEY_NEXT || op === STR) pc++;
+    else if (op === ARR || (op === OBJ && ++objects > 1)) return true;
+  }
+  return false;
+}
+
 function literalOf(bytes: Uint8Array): Literal {
   const words = new Int32Array(bytes.length >>> 2);
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -409,6 +420,9 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
   const p = object(ws(b, start, end), 0);
   if (p < 0 || ws(b, p, end) !== end) return undefined;
   if (!fastPlan(plan)) return undefined;
+  // A plan with no place for the phone or the name looks for them in a record's inner objects and lists
+  // (FieldPlan.complement): lines that have any are the general path's.
+  if (plan.complement && hasInner(ops)) return undefined;
   const slots = new Int32Array(FAST_FIELDS.length).fill(-1);
   let fallback = 0;
   for (let f = 0; f < FAST_FIELDS.length; f++) {

@@ -6,6 +6,7 @@
 // so it runs record by record and is never cached per shape.
 import { normalizeHeader } from './fields.js';
 import { readPhone } from './phones.js';
+import { screenPair } from './screen.js';
 
 /** A field found in a record: its text, where it was (a path as configs write them) and why it was chosen. */
 export interface Found {
@@ -17,8 +18,12 @@ export interface Found {
   by: 'name' | 'value';
 }
 
-/** What discovery found of the person; `others` lists the paths of emails found but not chosen. */
+/**
+ * What discovery found of the person; `others` lists the paths of emails found but not chosen; `screen` says why the
+ * record is no lead where something in it says so (screen.ts), wherever it was.
+ */
 export interface Discovered {
+  screen?: string;
   email?: Found;
   phone?: Found;
   name?: Found;
@@ -38,7 +43,9 @@ const MAX_EMBEDDED = 1 << 20;
 export function discoverPerson(record: unknown, defaultCountry?: string): Discovered {
   const walk = new Walk(record);
   walk.visit(record, [], [], 0);
-  return choose(walk.leaves, defaultCountry);
+  const out = choose(walk.leaves, defaultCountry);
+  if (walk.screen !== undefined) out.screen = walk.screen;
+  return out;
 }
 
 /** A scalar of the record with where it was. */
@@ -62,6 +69,8 @@ const REF_KEYS = ['fieldid', 'questionid', 'id', 'ref', 'field'];
 
 class Walk {
   readonly leaves: Leaf[] = [];
+  /** The first thing in the record that says it is no lead. */
+  screen: string | undefined;
   private nodes = 0;
   private parsed = 0;
   /** Questions defined somewhere in the record, by id: their label and type (answers refer to them). */
@@ -102,6 +111,7 @@ class Walk {
     }
     const hint = normalizedType(obj, this.questions);
     for (const k of Object.keys(obj)) {
+      this.screen ??= screenPair(k, obj[k]);
       const q = this.questions.get(k);
       // A key that is a question's id names the value by the question's label.
       const name = q ? q.label : k;

@@ -211,7 +211,18 @@ function candidatesIn(obj: Record<string, unknown>, field: FieldName, base: read
  * Where each field may live in records of one shape, in the order they are tried: the first of them that holds a
  * string or a number (not empty) gives the field (see readField). Empty where the shape has no such key.
  */
-export type FieldPlan = Record<FieldName, readonly FieldPath[]>;
+export type FieldPlan = Record<FieldName, readonly FieldPath[]> & {
+  /**
+   * The shape holds a key that may say its record is no lead (a test flag, a status: mapping/screen.ts), at the top
+   * level or in a wrapper: each record's value there is looked at, which the fast paths leave to the general one.
+   */
+  screened?: boolean;
+  /**
+   * The plan has no place for the phone or the name: where a record of this shape holds objects or lists besides its
+   * wrappers (innerObjects), those are looked for in them, record by record (discover.ts), by the general path.
+   */
+  complement?: boolean;
+};
 
 /**
  * Auto-detects where each field may live in records of this one's shape (its keys, and those of its wrappers);
@@ -242,7 +253,32 @@ export function planFields(
     if (!ENVELOPE.has(f) || f === 'time') for (const [base, obj] of nested) candidatesIn(obj, f, base, found);
     plan[f] = found;
   }
+  // No place for the phone or the name: a record of this shape that holds objects may have them in there.
+  if (plan.phone.length === 0 || (plan.name.length === 0 && plan.firstName.length === 0)) plan.complement = true;
   return plan;
+}
+
+/** Whether a record holds an object or a list other than its wrappers (where complement looks). */
+export function innerObjects(record: Record<string, unknown>): boolean {
+  const levels = wrapperObjects(record);
+  const wrapped = new Set<unknown>(levels);
+  return levels.some((o) => {
+    for (const k in o) {
+      const v = o[k];
+      if (v !== null && typeof v === 'object' && !wrapped.has(v)) return true;
+    }
+    return false;
+  });
+}
+
+/** The objects of a record that the plans look in: the record, then each wrapper it has (data, payload, ...). */
+export function wrapperObjects(record: Record<string, unknown>): Array<Record<string, unknown>> {
+  const out = [record];
+  for (const w of WRAPPERS) {
+    const v = wrapperAt(record, w);
+    if (v) out.push(v);
+  }
+  return out;
 }
 
 /**

@@ -19,8 +19,12 @@ import {
   type FieldPath,
   type FieldPlan,
   type Shape,
+  innerObjects,
+  wrapperObjects,
 } from './fields.js';
 import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
+import { discoverPerson, type Discovered, type Found } from './discover.js';
+import { screenedKey, screenPair, screenType } from './screen.js';
 import { normalizeEmail, normalizeName } from './normalize.js';
 import { phoneWarning, readPhone, type InvalidPhonePolicy } from './phones.js';
 import type { Lead, MapReject, Mapped } from './types.js';
@@ -63,6 +67,8 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   const country = (opts.defaultCountry ?? cfg.defaultCountry)?.toUpperCase();
   const phonePolicy: InvalidPhonePolicy = cfg.phones?.invalid ?? 'omit';
   const types = opts.types ?? cfg.types;
+  // A config (or a source's definition) that names where the email or the phone is: the person is looked for there.
+  const discover = !explicit.email && !explicit.phone;
   const typeSet = types ? new Set(types) : undefined;
   const sinceMs = opts.since?.getTime();
   const untilMs = opts.until?.getTime();
@@ -82,7 +88,11 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     const shape = shapeOf(fields);
     let plan = plans.get(shape);
     if (!plan) {
-      plan = compilePlan(planFields(fields, explicit));
+      const planned = planFields(fields, explicit);
+      // Keys that may say a generic record is no lead (a test flag, a status): each record's values are looked at.
+      if (discover && wrapperObjects(fields).some((o) => Object.keys(o).some(screenedKey))) planned.screened = true;
+      if (!discover) delete planned.complement;
+      plan = compilePlan(planned);
       // Shapes are few in real exports; a pathological input must not grow this without bound.
       if (plans.size > 1000) plans.clear();
       plans.set(shape, plan);
@@ -129,6 +139,12 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (typeSet && (!type || !typeSet.has(type))) {
       return { kind: 'filtered', source, line, key, reason: type ? `type ${type} not accepted` : 'no event type' };
     }
+    if (discover) {
+      // A generic record that says it is no lead (a test, a refund, a product's event): filtered, with why.
+      const why =
+        (type !== undefined ? screenType(type) : undefined) ?? (plan.screened ? screenShallow(fields) : undefined);
+      if (why !== undefined) return { kind: 'filtered', source, line, key, reason: why };
+    }
     const timeRaw = at(read.time, fields);
     // Without --since/--until a canonical UTC time needs no Date at all (see isoTime).
     const canonicalTime =
@@ -146,10 +162,32 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     }
 
     const lead: Lead = {};
-    const emailRaw = at(read.email, fields);
+    let emailRaw = at(read.email, fields);
+    let phoneRaw = at(read.phone, fields);
+    // Neither found by the plan's names: the person may still be anywhere in the record (discover.ts). It reads
+    // values, so it runs for this record alone; where the config says where the person is, it does not guess.
+    let found: Discovered | undefined;
+    if (discover && emailRaw === undefined && phoneRaw === undefined) {
+      found = discoverPerson(fields, country);
+      emailRaw = found.email?.value;
+      phoneRaw = found.phone?.value;
+    } else if (plan.complement && innerObjects(fields)) {
+      // The plan found the person but has no place for their phone or name: those may be deeper in the record, by
+      // the same person's email (or with no email to tell them apart).
+      const more = discoverPerson(fields, country);
+      const same = emailRaw === undefined || (more.email !== undefined && sameEmail(more.email.value, emailRaw));
+      if (same) {
+        found = { others: more.others, ...(more.screen ? { screen: more.screen } : {}) };
+        if (phoneRaw === undefined && more.phone) phoneRaw = (found.phone = more.phone).value;
+        for (const f of ['name', 'firstName', 'lastName', 'company'] as const) if (more[f]) found[f] = more[f];
+      } else if (more.screen) found = { others: [], screen: more.screen };
+    }
+    if (found?.screen !== undefined) return { kind: 'filtered', source, line, key, reason: found.screen };
+    const emailPath = () => found?.email?.path ?? fieldPathOf(fields, plan.email);
+    const phonePath = () => found?.phone?.path ?? fieldPathOf(fields, plan.phone);
     if (emailRaw !== undefined) {
       if (rec.replaced && emailRaw.includes(REPLACEMENT))
-        return { kind: 'invalid', source, line, key, field: fieldPathOf(fields, plan.email), reason: ALTERED_EMAIL };
+        return { kind: 'invalid', source, line, key, field: emailPath(), reason: ALTERED_EMAIL };
       const e = normalizeEmail(emailRaw);
       if (!e.ok)
         return {
@@ -157,18 +195,17 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
           source,
           line,
           key,
-          field: fieldPathOf(fields, plan.email),
+          field: emailPath(),
           reason: `email: ${e.reason}`,
         };
       lead.email = e.value;
     }
-    const phoneRaw = at(read.phone, fields);
     let phoneWarn: string | undefined;
     let e164: string | undefined;
     let national = false;
     if (phoneRaw !== undefined) {
       if (rec.replaced && phoneRaw.includes(REPLACEMENT))
-        return { kind: 'invalid', source, line, key, field: fieldPathOf(fields, plan.phone), reason: ALTERED_PHONE };
+        return { kind: 'invalid', source, line, key, field: phonePath(), reason: ALTERED_PHONE };
       const p = readPhone(phoneRaw, country);
       if (p.kind === 'e164') {
         lead.phone = e164 = p.value;
@@ -182,7 +219,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
             source,
             line,
             key,
-            field: fieldPathOf(fields, plan.phone),
+            field: phonePath(),
             reason: `phone: ${p.reason}, and there is no email: nothing identifies the person`,
           };
           if (national) m.nationalPhone = true;
@@ -198,15 +235,15 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (!lead.email && !lead.phone) {
       return { kind: 'invalid', source, line, key, reason: 'no email and no phone: nothing identifies the person' };
     }
-    const first = at(read.firstName, fields);
-    const last = at(read.lastName, fields);
+    const first = at(read.firstName, fields) ?? found?.firstName?.value;
+    const last = at(read.lastName, fields) ?? found?.lastName?.value;
     if (first) lead.firstName = normalizeName(first);
     if (last) lead.lastName = normalizeName(last);
-    const name = at(read.name, fields);
+    const name = at(read.name, fields) ?? found?.name?.value;
     if (name) lead.name = normalizeName(name);
     else if (lead.firstName || lead.lastName) lead.name = [lead.firstName, lead.lastName].filter(Boolean).join(' ');
     for (const f of LEAD_TEXT_FIELDS) {
-      const v = at(read[f], fields);
+      const v = at(read[f], fields) ?? (f === 'company' ? found?.company?.value : undefined);
       if (v) lead[f] = normalizeName(v);
     }
     if (custom.length) {
@@ -244,6 +281,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       const warnings = alteredFields(key, lead);
       if (warnings.length) event.warnings = warnings;
     }
+    if (found) (event.warnings ??= []).push(discoveryNote(found));
     if (phoneWarn !== undefined) (event.warnings ??= []).push(phoneWarn);
     if (idWarning !== undefined) (event.warnings ??= []).push(idWarning);
     return event;
@@ -282,6 +320,35 @@ function alteredFields(key: string, lead: Lead): string[] {
     if (lead[f]?.includes(REPLACEMENT)) note(f);
   for (const [k, v] of Object.entries(lead.custom ?? {})) if (v.includes(REPLACEMENT)) note(`custom.${k}`);
   return out;
+}
+
+/**
+ * The warning of a lead whose person was found by discovery: where each field was, and by what (a role word, the value
+ * itself), and the other emails the record held. Records of one shape give one text, counted once in the summary.
+ */
+export function discoveryNote(d: Discovered): string {
+  const part = (what: string, f: Found | undefined) =>
+    f ? `${what} at ${f.path}${f.role ? ` (by role '${f.role}')` : f.by === 'value' ? ' (by its value)' : ''}` : '';
+  const parts = [part('email', d.email), part('phone', d.phone), part('name', d.name ?? d.firstName)].filter(Boolean);
+  const others = d.others.length ? `; other emails not taken: ${d.others.join(', ')}` : '';
+  return `person found by looking through the record: ${parts.join(', ')}${others}`;
+}
+
+// Why a record's own keys, or those of its wrappers, say it is no lead (screen.ts), or undefined.
+function screenShallow(fields: Record<string, unknown>): string | undefined {
+  for (const o of wrapperObjects(fields))
+    for (const k in o) {
+      const why = screenPair(k, o[k]);
+      if (why !== undefined) return why;
+    }
+  return undefined;
+}
+
+// Two addresses of one person, as normalizeEmail writes them.
+function sameEmail(a: string, b: string): boolean {
+  const x = normalizeEmail(a);
+  const y = normalizeEmail(b);
+  return x.ok && y.ok && x.value === y.value;
 }
 
 /** A reader's item mapped: a record by `map`, a reject as an invalid record with the reader's reason. */
