@@ -24,6 +24,8 @@ export interface Found {
  */
 export interface Discovered {
   screen?: string;
+  /** The record holds nothing but ids and flags (a ping, a notification by reference): no one to look for. */
+  idsOnly?: boolean;
   email?: Found;
   phone?: Found;
   name?: Found;
@@ -38,6 +40,7 @@ const MAX_NODES = 5000;
 const MAX_DEPTH = 24;
 const MAX_PARSED = 16;
 const MAX_EMBEDDED = 1 << 20;
+const SCREEN_DEPTH = 3;
 
 /** Finds the person in a record of any shape (see the file's comment); empty when it holds none. */
 export function discoverPerson(record: unknown, defaultCountry?: string): Discovered {
@@ -45,6 +48,8 @@ export function discoverPerson(record: unknown, defaultCountry?: string): Discov
   walk.visit(record, [], [], 0);
   const out = choose(walk.leaves, defaultCountry);
   if (walk.screen !== undefined) out.screen = walk.screen;
+  const own = walk.leaves.filter((l) => !l.words.some((ws) => ws.includes('headers')));
+  if (own.length > 0 && own.every((l) => lastWords(l).some((w) => w === 'id' || w.endsWith('id')))) out.idsOnly = true;
   return out;
 }
 
@@ -109,9 +114,19 @@ class Walk {
           normalizedType(obj, this.questions) ?? label.type,
         );
     }
+    // A phone written in parts ({area: "11", phone: "98711-0201"}): the parts together, named as the object is.
+    const area = pick(obj, ['area', 'areacode', 'ddd']);
+    const number = pick(obj, ['phone', 'number', 'telefone', 'numero']);
+    if (area && number && /^\d{1,4}$/.test(String(area.v).trim()) && /^[\d\s-]{6,12}$/.test(String(number.v).trim()))
+      this.leaf(`${String(area.v).trim()} ${String(number.v).trim()}`, path, [
+        ...words.slice(0, -1),
+        [...(words[words.length - 1] ?? []), 'phone'],
+      ]);
     const hint = normalizedType(obj, this.questions);
     for (const k of Object.keys(obj)) {
-      this.screen ??= screenPair(k, obj[k]);
+      // What the record says of itself sits near its top: deeper, a line item's status or a nested object's type
+      // speaks for that part only.
+      if (path.length < SCREEN_DEPTH) this.screen ??= screenPair(k, obj[k]);
       const q = this.questions.get(k);
       // A key that is a question's id names the value by the question's label.
       const name = q ? q.label : k;
@@ -152,7 +167,9 @@ class Walk {
 
   // The label of an object that is an answer: a label key holding text, beside a value key.
   private answerLabel(obj: Record<string, unknown>): { key: string; text: string; type?: string } | undefined {
-    if (pick(obj, VALUE_KEYS) === undefined) return undefined;
+    // An answer's value is text, a number or a list of them; an object under "value" is a part of the record.
+    const value = pick(obj, VALUE_KEYS);
+    if (value === undefined || !answerValue(value.v)) return undefined;
     const own = pick(obj, LABEL_KEYS);
     if (own && typeof own.v === 'string' && own.v.trim()) return { key: own.k, text: own.v.trim() };
     // {field: {id, label}} or {field_id: "q3"} with the question defined elsewhere.
@@ -190,6 +207,12 @@ class Walk {
     }
     for (const k of Object.keys(obj)) this.collectQuestions(obj[k], depth + 1);
   }
+}
+
+// Whether a value can be an answer's: a scalar, or a list of scalars.
+function answerValue(v: unknown): boolean {
+  if (Array.isArray(v)) return v.every((x) => x === null || typeof x !== 'object');
+  return v === null || typeof v !== 'object';
 }
 
 // The id of a reference written as an object ({field: {id: "q3"}}).
@@ -281,7 +304,7 @@ function parseJson(t: string): unknown {
 }
 
 // key=value pairs joined by & (at least one &, or one pair whose key says what it is), keys without spaces.
-const PAIR = String.raw`[A-Za-z0-9_.%\-\[\]]+=[^&\s]*`;
+const PAIR = String.raw`[A-Za-z0-9_.%+\-\[\]]+=[^&\s]*`;
 const FORM = new RegExp(`^(?:${PAIR}(?:&${PAIR})+|(?:e-?mail|phone|tel|name)=[^&\\s]+)$`, 'i');
 
 /** A form-encoded body as an object; `a[b][c]=v` nests as a.b.c; a key given twice keeps its first value. */
@@ -331,8 +354,17 @@ const PHONE_WORDS = new Set([
 // Names of keys whose digits are an international number written without its plus (a messaging platform's ids).
 const INTERNATIONAL_DIGITS = new Set(['msisdn', 'waid', 'wa', 'from', 'sender', 'whatsapp']);
 const NAME_WORDS = new Set(['name', 'fullname', 'nome', 'nomecompleto', 'nombre', 'nombrecompleto', 'displayname']);
-const FIRST_WORDS = new Set(['firstname', 'givenname', 'primeironome', 'prenome', 'nombres', 'first']);
-const LAST_WORDS = new Set(['lastname', 'surname', 'familyname', 'sobrenome', 'apellido', 'apellidos', 'last']);
+const FIRST_WORDS = new Set(['firstname', 'givenname', 'primeironome', 'prenome', 'nombres', 'first', 'fname']);
+const LAST_WORDS = new Set([
+  'lastname',
+  'surname',
+  'familyname',
+  'sobrenome',
+  'apellido',
+  'apellidos',
+  'last',
+  'lname',
+]);
 const COMPANY_WORDS = new Set([
   'company',
   'companyname',
@@ -342,6 +374,38 @@ const COMPANY_WORDS = new Set([
   'organizacao',
   'business',
   'businessname',
+]);
+
+/** Words of things whose name is not a person's (a product's name, a form's, an order's). */
+const THING_WORDS = new Set([
+  'product',
+  'item',
+  'items',
+  'form',
+  'page',
+  'site',
+  'shop',
+  'store',
+  'plan',
+  'variant',
+  'campaign',
+  'list',
+  'tag',
+  'tags',
+  'order',
+  'file',
+  'course',
+  'offer',
+  'event',
+  'app',
+  'logger',
+  'host',
+  'hostname',
+  'service',
+  'template',
+  'title',
+  'subject',
+  'profileurl',
 ]);
 
 /** Role words of the person a lead is about, and of the others a record names (a seller, the form's owner). */
@@ -420,7 +484,21 @@ function roleOf(leaf: Leaf): { score: number; role?: string } {
       }
     }
   }
+  // A message's content (a contact card someone shares) is not its sender; a number it went to is the business's.
+  for (const ws of leaf.words.slice(0, -1)) if (ws.includes('messages')) score -= 6;
+  const last = leaf.words[leaf.words.length - 1] ?? [];
+  if (last.includes('to') || last.includes('recipient')) score -= 4;
   return { score, role };
+}
+
+// How far a name's names make it a thing's (a product's name) rather than a person's: 0, or a penalty.
+function thingPenalty(leaf: Leaf): number {
+  let p = 0;
+  const last = leaf.words.length - 1;
+  leaf.words.forEach((ws, i) => {
+    if (ws.some((w) => THING_WORDS.has(w))) p -= i === last ? 10 : 4;
+  });
+  return p;
 }
 
 function lastWords(leaf: Leaf): string[] {
@@ -445,9 +523,13 @@ interface Scored {
   by: 'name' | 'value';
 }
 
+// A score at or under this: the value is another person's (a role word of someone else on its path).
+const OTHERS = -4;
+
 function choose(leaves: Leaf[], defaultCountry?: string): Discovered {
   const emails: Scored[] = [];
   const phones: Scored[] = [];
+  const countries = leaves.filter((l) => has(lastWords(l), COUNTRY_WORDS) && /^[A-Za-z]{2}$/.test(l.value));
   for (const leaf of leaves) {
     const words = lastWords(leaf);
     const named = has(words, EMAIL_WORDS) || leaf.type === 'email';
@@ -465,7 +547,7 @@ function choose(leaves: Leaf[], defaultCountry?: string): Discovered {
       });
       continue;
     }
-    const phone = phoneOf(leaf, words, defaultCountry);
+    const phone = phoneOf(leaf, words, defaultCountry, countries.length ? countryNear(leaf, countries) : undefined);
     if (phone !== undefined) {
       const r = roleOf(leaf);
       phones.push({
@@ -478,7 +560,9 @@ function choose(leaves: Leaf[], defaultCountry?: string): Discovered {
     }
   }
   const out: Discovered = { others: [] };
-  const email = best(emails);
+  // An address or a number that belongs to someone else by its path (a seller's, the store's) is never the lead's.
+  const theirs = (c: Scored) => c.score > OTHERS;
+  const email = best(emails.filter(theirs));
   if (email) {
     out.email = found(email);
     const seen = new Set([email.value.toLowerCase()]);
@@ -489,7 +573,7 @@ function choose(leaves: Leaf[], defaultCountry?: string): Discovered {
       }
   }
   const anchor = email?.leaf;
-  const phone = best(phones, anchor);
+  const phone = best(phones.filter(theirs), anchor);
   if (phone) out.phone = found(phone);
   const at = anchor ?? phone?.leaf;
   const textual = (set: Set<string>, type?: string) =>
@@ -502,7 +586,14 @@ function choose(leaves: Leaf[], defaultCountry?: string): Discovered {
             l.value.length <= 200 &&
             /\p{L}/u.test(l.value),
         )
-        .map((l) => ({ leaf: l, value: l.value, score: roleOf(l).score, role: roleOf(l).role, by: 'name' as const })),
+        .map((l) => ({
+          leaf: l,
+          value: l.value,
+          score: roleOf(l).score + thingPenalty(l),
+          role: roleOf(l).role,
+          by: 'name' as const,
+        }))
+        .filter(theirs),
       at,
     );
   const first = textual(FIRST_WORDS);
@@ -517,18 +608,68 @@ function choose(leaves: Leaf[], defaultCountry?: string): Discovered {
   return out;
 }
 
-// The phone a leaf holds, as text readPhone takes, or undefined: a tel:/WhatsApp URI, or a value named as a phone.
-function phoneOf(leaf: Leaf, words: string[], defaultCountry?: string): string | undefined {
+// Names of a phone's own parts under a field named as a phone (Jotform's {full: "…"}).
+const PHONE_PARTS = new Set(['full', 'number', 'value', 'e164', 'international', 'formatted', 'phone']);
+// Names of values that are digits but never a phone.
+const NOT_PHONE = new Set([
+  'id',
+  'zip',
+  'zipcode',
+  'cep',
+  'postal',
+  'postcode',
+  'document',
+  'cpf',
+  'cnpj',
+  'price',
+  'amount',
+  'total',
+]);
+
+// The phone a leaf holds, in E.164, or undefined: a tel:/WhatsApp URI, a value named as a phone, or one written with
+// its calling code (+…). A national number reads in the record's own country where it names one, else the default.
+function phoneOf(
+  leaf: Leaf,
+  words: string[],
+  defaultCountry: string | undefined,
+  country?: string,
+): string | undefined {
   let v = leaf.value;
   const uri = PHONE_URI.exec(v);
+  const parent = leaf.words[leaf.words.length - 2] ?? [];
+  const named =
+    has(words, PHONE_WORDS) ||
+    (has(parent, PHONE_WORDS) && words.some((w) => PHONE_PARTS.has(w))) ||
+    leaf.type === 'phone' ||
+    leaf.type === 'phonenumber' ||
+    leaf.type === 'tel';
   if (uri) v = decodeURIComponent(v.slice(uri[0].length).split(/[?&@;]/)[0]!);
-  else if (!(has(words, PHONE_WORDS) || leaf.type === 'phone' || leaf.type === 'phonenumber' || leaf.type === 'tel'))
-    return undefined;
+  else if (!named && !(v.startsWith('+') && !words.some((w) => NOT_PHONE.has(w)))) return undefined;
   if (!PHONE_CHARS.test(v)) return undefined;
   // A messaging platform's sender id (wa_id, msisdn) is the international number without its plus.
   if (/^\d{10,15}$/.test(v) && (uri || has(words, INTERNATIONAL_DIGITS))) v = '+' + v;
   const p = readPhone(v, defaultCountry);
-  return p.kind === 'e164' ? v : undefined;
+  if (p.kind === 'e164') return p.value;
+  if (country === undefined || country === defaultCountry) return undefined;
+  const q = readPhone(v, country);
+  return q.kind === 'e164' ? q.value : undefined;
+}
+
+// Names of a country code beside an address or a phone (billing.country: "BR").
+const COUNTRY_WORDS = new Set(['country', 'countryiso', 'countrycode', 'iso', 'pais', 'codigopais']);
+
+// The country a record names nearest to a leaf (the most path in common), as an ISO 3166 code; undefined if none.
+function countryNear(leaf: Leaf, countries: Leaf[]): string | undefined {
+  let best: Leaf | undefined;
+  let near = -1;
+  for (const c of countries) {
+    const n = common(c.path, leaf.path);
+    if (n > near) {
+      best = c;
+      near = n;
+    }
+  }
+  return best?.value.toUpperCase();
 }
 
 // The best of the candidates: the highest score; then, near the anchor (the most path in common with the chosen

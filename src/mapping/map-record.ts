@@ -167,7 +167,8 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     // Neither found by the plan's names: the person may still be anywhere in the record (discover.ts). It reads
     // values, so it runs for this record alone; where the config says where the person is, it does not guess.
     let found: Discovered | undefined;
-    if (discover && emailRaw === undefined && phoneRaw === undefined) {
+    const wholeRecord = discover && emailRaw === undefined && phoneRaw === undefined;
+    if (wholeRecord) {
       found = discoverPerson(fields, country);
       emailRaw = found.email?.value;
       phoneRaw = found.phone?.value;
@@ -233,17 +234,28 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       }
     }
     if (!lead.email && !lead.phone) {
+      if (found?.idsOnly)
+        return {
+          kind: 'filtered',
+          source,
+          line,
+          key,
+          reason: 'holds ids only (a ping, or a notification by reference): no person',
+        };
       return { kind: 'invalid', source, line, key, reason: 'no email and no phone: nothing identifies the person' };
     }
-    const first = at(read.firstName, fields) ?? found?.firstName?.value;
-    const last = at(read.lastName, fields) ?? found?.lastName?.value;
+    // Found by discovery, the person's name is the one beside their email; a plan's `name` there may be a form's.
+    const near = <T>(planned: T | undefined, discovered: T | undefined) =>
+      wholeRecord ? (discovered ?? planned) : (planned ?? discovered);
+    const first = near(at(read.firstName, fields), found?.firstName?.value);
+    const last = near(at(read.lastName, fields), found?.lastName?.value);
     if (first) lead.firstName = normalizeName(first);
     if (last) lead.lastName = normalizeName(last);
-    const name = at(read.name, fields) ?? found?.name?.value;
+    const name = near(at(read.name, fields), found?.name?.value);
     if (name) lead.name = normalizeName(name);
     else if (lead.firstName || lead.lastName) lead.name = [lead.firstName, lead.lastName].filter(Boolean).join(' ');
     for (const f of LEAD_TEXT_FIELDS) {
-      const v = at(read[f], fields) ?? (f === 'company' ? found?.company?.value : undefined);
+      const v = f === 'company' ? near(at(read[f], fields), found?.company?.value) : at(read[f], fields);
       if (v) lead[f] = normalizeName(v);
     }
     if (custom.length) {

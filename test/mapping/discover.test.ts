@@ -18,7 +18,7 @@ test('a buyer beats a producer, whatever their order, and the name comes from th
   assert.equal(d.email?.path, 'data.buyer.email');
   assert.equal(d.email?.role, 'buyer');
   assert.equal(d.name?.value, 'Ana Souza');
-  assert.equal(d.phone?.value, '11987654321');
+  assert.equal(d.phone?.value, '+5511987654321');
   assert.deepEqual(d.others, ['data.producer.email']);
 });
 
