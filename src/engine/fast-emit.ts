@@ -16,6 +16,7 @@ const F_TYPE = 1;
 const F_TIME = 2;
 const F_EMAIL = 3;
 const F_PHONE = 4;
+const F_NAME = 5;
 const AS_IS = [0, 1, 5, 6, 7]; // id, type, name, company, source: kept as they are (after trim and spacing)
 
 // The lead fields, in canonical JSON order (keys.ts LEAD_KEYS, without custom, firstName and lastName, which the
@@ -71,6 +72,8 @@ export class LeadWriter {
       if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
     if ((fallback & ~present) !== 0) return false;
     if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
+    // A name with no letter ("#1041", an order's) is no person's name: the general path leaves it out.
+    if (present & (1 << F_NAME) && !hasAsciiLetter(b, spans[F_NAME * 2]!, spans[F_NAME * 2 + 1]!)) return false;
     // An event named as no lead (a test, a refund, a product's event: screen.ts) is the general path's to filter.
     if (present & (1 << F_TYPE) && this.screenedType(b, spans[F_TYPE * 2]!, spans[F_TYPE * 2 + 1]!)) return false;
     for (let k = 0; k < AS_IS.length; k++) {
@@ -121,6 +124,15 @@ export class LeadWriter {
     enc.seal(r, Kind.IdEvent);
     return true;
   }
+}
+
+// Whether b[start..end) holds an ASCII letter (a name that has none is the general path's to judge).
+function hasAsciiLetter(b: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = b[i]! | 0x20;
+    if (c >= 0x61 && c <= 0x7a) return true;
+  }
+  return false;
 }
 
 // The phone fastE164Bytes just found valid, in E.164.

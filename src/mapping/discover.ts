@@ -466,7 +466,7 @@ const OTHER_ROLES = [
 const EMAIL_SHAPE = /^(?:mailto:)?[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[A-Za-z0-9-]{2,}$/i;
 const PHONE_URI =
   /^(?:tel:|sms:|whatsapp:|callto:|https?:\/\/(?:api\.)?wa\.me\/|https?:\/\/api\.whatsapp\.com\/send\?phone=)/i;
-const PHONE_CHARS = /^[+\d][\d\s().\-/]{6,24}$/;
+const PHONE_CHARS = /^[+\d(][\d\s().\-/]{6,24}$/;
 
 // How a leaf scores as the person's: role words on its path (a buyer's beats a producer's), its own name's evidence.
 function roleOf(leaf: Leaf): { score: number; role?: string } {

@@ -218,8 +218,8 @@ export type FieldPlan = Record<FieldName, readonly FieldPath[]> & {
    */
   screened?: boolean;
   /**
-   * The plan has no place for the phone or the name: where a record of this shape holds objects or lists besides its
-   * wrappers (innerObjects), those are looked for in them, record by record (discover.ts), by the general path.
+   * Where a record holds objects or lists besides its wrappers (innerObjects) and lacks a phone or a name, those are
+   * looked for in them, record by record (discover.ts), by the general path. Set for generic plans.
    */
   complement?: boolean;
 };
@@ -253,8 +253,9 @@ export function planFields(
     if (!ENVELOPE.has(f) || f === 'time') for (const [base, obj] of nested) candidatesIn(obj, f, base, found);
     plan[f] = found;
   }
-  // No place for the phone or the name: a record of this shape that holds objects may have them in there.
-  if (plan.phone.length === 0 || (plan.name.length === 0 && plan.firstName.length === 0)) plan.complement = true;
+  // A record of any shape may hold its person's phone or name deeper than the plan looks (a top-level "phone" that is
+  // null, the customer's beside it): where a record holds objects and lacks them, they are looked for there.
+  plan.complement = true;
   return plan;
 }
 

@@ -172,7 +172,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       found = discoverPerson(fields, country);
       emailRaw = found.email?.value;
       phoneRaw = found.phone?.value;
-    } else if (plan.complement && innerObjects(fields)) {
+    } else if (plan.complement && innerObjects(fields) && (phoneRaw === undefined || !hasName(read, fields))) {
       // The plan found the person but has no place for their phone or name: those may be deeper in the record, by
       // the same person's email (or with no email to tell them apart).
       const more = discoverPerson(fields, country);
@@ -251,7 +251,9 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     const last = near(at(read.lastName, fields), found?.lastName?.value);
     if (first) lead.firstName = normalizeName(first);
     if (last) lead.lastName = normalizeName(last);
-    const name = near(at(read.name, fields), found?.name?.value);
+    // Found by discovery with first and last names only, the plan's `name` is no surer: the two make the name.
+    const planned = wholeRecord && (found?.firstName || found?.lastName) ? undefined : at(read.name, fields);
+    const name = near(personName(planned), found?.name?.value);
     if (name) lead.name = normalizeName(name);
     else if (lead.firstName || lead.lastName) lead.name = [lead.firstName, lead.lastName].filter(Boolean).join(' ');
     for (const f of LEAD_TEXT_FIELDS) {
@@ -355,6 +357,18 @@ function screenShallow(fields: Record<string, unknown>): string | undefined {
     }
   return undefined;
 }
+
+// Whether the plan reads a person's name in this record.
+function hasName(read: CompiledPlan['read'], fields: Record<string, unknown>): boolean {
+  return personName(at(read.name, fields)) !== undefined || at(read.firstName, fields) !== undefined;
+}
+
+/** A name as a person's: text with a letter in it ("#1041", an order's name, is none); else undefined. */
+export function personName(v: string | undefined): string | undefined {
+  return v !== undefined && LETTER.test(v) ? v : undefined;
+}
+
+const LETTER = /\p{L}/u;
 
 // Two addresses of one person, as normalizeEmail writes them.
 function sameEmail(a: string, b: string): boolean {
