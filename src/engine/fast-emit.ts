@@ -17,6 +17,7 @@ const F_TIME = 2;
 const F_EMAIL = 3;
 const F_PHONE = 4;
 const F_NAME = 5;
+const PHONE_AND_NAME = (1 << F_PHONE) | (1 << F_NAME);
 const AS_IS = [0, 1, 5, 6, 7]; // id, type, name, company, source: kept as they are (after trim and spacing)
 
 // The lead fields, in canonical JSON order (keys.ts LEAD_KEYS, without custom, firstName and lastName, which the
@@ -65,12 +66,22 @@ export class LeadWriter {
   constructor(private readonly hashPayloads = false) {}
 
   /** view: a DataView over b (the callers make one a block), to copy values a word at a time. */
-  write(b: Buffer, view: DataView, spans: Int32Array, line: number, enc: BlockEncoder, fallback = 0): boolean {
+  write(
+    b: Buffer,
+    view: DataView,
+    spans: Int32Array,
+    line: number,
+    enc: BlockEncoder,
+    fallback = 0,
+    inner = false,
+  ): boolean {
     // Bit f: field f has a non-empty text.
     let present = 0;
     for (let f = 0; f < FAST_FIELDS.length; f++)
       if (spans[f * 2]! >= 0 && spans[f * 2 + 1]! > spans[f * 2]!) present |= 1 << f;
     if ((fallback & ~present) !== 0) return false;
+    // A record with objects besides its wrappers and no phone or name: the general path looks for them in there.
+    if (inner && (present & PHONE_AND_NAME) !== PHONE_AND_NAME) return false;
     if ((present & (1 << F_ID)) === 0) return false; // no event id: the general path says why the record is invalid
     // A name with no letter ("#1041", an order's) is no person's name: the general path leaves it out.
     if (present & (1 << F_NAME) && !hasAsciiLetter(b, spans[F_NAME * 2]!, spans[F_NAME * 2 + 1]!)) return false;

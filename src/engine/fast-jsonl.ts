@@ -15,7 +15,7 @@
 // which maps or rejects it with its reason. A test compares both paths on many lines (fast-jsonl.test.ts).
 import type { BlockEncoder } from './block.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
-import type { FieldPlan } from '../mapping/fields.js';
+import { isWrapperPath, type FieldPlan } from '../mapping/fields.js';
 import { mapItem, type Mapper } from '../mapping/map-record.js';
 import { lineEnd, lineItem, lineStart } from '../sources/read-jsonl.js';
 import type { Selector } from '../sources/select-path.js';
@@ -49,6 +49,8 @@ interface Template {
    * fields the plan reads straight here, from the STR ops' arguments; the others stay -1.
    */
   spans: Int32Array;
+  /** Lines of it hold objects or lists besides their wrappers, where a lacking phone or name may be (see learn). */
+  inner: boolean;
   /** Bit f: field f has later places in the plan, read by the general path when its string is empty. */
   fallback: number;
   /** Fields read from the same string as another field (a plan may read one path twice): [field, from] pairs. */
@@ -75,17 +77,6 @@ interface Literal {
   words: Int32Array;
   tail: Uint8Array;
   length: number;
-}
-
-// Whether a template's ops open an object besides the line's own, or a list (arguments skipped).
-function hasInner(ops: number[]): boolean {
-  let objects = 0;
-  for (let pc = 0; pc < ops.length; pc++) {
-    const op = ops[pc]!;
-    if (op === KEY_FIRST || op === KEY_NEXT || op === STR) pc++;
-    else if (op === ARR || (op === OBJ && ++objects > 1)) return true;
-  }
-  return false;
 }
 
 function literalOf(bytes: Uint8Array): Literal {
@@ -207,7 +198,7 @@ export class FastJsonl {
       fs[aliases[k]! * 2] = fs[aliases[k + 1]! * 2]!;
       fs[aliases[k]! * 2 + 1] = fs[aliases[k + 1]! * 2 + 1]!;
     }
-    if (!this.writer.write(buf, view, fs, line, enc, t.fallback)) return false;
+    if (!this.writer.write(buf, view, fs, line, enc, t.fallback, t.inner)) return false;
     this.hits++;
     return true;
   }
@@ -420,9 +411,11 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
   const p = object(ws(b, start, end), 0);
   if (p < 0 || ws(b, p, end) !== end) return undefined;
   if (!fastPlan(plan)) return undefined;
-  // A plan with no place for the phone or the name looks for them in a record's inner objects and lists
-  // (FieldPlan.complement): lines that have any are the general path's.
-  if (plan.complement && hasInner(ops)) return undefined;
+  // Objects or lists besides the wrappers: where a line lacks a phone or a name, the general path looks for them there
+  // (FieldPlan.complement), and the writer leaves such lines to it.
+  const inner =
+    !!plan.complement &&
+    [...kindOf].some(([k, kind]) => kind === ARR || (kind === OBJ && !isWrapperPath(k.split('\0'))));
   const slots = new Int32Array(FAST_FIELDS.length).fill(-1);
   let fallback = 0;
   for (let f = 0; f < FAST_FIELDS.length; f++) {
@@ -472,6 +465,7 @@ function learnTemplate(b: Uint8Array, start: number, end: number, plan: FieldPla
     keys,
     spans: new Int32Array(FAST_FIELDS.length * 2).fill(-1),
     fallback,
+    inner,
     aliases: Int32Array.from(aliases),
     lits,
     kinds: Int32Array.from(values, (v) => v.kind),

@@ -259,6 +259,11 @@ export function planFields(
   return plan;
 }
 
+/** Whether a path of keys, as written, is one of the wrappers the plans look in (data, payload, data.object, ...). */
+export function isWrapperPath(path: readonly string[]): boolean {
+  return WRAPPERS.some((w) => w.length === path.length && w.every((k, i) => k === path[i]));
+}
+
 /** Whether a record holds an object or a list other than its wrappers (where complement looks). */
 export function innerObjects(record: Record<string, unknown>): boolean {
   const levels = wrapperObjects(record);
