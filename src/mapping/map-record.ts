@@ -6,6 +6,7 @@ import {
   configuredPath,
   fieldPathOf,
   getPath,
+  member,
   parsePath,
   pathText,
   plainPath,
@@ -327,16 +328,17 @@ function readerOf(paths: readonly FieldPath[]): Reader | null {
   if (paths.length > 1) return (fields) => readField(fields, paths);
   const p = paths[0]!;
   if (!plainPath(p)) return (fields) => scalarText(getPath(fields, p));
+  // Names are matched as getPath matches them: a key differing in case only stands for the path's (see keyOf).
   if (p.length === 1) {
     const a = p[0]!;
-    return (fields) => scalarText(fields[a]);
+    return (fields) => scalarText(member(fields, a));
   }
   if (p.length === 2) {
     const a = p[0]!;
     const b = p[1]!;
     return (fields) => {
-      const o = fields[a];
-      return o !== null && typeof o === 'object' ? scalarText((o as Record<string, unknown>)[b]) : undefined;
+      const o = member(fields, a);
+      return o !== null && typeof o === 'object' ? scalarText(member(o as Record<string, unknown>, b)) : undefined;
     };
   }
   return (fields) => scalarText(getPath(fields, p));

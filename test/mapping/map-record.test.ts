@@ -252,3 +252,41 @@ test('a plan holds for every record of a shape: a null, a boolean, an object or 
     assert.deepEqual(remembering(r), createMapper({ config: {} })(r), `record ${i}: ${JSON.stringify(fields)}`);
   }
 });
+
+test('field names are matched whatever their case: config paths, whole CSV headers, wrappers, and their shapes', () => {
+  const config = parseConfig(
+    { fields: { id: 'EventId', email: 'contact.email', phone: 'Person - Phone - Work', name: 'data.full_name' } },
+    'c.json',
+  );
+  const map = createMapper({ config });
+  const e = ev(
+    map(
+      rec({
+        eventid: 'e1',
+        CONTACT: { Email: 'Ana@Example.com' },
+        'PERSON - PHONE - WORK': '+5511987654321',
+        Data: { FULL_NAME: 'Ana Lima' },
+      }),
+    ),
+  );
+  assert.deepEqual([e.key, e.lead], ['e1', { email: 'ana@example.com', phone: '+5511987654321', name: 'Ana Lima' }]);
+  // The exact spelling wins where a record has both.
+  const both = ev(
+    map(rec({ eventid: 'e2', EventId: 'e3', contact: { email: 'a@example.com', EMAIL: 'b@example.com' } })),
+  );
+  assert.deepEqual([both.key, both.lead.email], ['e3', 'a@example.com']);
+  // Without configuration: a wrapper spelled Data or Properties is a wrapper, and records whose wrapper's keys
+  // differ are of different shapes (the plan of one never misleads the other).
+  const generic = createMapper({ config: {} });
+  const fresh = (fields: Record<string, unknown>) => createMapper({ config: {} })(rec(fields));
+  for (const fields of [
+    { event_id: 'g1', Data: { EMAIL: 'g1@example.com' } },
+    { event_id: 'g2', Data: { Phone: '+5511987654321' } },
+    { event_id: 'g3', Properties: { Email: 'g3@example.com', Name: 'G Três' } },
+    { event_id: 'g4', Data: { EMAIL: 'g4@example.com' } },
+  ]) {
+    const m = generic(rec(fields));
+    assert.equal(m.kind, 'event', JSON.stringify(m));
+    assert.deepEqual(m, fresh(fields));
+  }
+});
