@@ -309,8 +309,8 @@ class JsonScan {
     if (!s.ok) push({ kind: 'reject', source, line, reason: s.reason });
     else
       push(
-        replaced
-          ? { kind: 'record', source, line, fields: s.value, replaced }
+        replaced || s.replaced
+          ? { kind: 'record', source, line, fields: s.value, replaced: true }
           : { kind: 'record', source, line, fields: s.value },
       );
   }

@@ -209,6 +209,6 @@ function recordOf(
   }
   const rec: RawRecord = { kind: 'record', source, line, fields: fields.value };
   if (item !== undefined) rec.item = item;
-  if (replaced) rec.replaced = true;
+  if (replaced || (fields as { replaced?: true }).replaced) rec.replaced = true;
   return rec;
 }

@@ -1,0 +1,129 @@
+// Data arrives as it was sent: field names in any case, form-encoded bodies, Latin-1 JSON lines, gzip files with
+// more than one member or bytes after their end, and dates read the same way on every machine. The built CLI on
+// real files, each small input also in a copy large enough for the map workers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { jsonReport, runCli } from '../helpers/cli.js';
+import { tmpDir } from '../helpers/tmp.js';
+import { jsonLines, type Row } from '../presets/helpers.js';
+
+/** Lines of `make(i)` for i = 0, 1, ... until they pass 9 MiB: an input that size is mapped by the map workers. */
+function overMapWorkerSize(make: (i: number) => string): string[] {
+  const lines: string[] = [];
+  for (let i = 0, bytes = 0; bytes < 9 << 20; i++) {
+    const l = make(i);
+    lines.push(l);
+    bytes += Buffer.byteLength(l) + 1;
+  }
+  return lines;
+}
+
+test('analytics events carry the person under any case, at the top level or in properties: read, not filtered as anonymous', async () => {
+  const dir = tmpDir();
+  const events = [
+    { messageId: 'm1', type: 'identify', userId: 'u1', traits: { Email: 'Ana@Example.com', Name: 'Ana Lima' } },
+    { messageId: 'm2', type: 'track', event: 'Signed Up', properties: { PHONE: '+5511987654321' } },
+    { messageId: 'm3', type: 'identify', userId: 'u3', EMAIL: 'top@example.com', traits: {} },
+    { messageId: 'm4', type: 'track', event: 'Form Sent', properties: { plan: 'pro', phone: '+5521987654321' } },
+    { messageId: 'm5', type: 'track', event: 'Lead', context: { Traits: { eMail: 'ctx@example.com' } } },
+    { messageId: 'm6', type: 'page', properties: { url: 'https://example.com/' } },
+  ];
+  const input = join(dir, 'segment.jsonl');
+  writeFileSync(input, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  const report = join(dir, 'plan.jsonl');
+  const r = await runCli(['push', input, '--dry-run', '--json', '--report', report, '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const rows = jsonLines<Row>(report);
+  assert.deepEqual(
+    rows.map((x) => [x.key, x.decision, x.email]),
+    [
+      ['m1', 'new', 'ana@example.com'],
+      ['m2', 'new', ''],
+      ['m3', 'new', 'top@example.com'],
+      ['m4', 'new', ''],
+      ['m5', 'new', 'ctx@example.com'],
+      ['m6', 'filtered', ''],
+    ],
+  );
+  assert.deepEqual(jsonReport(r).readAs[0]!.readAs, [{ as: 'Segment/RudderStack event', events: 6 }]);
+});
+
+test('a config path and a wrapper read keys spelled in another case, in-thread and in the map workers', async () => {
+  const dir = tmpDir();
+  const config = join(dir, 'leadledger.config.json');
+  writeFileSync(config, JSON.stringify({ fields: { id: 'Event_ID', email: 'contact.email', phone: 'contact.phone' } }));
+  const make = (i: number) =>
+    JSON.stringify({
+      event_id: `e${i}`,
+      Contact: { EMAIL: `p${i}@example.com`, Phone: `+55119${String(10_000_000 + i).slice(-8)}` },
+      Data: { NAME: `Pessoa ${i}` },
+    });
+  for (const lines of [[0, 1, 2].map(make), overMapWorkerSize(make)]) {
+    const input = join(dir, `cased-${lines.length}.jsonl`);
+    writeFileSync(input, lines.join('\n') + '\n');
+    const report = join(dir, `plan-${lines.length}.csv`);
+    const r = await runCli(
+      ['push', input, '--dry-run', '--json', '--config', config, '--ledger', join(dir, 'l.db'), '--report', report],
+      { timeoutMs: 120_000 },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const doc = jsonReport(r);
+    assert.equal(doc.counts.read, lines.length);
+    assert.equal(doc.counts.new, lines.length, JSON.stringify(doc.examples));
+  }
+});
+
+test('a log line whose body is form-encoded, as a string or as lists of one value, is read as the form it was', async () => {
+  const dir = tmpDir();
+  const pino = { level: 30, time: 1730000000000, pid: 7, hostname: 'web-1', msg: 'webhook received' };
+  const lines = [
+    { ...pino, body: 'a=1&event_id=f1&email=ana%40example.com&name=Ana+Lima&phone=%2B5511987654321' },
+    { ...pino, body: { event_id: ['f2'], email: ['bia@example.com'], name: ['Bia Souza'] } },
+    { ...pino, body: 'event_id=f3&email=jos%C3%A9%40example.com&name=Jos%C3%A9+Concei%C3%A7%C3%A3o' },
+    // Percent-encoded Latin-1 is not UTF-8: the address it would alter is not sent.
+    { ...pino, body: 'event_id=f4&email=c%E9%40example.com' },
+    { ...pino, msg: 'GET /health' },
+  ].map((l) => JSON.stringify(l));
+  const input = join(dir, 'app.log.jsonl');
+  writeFileSync(input, lines.join('\n') + '\n');
+  const out = join(dir, 'out.jsonl');
+  const r = await runCli(['push', input, '--sink', 'jsonl', '--output', out, '--json', '--ledger', join(dir, 'l.db')]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = jsonReport(r);
+  assert.deepEqual([doc.counts.new, doc.counts.invalid, doc.counts.filtered], [3, 1, 1]);
+  assert.match(doc.examples.invalid![0]!.reason, /^email: its bytes are not UTF-8/);
+  assert.deepEqual(
+    jsonLines<{ lead: Record<string, string> }>(out).map((l) => l.lead),
+    [
+      { email: 'ana@example.com', name: 'Ana Lima', phone: '+5511987654321' },
+      { email: 'bia@example.com', name: 'Bia Souza' },
+      { email: 'josé@example.com', name: 'José Conceição' },
+    ],
+  );
+
+  // --select reads such a body too, a string and lists of one value alike.
+  const wrapped = join(dir, 'wrapped.jsonl');
+  writeFileSync(
+    wrapped,
+    [
+      { msg: 'in', payload: 'event_id=s1&email=sel%40example.com' },
+      { msg: 'in', payload: { event_id: ['s2'], email: ['two@example.com'] } },
+    ]
+      .map((l) => JSON.stringify(l))
+      .join('\n') + '\n',
+  );
+  const s = await runCli([
+    'push',
+    wrapped,
+    '--select',
+    'payload',
+    '--dry-run',
+    '--json',
+    '--ledger',
+    join(dir, 's.db'),
+  ]);
+  assert.equal(s.code, 0, s.stderr);
+  assert.equal(jsonReport(s).counts.new, 2, JSON.stringify(jsonReport(s).examples));
+});
