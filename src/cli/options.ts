@@ -73,7 +73,8 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--encoding <name>',
-    description: 'text encoding of CSV inputs, e.g. utf-8, windows-1252 (default: detected)',
+    description:
+      'text encoding of the inputs (CSV, JSONL, JSON), e.g. utf-8, windows-1252 (default: detected: UTF-8, else Windows-1252)',
     commands: ['push', 'replay', 'ledger'],
   },
   {

@@ -54,7 +54,10 @@ export interface MapJobResult {
   spare?: ArrayBuffer;
   /** A split CSV block ended inside a quoted field. */
   unclosedQuote?: boolean;
-  /** CSV: lines that were not UTF-8 and were read as Windows-1252 (their first line is the input's). */
+  /**
+   * Lines that were not UTF-8 and were read as Windows-1252: in CSV, their first line is the input's; in JSONL, it is
+   * counted from the block's first line (the main thread adds the lines before the block).
+   */
   recoded?: Recoded;
   /** Which worker answered (set by the pool). */
   worker?: number;

@@ -269,7 +269,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   return Object.assign(map, { current, plain, hashLater });
 }
 
-// U+FFFD: what a byte that is not UTF-8 becomes when a JSON line is decoded (RawRecord.replaced).
+// U+FFFD: what a byte that is not UTF-8 becomes when a form body's %XX are decoded (RawRecord.replaced).
 const REPLACEMENT = '\ufffd';
 const ALTERED_EMAIL = 'email: its bytes are not UTF-8 (the address would be altered by decoding): not sent';
 const ALTERED_PHONE = 'phone: its bytes are not UTF-8 (the number would be altered by decoding): not sent';

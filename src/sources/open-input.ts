@@ -5,6 +5,7 @@ import { closeSync, constants, createReadStream, openSync, statSync } from 'node
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { createTextDecoding } from './decode-text.js';
 import type { ResolvedInput } from './resolve-inputs.js';
 import { watchStream } from './watch-stream.js';
 
@@ -126,6 +127,41 @@ function crToLf(opened: OpenedInput): OpenedInput {
     crLines: true,
   };
   if (opened.transcodedFrom) out.transcodedFrom = opened.transcodedFrom;
+  return out;
+}
+
+/**
+ * The input, whose text is in `encoding` (normalized: windows-1252, latin1, ...), as UTF-8 bytes: for the JSON and
+ * JSONL readers, which read UTF-8. Its head is the head's text; it is read as a stream (no `direct`).
+ */
+export function recodedInput(opened: OpenedInput, encoding: string): OpenedInput {
+  async function* utf8(): AsyncGenerator<Buffer> {
+    const d = createTextDecoding(encoding);
+    for await (const c of opened.chunks) {
+      if (c.length === 0) {
+        yield c; // the input is idle: said on
+        continue;
+      }
+      const t = d.write(c);
+      if (t) yield Buffer.from(t, 'utf8');
+    }
+    const t = d.end();
+    if (t) yield Buffer.from(t, 'utf8');
+  }
+  const it = utf8();
+  const head = createTextDecoding(encoding);
+  const out: OpenedInput = {
+    head: Buffer.from(head.write(opened.head) + (opened.complete ? head.end() : ''), 'utf8'),
+    complete: opened.complete,
+    gzip: opened.gzip,
+    chunks: it,
+    close: async () => {
+      await it.return(undefined).catch(() => {});
+      await opened.close();
+    },
+  };
+  if (opened.transcodedFrom) out.transcodedFrom = opened.transcodedFrom;
+  if (opened.crLines) out.crLines = true;
   return out;
 }
 

@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { LeadledgerError, UsageError } from '../errors.js';
 import { headerCells, repeatedHeaderNote } from './csv-headers.js';
 import { normalizeEncoding } from './detect-encoding.js';
-import { openInput, type OpenedInput } from './open-input.js';
+import { openInput, recodedInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
 import { readJson } from './read-json.js';
 import { readJsonl } from './read-jsonl.js';
@@ -103,6 +103,9 @@ async function* readOne<B>(
   try {
     opened = await openInput(input, opts.stdin, opts.signal, opts.onBytesRead);
     info = decideInputInfo(input, opened, opts);
+    // JSON and JSONL readers read UTF-8 (a line that is not is read as Windows-1252 on its own): an input in another
+    // encoding is given to them as UTF-8.
+    if (info.format !== 'csv' && info.encoding !== undefined) opened = recodedInput(opened, info.encoding);
     if (info.format === 'csv') {
       const cells = headerCells(opened.head, info);
       const note = cells && repeatedHeaderNote(cells);

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { jsonReport, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { jsonLines, type Row } from '../presets/helpers.js';
@@ -126,4 +127,45 @@ test('a log line whose body is form-encoded, as a string or as lists of one valu
   ]);
   assert.equal(s.code, 0, s.stderr);
   assert.equal(jsonReport(s).counts.new, 2, JSON.stringify(jsonReport(s).examples));
+});
+
+test('JSONL and JSON in Latin-1 (Windows-1252) are read as written, never with U+FFFD: detected or as --encoding says', async () => {
+  const dir = tmpDir();
+  const event = (i: number) =>
+    JSON.stringify({
+      event_id: `e${i}`,
+      email: `jose${i}@example.com`,
+      name: `José Conceição ${i}`,
+      city: 'São Paulo',
+    });
+  const small = [0, 1, 2].map(event);
+  const latin1 = (lines: string[]) => Buffer.from(lines.join('\n') + '\n', 'latin1');
+  writeFileSync(join(dir, 'small.jsonl'), latin1(small));
+  writeFileSync(join(dir, 'small.jsonl.gz'), gzipSync(latin1(small)));
+  writeFileSync(join(dir, 'large.jsonl'), latin1(overMapWorkerSize(event)));
+  writeFileSync(join(dir, 'doc.json'), Buffer.from('[' + small.join(',\n') + ']\n', 'latin1'));
+  const runs: Array<[string, string[], Buffer | undefined]> = [
+    ['small.jsonl', [join(dir, 'small.jsonl')], undefined],
+    ['small.jsonl.gz', [join(dir, 'small.jsonl.gz')], undefined],
+    ['stdin', ['-', '--format', 'jsonl'], latin1(small)],
+    ['large.jsonl', [join(dir, 'large.jsonl')], undefined],
+    ['doc.json', [join(dir, 'doc.json')], undefined],
+    ['doc.json --encoding latin1', [join(dir, 'doc.json'), '--encoding', 'latin1'], undefined],
+  ];
+  for (const [what, args, input] of runs) {
+    const out = join(dir, `${what}.out.jsonl`);
+    const r = await runCli(
+      ['push', ...args, '--sink', 'jsonl', '--output', out, '--json', '--ledger', join(dir, `${what}.db`)],
+      { input, timeoutMs: 120_000 },
+    );
+    assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+    const doc = jsonReport(r);
+    assert.equal(doc.counts.invalid, 0, what);
+    assert.equal(doc.warnings.records, 0, what);
+    assert.equal(doc.readAs[0]!.encoding, what.endsWith('latin1') ? 'latin1' : 'windows-1252', what);
+    const leads = jsonLines<{ lead: { email: string; name: string } }>(out);
+    assert.equal(leads.length, doc.counts.read, what);
+    assert.ok(!leads.some((l) => l.lead.name.includes('\ufffd')), `${what}: no U+FFFD`);
+    assert.deepEqual(leads[1]!.lead, { email: 'jose1@example.com', name: 'José Conceição 1' }, what);
+  }
 });

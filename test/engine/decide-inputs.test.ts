@@ -712,3 +712,39 @@ test('a JSONL line past 8 MB is unread, once, at its line, in-thread and by the 
     );
   }
 });
+
+test('JSONL lines that are not UTF-8 are read as Windows-1252 alike in-thread and by the workers, and counted alike', async () => {
+  const dir = tmpDir();
+  const parts: Buffer[] = [];
+  // Latin-1 bytes for a few lines past the first MiB (in a mapped value, or in one the fast path skips): a UTF-8
+  // file (as its first chunk shows) with some Windows-1252 lines.
+  const odd = (i: number) => i > 20_000 && (i % 997 === 5 || i % 1500 === 7);
+  for (let i = 0; i < 60_000; i++) {
+    const line = JSON.stringify({
+      event_id: `e${i}`,
+      email: `p${i % 20_000}@example.com`,
+      name: odd(i) && i % 997 === 5 ? `José Conceição ${i}` : `Pessoa ${i}`,
+      note: odd(i) && i % 1500 === 7 ? 'São Paulo' : 'x',
+    });
+    parts.push(Buffer.from(line + '\n', odd(i) ? 'latin1' : 'utf8'));
+  }
+  const input = join(dir, 'mixed.jsonl');
+  writeFileSync(input, Buffer.concat(parts));
+  const notes: string[][] = [];
+  const read = { onInputRead: (r: { notes: string[] }) => notes.push(r.notes) };
+  const sequential = await decide({ inputs: [input], workers: 0, read });
+  assert.ok(!sequential.some((d) => d.event?.lead.name?.includes('\ufffd')), 'no U+FFFD');
+  const expected = Array.from({ length: 60_000 }, (_, i) => i).filter(odd);
+  const names = expected.filter((i) => i % 997 === 5).length;
+  assert.equal(sequential.filter((d) => d.event?.lead.name?.startsWith('José Conceição')).length, names);
+  for (const o of [{ workers: 1 }, { workers: 2, blockBytes: 100_000 }]) {
+    const parallel = await decide({ inputs: [input], read, ...o });
+    assertSameDecisions(parallel, sequential, `${JSON.stringify(o)}: `);
+  }
+  assert.equal(notes.length, 3);
+  assert.deepEqual(notes[0], [
+    `${expected.length} lines (the first at line ${expected[0]! + 1}) were not UTF-8 and were read as Windows-1252`,
+  ]);
+  assert.deepEqual(notes[1], notes[0]);
+  assert.deepEqual(notes[2], notes[0]);
+});
