@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import { LeadledgerError, UsageError } from '../errors.js';
 import { headerCells, repeatedHeaderNote } from './csv-headers.js';
 import { normalizeEncoding } from './detect-encoding.js';
+import { describeGzipTail } from './gunzip-members.js';
 import { openInput, recodedInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
 import { readJson } from './read-json.js';
@@ -113,6 +114,17 @@ async function* readOne<B>(
     }
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
+    // After the last gzip member: zero padding is said in a note; other bytes are a part not read (exit 3), named
+    // by their offset in the file (the lines read were all decided).
+    const tail = opened.gzipEnd?.tail;
+    if (tail?.zeros) (ctx.notes ??= []).push(describeGzipTail(tail));
+    else if (tail)
+      yield fromReject({
+        kind: 'unread',
+        source: input.source,
+        line: ctx.progress.line + 1,
+        reason: describeGzipTail(tail),
+      });
   } catch (err) {
     // Errors that carry their own exit code end the run with it: an unreadable input (3), a bad option (2), and
     // what a reader met outside the input, such as a damaged ledger read in the same loop (5).

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { jsonReport, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { jsonLines, type Row } from '../presets/helpers.js';
@@ -168,4 +168,72 @@ test('JSONL and JSON in Latin-1 (Windows-1252) are read as written, never with U
     assert.ok(!leads.some((l) => l.lead.name.includes('\ufffd')), `${what}: no U+FFFD`);
     assert.deepEqual(leads[1]!.lead, { email: 'jose1@example.com', name: 'José Conceição 1' }, what);
   }
+});
+
+test('a gzip of several members, with bytes after its end: every member read; garbage unread by its offset (exit 3), zero padding a note', async () => {
+  const dir = tmpDir();
+  const event = (tag: string) => (i: number) =>
+    JSON.stringify({ event_id: `${tag}${i}`, email: `${tag}${i}@example.com`, name: `Pessoa ${i}` });
+  const small = [gzipSync([0, 1, 2].map(event('a')).join('\n') + '\n'), gzipSync(event('b')(0) + '\n')];
+  // Large enough for the map workers, in two members as `cat a.gz b.gz` makes.
+  const large = [
+    gzipSync(overMapWorkerSize(event('a')).join('\n') + '\n'),
+    gzipSync(overMapWorkerSize(event('b')).join('\n') + '\n'),
+  ];
+  const count = (members: Buffer[]) => members.map((m) => gunzipSync(m).toString().split('\n').length - 1);
+  const garbage = Buffer.from('\n-- exported by crm-tool, 2 files --\n');
+  const csv = [gzipSync('event_id,email\ne1,a@example.com\n'), gzipSync('e2,b@example.com\ne3,c@example.com\n')];
+  const cases: Array<[string, Buffer[], Buffer, number, string[]]> = [
+    ['small.jsonl.gz', small, garbage, 3, ['-']],
+    ['large.jsonl.gz', large, garbage, 3, []],
+    ['padded.jsonl.gz', large, Buffer.alloc(4096), 0, []],
+    ['export.csv.gz', csv, garbage, 3, ['-', '--format', 'csv']],
+    ['padded.csv.gz', csv, Buffer.alloc(512), 0, []],
+  ];
+  for (const [name, members, tail, code, stdin] of cases) {
+    const bytes = Buffer.concat([...members, tail]);
+    const lines = name.endsWith('.csv.gz') ? 4 : count(members).reduce((n, x) => n + x, 0);
+    const records = name.endsWith('.csv.gz') ? 3 : lines;
+    const file = join(dir, name);
+    writeFileSync(file, bytes);
+    for (const args of stdin.length ? [[file], stdin] : [[file]]) {
+      const what = `${name} ${args[0] === '-' ? 'on stdin' : 'as a file'}`;
+      const r = await runCli(['push', ...args, '--dry-run', '--json', '--ledger', join(dir, 'l.db')], {
+        input: args[0] === '-' ? bytes : undefined,
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, code, `${what}: ${r.stderr}`);
+      const doc = jsonReport(r);
+      assert.equal(doc.counts.read, records, what);
+      assert.equal(doc.counts.new, records, what);
+      const source = args[0] === '-' ? 'stdin' : file;
+      const offset = bytes.length - tail.length;
+      if (code === 3)
+        assert.deepEqual(
+          doc.unread,
+          [
+            {
+              source,
+              line: lines + 1,
+              reason: `the bytes from byte ${offset} of the compressed file on, after its last whole gzip member, are not gzip data (trailing garbage): not read`,
+            },
+          ],
+          what,
+        );
+      else
+        assert.deepEqual(
+          doc.readAs[0]!.notes,
+          [
+            `${tail.length} zero bytes after the last gzip member (from byte ${offset}) were ignored: padding, as gzip -dc ignores it`,
+          ],
+          what,
+        );
+    }
+  }
+  const human = await runCli(['push', join(dir, 'small.jsonl.gz'), '--dry-run', '--ledger', join(dir, 'l.db')]);
+  assert.equal(human.code, 3);
+  assert.match(
+    human.stderr,
+    /small\.jsonl\.gz from line 5 to the end: the bytes from byte \d+ of the compressed file on/,
+  );
 });

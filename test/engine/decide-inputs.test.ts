@@ -748,3 +748,36 @@ test('JSONL lines that are not UTF-8 are read as Windows-1252 alike in-thread an
   assert.deepEqual(notes[1], notes[0]);
   assert.deepEqual(notes[2], notes[0]);
 });
+
+test('a gzip of two members and trailing garbage: every record decided alike in-thread and by the workers, the garbage unread alike', async () => {
+  const dir = tmpDir();
+  const jsonl = (tag: string) =>
+    Array.from({ length: 30_000 }, (_, i) =>
+      JSON.stringify({ event_id: `${tag}${i}`, email: `p${i % 9000}@example.com`, name: `Pessoa ${i}` }),
+    ).join('\n') + '\n';
+  const csv = (tag: string, header: boolean) =>
+    (header ? 'event_id,email,name\n' : '') +
+    Array.from({ length: 30_000 }, (_, i) => `${tag}${i},p${i % 9000}@example.com,Pessoa ${i}`).join('\n') +
+    '\n';
+  const garbage = Buffer.from('trailing bytes that are not gzip');
+  for (const [name, members] of [
+    ['events.jsonl.gz', [gzipSync(jsonl('a')), gzipSync(jsonl('b'))]],
+    ['export.csv.gz', [gzipSync(csv('a', true)), gzipSync(csv('b', false))]],
+  ] as const) {
+    const input = join(dir, name);
+    writeFileSync(input, Buffer.concat([...members, garbage]));
+    const sequential = await decide({ inputs: [input], workers: 0 });
+    const sequentialUnread = unread;
+    assert.equal(sequential.length, 60_000, name);
+    assert.equal(sequentialUnread.length, 1, name);
+    assert.match(
+      sequentialUnread[0]!.reason,
+      /^the bytes from byte \d+ of the compressed file on, after its last whole/,
+    );
+    for (const o of [{ workers: 2 }, { workers: 2, blockBytes: 50_000 }]) {
+      const parallel = await decide({ inputs: [input], ...o });
+      assertSameDecisions(parallel, sequential, `${name} ${JSON.stringify(o)}: `);
+      assert.deepEqual(unread, sequentialUnread, name);
+    }
+  }
+});
