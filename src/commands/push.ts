@@ -8,11 +8,14 @@ import { ledgerFailure } from '../ledger/failure.js';
 import { ledgerPath } from '../ledger/ledger.js';
 import { ledgerName, openLedgerStore } from '../ledger/open.js';
 import { isPostgresUrl, mayStillSend, stopKeepAlive, type LedgerStore } from '../ledger/store.js';
-import { loadConfig } from '../mapping/config.js';
+import { loadConfig, type Config } from '../mapping/config.js';
+import { checkTimezone, resolveDateOrder, type DateOrder } from '../mapping/times.js';
 import type { ReportFile } from '../report/report-file.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
 import {
+  datesRead,
   phoneCountry,
+  type DatesRead,
   reportFileError,
   ReportCollector,
   runExitCode,
@@ -44,6 +47,10 @@ export interface PushOptions extends SinkFlags {
   /** --default-country, and where it came from (the flag, or its environment variable); else config, then locale. */
   defaultCountry?: string;
   defaultCountryFrom?: string;
+  /** --timezone (checked): the zone of times without one; else the config's, else UTC. */
+  timezone?: string;
+  /** --date-order: day and month of dates with the year last, where a field's dates do not show it. */
+  dateOrder?: DateOrder;
   types?: string[];
   since?: Date;
   until?: Date;
@@ -75,6 +82,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     config: config.defaultCountry,
     env: ctx.env,
   });
+  const dates = resolveDates(opts, config);
   const path = ledgerPath(opts.ledger, ctx.env);
   const params = publicParams(opts);
   const stats: DecideStats = { nationalPhones: 0 };
@@ -182,6 +190,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       types: opts.types,
       since: opts.since,
       until: opts.until,
+      timezone: dates.timezone,
+      dateOrder: { order: dates.order, from: dates.orderFrom },
     };
     // A dry-run that writes no report rows wants only counts and examples: the decider counts, making few objects.
     const tally = opts.dryRun && !reportFile ? collector : undefined;
@@ -264,6 +274,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       unread: collector.unread,
       warnings: collector.warnings,
       phones: phoneCountry(country, stats.nationalPhones),
+      dates: datesRead(dates, collector.readAs),
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
@@ -301,6 +312,8 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     select: o.select,
     preset: o.preset,
     defaultCountry: o.defaultCountry,
+    timezone: o.timezone,
+    dateOrder: o.dateOrder,
     types: o.types,
     since: o.since?.toISOString(),
     until: o.until?.toISOString(),
@@ -314,4 +327,25 @@ function publicParams(o: PushOptions): Record<string, unknown> {
   };
   for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];
   return p;
+}
+
+/**
+ * How the run reads times: the zone of those without one (--timezone, the config's, else UTC) and the order of day
+ * and month where a field's dates do not show it (resolveDateOrder: never from the locale, so that a date reads the
+ * same on every machine).
+ */
+function resolveDates(o: PushOptions, config: Config): Omit<DatesRead, 'order'> & { order: DateOrder } {
+  const [timezone, timezoneFrom] = o.timezone
+    ? [o.timezone, '--timezone']
+    : config.timezone
+      ? [checkTimezone(config.timezone, 'the config\'s "timezone"'), "the config's timezone"]
+      : ['UTC', 'the default'];
+  const flagCountry = o.defaultCountry ? o.defaultCountry : undefined;
+  const order = resolveDateOrder({
+    flag: o.dateOrder,
+    config: config.dateOrder,
+    country: flagCountry ?? config.defaultCountry,
+    countryFrom: flagCountry ? (o.defaultCountryFrom ?? '--default-country') : "the config's defaultCountry",
+  });
+  return { timezone, timezoneFrom, order: order.order, orderFrom: order.from };
 }

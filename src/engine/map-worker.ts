@@ -26,7 +26,7 @@ import type { RawItem } from '../sources/types.js';
 import type { CsvStream } from './csv-stream.js';
 import { detachEarly } from './detach-early.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import type { MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
+import type { MapDates, MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
 
 detachEarly(); // before any of this worker's code is optimized: see detach-early.ts
 
@@ -67,9 +67,15 @@ let index: LedgerIndex | undefined;
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
-port.on('message', (msg: MapJob | MapRecycle | MapShareLedger) => void onMessage(msg));
+port.on('message', (msg: MapJob | MapRecycle | MapShareLedger | MapDates) => void onMessage(msg));
 
-async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<void> {
+async function onMessage(msg: MapJob | MapRecycle | MapShareLedger | MapDates): Promise<void> {
+  if ('dates' in msg) {
+    // After the jobs that wait for the ledger's lookups, which came before it (an earlier input's, were there any).
+    if (lookupLoading) await lookupLoading;
+    mapper.useDateColumns(msg.dates ?? undefined);
+    return;
+  }
   if ('index' in msg) {
     index = LedgerIndex.fromShared(msg.index);
     return;

@@ -142,6 +142,7 @@ async function* readOne<B>(
     await opened?.close();
     if (info) {
       const read: InputRead = { ...info, notes: notesOf(ctx) };
+      if (ctx.dates?.length) read.dates = ctx.dates;
       if (ctx.readAs?.size) read.readAs = [...ctx.readAs].map(([as, events]) => ({ as, events }));
       opts.onInputRead?.(read);
     }

@@ -96,9 +96,23 @@ export interface InputInfo {
   delimiter?: string;
 }
 
+/** How the times of one field of an input were read (mapping/times.ts), as its first records showed them. */
+export interface FieldDates {
+  /** The field's path. */
+  field: string;
+  /** Its dates are written with their year last: the order of day and month they are read in. */
+  order?: 'day/month' | 'month/day';
+  /** Why that order, in words (its dates showed it, or the order given or the default). */
+  orderFrom?: string;
+  /** Some of its times have no zone: they are read in the run's zone (RunReport.dates). */
+  zoneless?: true;
+}
+
 /** How an input was read, when it has been: its InputInfo, and notes a person should read (lines re-decoded...). */
 export interface InputRead extends InputInfo {
   notes: string[];
+  /** How the times of its fields were read, where they had dates to tell about (read from its first records). */
+  dates?: FieldDates[];
   /** The sources its records were recognized as, with how many of their events (none: read by field names). */
   readAs?: Array<{ as: string; events: number }>;
 }

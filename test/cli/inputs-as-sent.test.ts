@@ -237,3 +237,192 @@ test('a gzip of several members, with bytes after its end: every member read; ga
     /small\.jsonl\.gz from line 5 to the end: the bytes from byte \d+ of the compressed file on/,
   );
 });
+
+/** The event time the ledger holds for each key, as `ledger export` gives them. */
+async function eventTimes(ledger: string, env: Record<string, string>): Promise<Record<string, string | null>> {
+  const r = await runCli(['ledger', 'export', '--ledger', ledger, '--output', '-'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  const rows = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { key: string; event_time: string | null });
+  return Object.fromEntries(rows.map((x) => [x.key, x.event_time]));
+}
+
+test('times read the same whatever TZ the machine has: zone-less ones in UTC or --timezone, day/month as the field shows', async () => {
+  const dir = tmpDir();
+  const times: Array<[string, string]> = [
+    ['e1', '12/25/2024 10:00'], // its month/day: this field's dates are month/day
+    ['e2', '03/04/2024 09:00'], // 4 March, not 3 April
+    ['e3', '2024-03-01 10:00:00'],
+    ['e4', '2024-03-01T10:00:00'],
+    ['e5', '2024-03-01'],
+    ['e6', '1709287200'],
+    ['e7', '1709287200123'],
+    ['e8', '2024-03-01T10:00:00.000Z'],
+    ['e9', '2024-03-01T10:00:00-03:00'],
+    ['e10', 'Fri, 01 Mar 2024 10:00:00 GMT'],
+    ['e11', '2024-02-30'], // impossible: invalid
+    ['e12', '25/12/2024'], // impossible read month/day: invalid
+    ['e13', '2024-03-01T25:00:00'], // hour 25: invalid
+  ];
+  const input = join(dir, 'events.jsonl');
+  writeFileSync(
+    input,
+    times.map(([id, t], i) => JSON.stringify({ event_id: id, email: `p${i}@example.com`, created_at: t })).join('\n') +
+      '\n',
+  );
+  const runs: Array<{ tz: string; args: string[] }> = [
+    { tz: 'America/Sao_Paulo', args: [] },
+    { tz: 'Asia/Tokyo', args: [] },
+    { tz: 'Asia/Tokyo', args: ['--timezone', 'America/Sao_Paulo'] },
+    { tz: 'UTC', args: ['--timezone', 'America/Sao_Paulo'] },
+  ];
+  const results: Array<{ times: Record<string, string | null>; invalid: unknown; since: unknown; dates: unknown }> = [];
+  for (const [i, { tz, args }] of runs.entries()) {
+    const env = { TZ: tz };
+    const ledger = join(dir, `l${i}.db`);
+    const r = await runCli(
+      ['push', input, ...args, '--sink', 'jsonl', '--output', join(dir, `out${i}.jsonl`), '--json', '--ledger', ledger],
+      { env },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const doc = jsonReport(r);
+    assert.equal(doc.counts.new, 10, `TZ=${tz}: ${JSON.stringify(doc.examples)}`);
+    const since = await runCli(
+      ['push', input, ...args, '--since', '2024-03-01T05:00', '--dry-run', '--json', '--ledger', join(dir, 'none.db')],
+      { env },
+    );
+    assert.equal(since.code, 0, since.stderr);
+    results.push({
+      times: await eventTimes(ledger, env),
+      invalid: doc.examples.invalid?.map((e) => [e.line, e.reason]),
+      since: jsonReport(since).counts,
+      dates: [doc.dates, doc.readAs[0]!.dates],
+    });
+  }
+  // Without --timezone, in UTC on every machine.
+  assert.deepEqual(results[0]!.times, {
+    e1: '2024-12-25T10:00:00.000Z',
+    e2: '2024-03-04T09:00:00.000Z',
+    e3: '2024-03-01T10:00:00.000Z',
+    e4: '2024-03-01T10:00:00.000Z',
+    e5: '2024-03-01T00:00:00.000Z',
+    e6: '2024-03-01T10:00:00.000Z',
+    e7: '2024-03-01T10:00:00.123Z',
+    e8: '2024-03-01T10:00:00.000Z',
+    e9: '2024-03-01T13:00:00.000Z',
+    e10: '2024-03-01T10:00:00.000Z',
+  });
+  assert.deepEqual(results[1], results[0]);
+  assert.deepEqual(results[0]!.invalid, [
+    [11, "created_at: '2024-02-30' is no date: February 2024 has 29 days, not 30"],
+    [
+      12,
+      "created_at: '25/12/2024' is no date: read month/day (as its dates show: '12/25/2024 10:00' at line 1): there is no month 25",
+    ],
+    [13, "created_at: '2024-03-01T25:00:00' is no date: hour 25 is past 23"],
+  ]);
+  assert.deepEqual(results[0]!.dates, [
+    { timezone: 'UTC', timezoneFrom: 'the default', order: 'day/month', orderFrom: 'the default' },
+    [
+      {
+        field: 'created_at',
+        order: 'month/day',
+        orderFrom: "as its dates show: '12/25/2024 10:00' at line 1",
+        zoneless: true,
+      },
+    ],
+  ]);
+  // --since 2024-03-01T05:00 is 05:00 UTC: e5 (midnight) is before it, whatever the machine.
+  assert.equal((results[0]!.since as { filtered: number }).filtered, 1);
+  // With --timezone, in São Paulo (UTC-3) on every machine: zone-less times three hours later, the others as they were.
+  assert.deepEqual(results[3], results[2]);
+  assert.deepEqual(results[2]!.times, {
+    ...results[0]!.times,
+    e1: '2024-12-25T13:00:00.000Z',
+    e2: '2024-03-04T12:00:00.000Z',
+    e3: '2024-03-01T13:00:00.000Z',
+    e4: '2024-03-01T13:00:00.000Z',
+    e5: '2024-03-01T03:00:00.000Z',
+  });
+  // --since 2024-03-01T05:00 in São Paulo is 08:00 UTC: e5 (03:00 UTC) is before it.
+  assert.equal((results[2]!.since as { filtered: number }).filtered, 1);
+});
+
+test('the order of day and month is decided per field from the first records, before the first is decided: file, map workers, stdin', async () => {
+  const dir = tmpDir();
+  // A Brazilian export: every date reads either way but row 600's (25/12: day/month). After the first thousand rows
+  // some dates are month/day, which day/month makes impossible: invalid, saying why, never rolled over.
+  const rows = ['id,email,Data de criação,notes'];
+  let impossible = 0;
+  for (let i = 1, bytes = 0; bytes < 9 << 20; i++) {
+    const late = i > 1000 && i % 5000 === 0;
+    if (late) impossible++;
+    const date = i === 600 ? '25/12/2024 10:00' : late ? '12/25/2024 10:00' : '03/04/2024 10:00';
+    rows.push(`r${i},p${i}@example.com,${date},${'x'.repeat(100)}`);
+    bytes += rows[i]!.length + 1;
+  }
+  const csv = join(dir, 'export.csv');
+  writeFileSync(csv, rows.join('\n') + '\n');
+  // 03/04/2024 read day/month is 3 April, on or after --since; read month/day it would be 4 March, before it.
+  const r = await runCli(['push', csv, '--since', '2024-04-01', '--dry-run', '--json', '--ledger', join(dir, 'l.db')], {
+    timeoutMs: 120_000,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const doc = jsonReport(r);
+  assert.deepEqual(
+    [doc.counts.new, doc.counts.invalid, doc.counts.filtered],
+    [rows.length - 1 - impossible, impossible, 0],
+  );
+  assert.deepEqual(doc.examples.invalid![0], {
+    source: csv,
+    line: 5001,
+    key: 'r5000',
+    reason:
+      "Data de criação: '12/25/2024 10:00' is no date: read day/month (as its dates show: '25/12/2024 10:00' at line 601): there is no month 25",
+  });
+  assert.deepEqual(doc.readAs[0]!.dates, [
+    {
+      field: 'Data de criação',
+      order: 'day/month',
+      orderFrom: "as its dates show: '25/12/2024 10:00' at line 601",
+      zoneless: true,
+    },
+  ]);
+
+  // On stdin, the third record shows month/day: the first is read so too (2 January, before --since), not 1 February.
+  const lines = [
+    ['e1', '01/02/2024'],
+    ['e2', '02/03/2024'],
+    ['e3', '12/31/2024'],
+  ].map(([id, t], i) => JSON.stringify({ event_id: id, email: `s${i}@example.com`, created_at: t }));
+  const s = await runCli(
+    ['push', '-', '--format', 'jsonl', '--since', '2024-01-15', '--dry-run', '--json', '--ledger', join(dir, 's.db')],
+    { input: lines.join('\n') + '\n' },
+  );
+  assert.equal(s.code, 0, s.stderr);
+  const sdoc = jsonReport(s);
+  assert.deepEqual([sdoc.counts.new, sdoc.counts.filtered, sdoc.counts.invalid], [2, 1, 0]);
+  assert.deepEqual(
+    sdoc.examples.filtered?.map((e) => [e.line, e.reason]),
+    [[1, 'before --since']],
+  );
+
+  // Where no date shows the order: --date-order, else the default country's (US: month/day), else day/month.
+  const ambiguous = join(dir, 'ambiguous.jsonl');
+  writeFileSync(ambiguous, JSON.stringify({ event_id: 'a1', email: 'a@example.com', created_at: '01/02/2024' }) + '\n');
+  for (const [args, filtered] of [
+    [[], 0],
+    [['--date-order', 'mdy'], 1],
+    [['--default-country', 'US'], 1],
+    [['--default-country', 'US', '--date-order', 'dmy'], 0],
+  ] as const) {
+    const a = await runCli(
+      ['push', ambiguous, ...args, '--since', '2024-01-15', '--dry-run', '--json', '--ledger', join(dir, 'a.db')],
+      { env: { LANG: 'en_US.UTF-8' } },
+    );
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(jsonReport(a).counts.filtered, filtered, args.join(' '));
+  }
+});

@@ -781,3 +781,43 @@ test('a gzip of two members and trailing garbage: every record decided alike in-
     }
   }
 });
+
+test('each input reads its dates in the order its own first records show: alike in-thread and by the workers', async () => {
+  const dir = tmpDir();
+  // Two inputs read one after the other by the same workers: the first's dates are day/month, the second's
+  // month/day; each has dates impossible in its order after its first thousand records, and ambiguous ones before.
+  const make = (tag: string, shown: string, late: string) =>
+    Array.from({ length: 40_000 }, (_, i) =>
+      JSON.stringify({
+        event_id: `${tag}${i}`,
+        email: `${tag}${i % 15_000}@example.com`,
+        created_at: i === 700 ? shown : i > 1000 && i % 997 === 0 ? late : `0${1 + (i % 9)}/0${1 + (i % 7)}/2024 10:00`,
+      }),
+    ).join('\n') + '\n';
+  const dmy = join(dir, 'dmy.jsonl');
+  const mdy = join(dir, 'mdy.jsonl');
+  writeFileSync(dmy, make('d', '25/12/2024 10:00', '12/25/2024 10:00'));
+  writeFileSync(mdy, make('m', '12/25/2024 10:00', '25/12/2024 10:00'));
+  const sequential = await decide({ inputs: [dmy, mdy], workers: 0 });
+  const invalid = sequential.filter((d) => d.kind === 'invalid');
+  assert.equal(
+    invalid.length,
+    2 * Array.from({ length: 40_000 }, (_, i) => i > 1000 && i % 997 === 0).filter(Boolean).length,
+  );
+  assert.match(
+    invalid[0]!.reason,
+    /^created_at: '12\/25\/2024 10:00' is no date: read day\/month \(as its dates show: '25\/12\/2024 10:00' at line 701\)/,
+  );
+  assert.match(
+    invalid.at(-1)!.reason,
+    /^created_at: '25\/12\/2024 10:00' is no date: read month\/day \(as its dates show: '12\/25\/2024 10:00' at line 701\)/,
+  );
+  // Line 21's 03/07/2024 is 3 July in the first input, 7 March in the second.
+  const at = (key: string) => sequential.find((d) => d.key === key)?.event?.occurredAt;
+  assert.equal(at('d20'), '2024-07-03T10:00:00.000Z');
+  assert.equal(at('m20'), '2024-03-07T10:00:00.000Z');
+  for (const o of [{ workers: 2 }, { workers: 2, blockBytes: 64_000 }, { workers: 1 }]) {
+    const parallel = await decide({ inputs: [dmy, mdy], ...o });
+    assertSameDecisions(parallel, sequential, `${JSON.stringify(o)}: `);
+  }
+});
