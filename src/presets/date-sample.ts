@@ -36,6 +36,7 @@ export async function sampleDates(
   select: string | undefined,
   recognizer: (head: Pick<OpenedInput, 'head' | 'complete'>, map: MapOptions) => Recognizer | undefined,
 ): Promise<InputDates | undefined> {
+  if (noDatesToTell(opened)) return undefined;
   const seen = new Map<string, Seen>();
   const onTime = (path: string, raw: string, line: number): void => {
     let s = seen.get(path);
@@ -78,13 +79,73 @@ export async function sampleDates(
   return decide(seen, map);
 }
 
-// The input read again for its sample: a regular file from its start; else (stdin, a FIFO) the whole lines of its
-// first bytes, all there is to read twice.
+// The input as its sample reads it, in slices small enough that a reader parses little past the records it takes:
+// the first bytes it keeps, then, for a regular file whose first bytes hold fewer records than the sample takes,
+// the rest of it read again (from the same place: the file is opened and made text as it was); for stdin or a FIFO,
+// which cannot be read twice, the whole lines of those first bytes.
 async function sampleInput(opened: OpenedInput, info: InputInfo): Promise<OpenedInput> {
-  if (opened.complete) return bytesOf(opened.head);
-  if (info.path === null || !isFile(info.path)) return bytesOf(wholeLines(opened.head));
-  const again = await openInput({ source: info.source, path: info.path });
-  return info.format !== 'csv' && info.encoding !== undefined ? recodedInput(again, info.encoding) : again;
+  const path = opened.complete || info.path === null || !isFile(info.path) ? undefined : info.path;
+  let again: OpenedInput | undefined;
+  async function* chunks(): AsyncGenerator<Buffer> {
+    yield* slices(path === undefined && !opened.complete ? wholeLines(opened.head) : opened.head);
+    if (path === undefined) return;
+    again = await openInput({ source: info.source, path });
+    const text = info.format !== 'csv' && info.encoding !== undefined ? recodedInput(again, info.encoding) : again;
+    let skip = opened.head.length;
+    for await (const c of text.chunks) {
+      const rest = skip >= c.length ? undefined : c.subarray(skip);
+      skip = Math.max(0, skip - c.length);
+      if (rest) yield* slices(rest);
+    }
+  }
+  const it = chunks();
+  return {
+    head: opened.head,
+    complete: true,
+    gzip: false,
+    chunks: it,
+    close: async () => {
+      await it.return(undefined);
+      await again?.close();
+    },
+  };
+}
+
+const SLICE = 16 * 1024;
+
+function* slices(b: Buffer): Generator<Buffer> {
+  for (let i = 0; i < b.length; i += SLICE) yield b.subarray(i, i + SLICE);
+}
+
+// A date with its year last (25/12/2024), or a date (and time) year first with nothing after it that is a zone: the
+// text of a time the sample has something to tell about. The lookahead takes the longest date and time there is (a
+// lookahead is not backtracked into), so that 2026-10-01T10:00:00.000Z is not taken for 2026-10-01 and a 'T'.
+const YEAR_LAST_TEXT = /\d[/.-]\d{1,2}[/.-]\d{4}/;
+const ZONELESS_TEXT =
+  /(?=(\d{4}-\d{1,2}-\d{1,2}(?:[Tt ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?))\1(?![\d.,:]|\s*(?:[Zz+-]|UTC|GMT))/;
+
+/**
+ * Whether the sample would find nothing to tell, known from the first bytes alone without mapping a record (a webhook
+ * log whose times are all canonical UTC, the usual input): they hold no such text, and they hold the whole sample
+ * (the whole input, or four lines for each record the sample takes: a CSV record may span several).
+ */
+function noDatesToTell(opened: OpenedInput): boolean {
+  const head = opened.head;
+  // The lines the sample's records are in, whole: a time cut short at their end (2026-10-01T00:) is no time.
+  const end = lineEndAfter(head, 4 * SAMPLE_RECORDS);
+  if (end < 0 && !opened.complete) return false;
+  const text = head.toString('latin1', 0, end < 0 ? head.length : end);
+  return !YEAR_LAST_TEXT.test(text) && !ZONELESS_TEXT.test(text);
+}
+
+// Where the n-th line of b ends (after its LF); -1 when b holds fewer.
+function lineEndAfter(b: Buffer, n: number): number {
+  let at = -1;
+  for (let i = 0; i < n; i++) {
+    at = b.indexOf(0x0a, at + 1);
+    if (at < 0) return -1;
+  }
+  return at + 1;
 }
 
 interface Seen {
@@ -127,12 +188,4 @@ function isFile(path: string): boolean {
 function wholeLines(b: Buffer): Buffer {
   const lf = b.lastIndexOf(0x0a);
   return lf < 0 ? b : b.subarray(0, lf + 1);
-}
-
-// The sample as an opened input for readFormat.
-function bytesOf(sample: Buffer): OpenedInput {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    yield sample;
-  }
-  return { head: sample, complete: true, gzip: false, chunks: chunks(), close: async () => {} };
 }
