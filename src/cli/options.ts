@@ -103,13 +103,13 @@ export const OPTIONS: OptionDef[] = [
     flags: '--timezone <zone>',
     description:
       "the zone of event times written without one, an IANA name (e.g. America/Sao_Paulo; also the config's timezone); default: UTC, whatever the machine's TZ",
-    commands: ['push'],
+    commands: ['push', 'replay'],
   },
   {
     flags: '--date-order <order>',
     description:
       "the order of day and month of dates written with the year last, where a field's own dates do not show it: dmy (25/12/2024) or mdy (12/25/2024) (also the config's dateOrder); default: mdy for a --default-country that writes dates so (US), else dmy",
-    commands: ['push'],
+    commands: ['push', 'replay'],
   },
   {
     flags: '--type <types>',

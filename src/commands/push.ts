@@ -8,14 +8,14 @@ import { ledgerFailure } from '../ledger/failure.js';
 import { ledgerPath } from '../ledger/ledger.js';
 import { ledgerName, openLedgerStore } from '../ledger/open.js';
 import { isPostgresUrl, mayStillSend, stopKeepAlive, type LedgerStore } from '../ledger/store.js';
-import { loadConfig, type Config } from '../mapping/config.js';
-import { checkTimezone, resolveDateOrder, type DateOrder } from '../mapping/times.js';
+import { loadConfig } from '../mapping/config.js';
+import { resolveDates } from './dates.js';
+import type { DateOrder } from '../mapping/times.js';
 import type { ReportFile } from '../report/report-file.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
 import {
   datesRead,
   phoneCountry,
-  type DatesRead,
   reportFileError,
   ReportCollector,
   runExitCode,
@@ -327,25 +327,4 @@ function publicParams(o: PushOptions): Record<string, unknown> {
   };
   for (const k of Object.keys(p)) if (p[k] === undefined) delete p[k];
   return p;
-}
-
-/**
- * How the run reads times: the zone of those without one (--timezone, the config's, else UTC) and the order of day
- * and month where a field's dates do not show it (resolveDateOrder: never from the locale, so that a date reads the
- * same on every machine).
- */
-function resolveDates(o: PushOptions, config: Config): Omit<DatesRead, 'order'> & { order: DateOrder } {
-  const [timezone, timezoneFrom] = o.timezone
-    ? [o.timezone, '--timezone']
-    : config.timezone
-      ? [checkTimezone(config.timezone, 'the config\'s "timezone"'), "the config's timezone"]
-      : ['UTC', 'the default'];
-  const flagCountry = o.defaultCountry ? o.defaultCountry : undefined;
-  const order = resolveDateOrder({
-    flag: o.dateOrder,
-    config: config.dateOrder,
-    country: flagCountry ?? config.defaultCountry,
-    countryFrom: flagCountry ? (o.defaultCountryFrom ?? '--default-country') : "the config's defaultCountry",
-  });
-  return { timezone, timezoneFrom, order: order.order, orderFrom: order.from };
 }
