@@ -73,7 +73,8 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--encoding <name>',
-    description: 'text encoding of CSV inputs, e.g. utf-8, windows-1252 (default: detected)',
+    description:
+      'text encoding of the inputs (CSV, JSONL, JSON), e.g. utf-8, windows-1252 (default: detected: UTF-8, else Windows-1252)',
     commands: ['push', 'replay', 'ledger'],
   },
   {
@@ -99,6 +100,18 @@ export const OPTIONS: OptionDef[] = [
     commands: ['push', 'replay'],
   },
   {
+    flags: '--timezone <zone>',
+    description:
+      "the zone of event times written without one, an IANA name (e.g. America/Sao_Paulo; also the config's timezone); default: UTC, whatever the machine's TZ",
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--date-order <order>',
+    description:
+      "the order of day and month of dates written with the year last, where a field's own dates do not show it: dmy (25/12/2024) or mdy (12/25/2024) (also the config's dateOrder); default: mdy for a --default-country that writes dates so (US), else dmy",
+    commands: ['push', 'replay'],
+  },
+  {
     flags: '--type <types>',
     description: 'accept only these event types (comma-separated, repeatable)',
     parse: list('--type', 'event types'),
@@ -106,7 +119,8 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--since <time>',
-    description: 'only events at or after this time (ISO date/time, or an age like 7d, 12h)',
+    description:
+      "only events at or after this time (ISO date/time, or an age like 7d, 12h; a time without a zone is UTC unless --timezone or the config's timezone says)",
     commands: ['push', 'replay', 'ledger'],
   },
   { flags: '--until <time>', description: 'only events before this time', commands: ['push', 'replay', 'ledger'] },

@@ -1,7 +1,9 @@
 // Wiring of `push`: flags → PushOptions, signals, progress, and the report to stderr / stdout.
 import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
-import { parseTimeBound } from '../mapping/map-record.js';
+import { loadConfig } from '../mapping/config.js';
+import { readTimeBound, type TimeBoundOptions } from '../mapping/map-record.js';
+import { checkTimezone, resolveDateOrder, type DateOrder } from '../mapping/times.js';
 import { SINK_NAMES } from '../sinks/names.js';
 import { runWithReport } from './run-with-report.js';
 
@@ -27,12 +29,21 @@ export function toPushOptions(
   fromEnv: Record<string, string> = {},
 ): PushOptions {
   const str = (k: string) => (typeof f[k] === 'string' ? f[k] : undefined);
+  const timezone = str('timezone');
+  const dateOrder = str('dateOrder');
+  const checked = {
+    timezone: timezone === undefined ? undefined : checkTimezone(timezone, '--timezone'),
+    dateOrder: dateOrder === undefined ? undefined : resolveDateOrder({ flag: dateOrder }).order,
+  };
+  // --since and --until read a time without a zone, and a date with its year last, as the records' times are read:
+  // in --timezone or the config's (else UTC), in --date-order or the config's. The config is read for them only.
+  let bounds: TimeBoundOptions | undefined;
   const time = (k: string) => {
     const v = str(k);
     if (v === undefined) return undefined;
-    const d = parseTimeBound(v);
-    if (!d)
-      throw new UsageError(`--${k} '${v}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d)`);
+    bounds ??= timeBoundOptions(checked, str('config'));
+    const d = readTimeBound(v, Date.now(), bounds);
+    if (!(d instanceof Date)) throw new UsageError(`--${k} ${d.error}`);
     return d;
   };
   const format = str('format');
@@ -60,6 +71,8 @@ export function toPushOptions(
     preset: str('preset'),
     defaultCountry: str('defaultCountry'),
     defaultCountryFrom: fromEnv.defaultCountry,
+    timezone: checked.timezone,
+    dateOrder: checked.dateOrder,
     types: f.type as string[] | undefined,
     since: time('since'),
     until: time('until'),
@@ -83,4 +96,18 @@ export function toPushOptions(
     wait,
     noLock: f.lock === false,
   };
+}
+
+// How --since/--until read a time: the zone and the order of the flags, else of the config (never guessed).
+function timeBoundOptions(
+  flags: { timezone?: string; dateOrder?: DateOrder },
+  config: string | undefined,
+): TimeBoundOptions {
+  const c = loadConfig(config).config;
+  const o: TimeBoundOptions = {};
+  const zone = flags.timezone ?? (c.timezone ? checkTimezone(c.timezone, 'the config\'s "timezone"') : undefined);
+  if (zone) o.timezone = zone;
+  if (flags.dateOrder) o.dateOrder = { order: flags.dateOrder, from: '--date-order' };
+  else if (c.dateOrder) o.dateOrder = { order: c.dateOrder, from: "the config's dateOrder" };
+  return o;
 }

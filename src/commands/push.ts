@@ -9,9 +9,12 @@ import { ledgerPath } from '../ledger/ledger.js';
 import { ledgerName, openLedgerStore } from '../ledger/open.js';
 import { isPostgresUrl, mayStillSend, stopKeepAlive, type LedgerStore } from '../ledger/store.js';
 import { loadConfig } from '../mapping/config.js';
+import { resolveDates } from './dates.js';
+import type { DateOrder } from '../mapping/times.js';
 import type { ReportFile } from '../report/report-file.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
 import {
+  datesRead,
   phoneCountry,
   reportFileError,
   ReportCollector,
@@ -44,6 +47,10 @@ export interface PushOptions extends SinkFlags {
   /** --default-country, and where it came from (the flag, or its environment variable); else config, then locale. */
   defaultCountry?: string;
   defaultCountryFrom?: string;
+  /** --timezone (checked): the zone of times without one; else the config's, else UTC. */
+  timezone?: string;
+  /** --date-order: day and month of dates with the year last, where a field's dates do not show it. */
+  dateOrder?: DateOrder;
   types?: string[];
   since?: Date;
   until?: Date;
@@ -75,6 +82,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     config: config.defaultCountry,
     env: ctx.env,
   });
+  const dates = resolveDates(opts, config);
   const path = ledgerPath(opts.ledger, ctx.env);
   const params = publicParams(opts);
   const stats: DecideStats = { nationalPhones: 0 };
@@ -182,6 +190,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       types: opts.types,
       since: opts.since,
       until: opts.until,
+      timezone: dates.timezone,
+      dateOrder: { order: dates.order, from: dates.orderFrom },
     };
     // A dry-run that writes no report rows wants only counts and examples: the decider counts, making few objects.
     const tally = opts.dryRun && !reportFile ? collector : undefined;
@@ -264,6 +274,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       unread: collector.unread,
       warnings: collector.warnings,
       phones: phoneCountry(country, stats.nationalPhones),
+      dates: datesRead(dates, collector.readAs),
       delivery,
       failures: deliverer?.failures,
       inDoubtReasons: deliverer?.inDoubtReasons,
@@ -301,6 +312,8 @@ function publicParams(o: PushOptions): Record<string, unknown> {
     select: o.select,
     preset: o.preset,
     defaultCountry: o.defaultCountry,
+    timezone: o.timezone,
+    dateOrder: o.dateOrder,
     types: o.types,
     since: o.since?.toISOString(),
     until: o.until?.toISOString(),

@@ -20,6 +20,7 @@ import type { DecideStats } from '../engine/decide-inputs.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
 import {
+  datesRead,
   phoneCountry,
   reportFileError,
   ReportCollector,
@@ -34,6 +35,8 @@ import type { Sink } from '../sinks/types.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 import { openExistingLedger, resolveLedger } from './ledger/access.js';
+import { resolveDates } from './dates.js';
+import type { DateOrder } from '../mapping/times.js';
 import { httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
 
@@ -70,6 +73,9 @@ export interface ReplayOptions extends SinkFlags {
   /** For --from: --default-country, and where it came from; else the config's, then the locale's. */
   defaultCountry?: string;
   defaultCountryFrom?: string;
+  /** For --from: --timezone and --date-order, as push reads them. */
+  timezone?: string;
+  dateOrder?: DateOrder;
   report?: string;
   wait?: number;
   noLock?: boolean;
@@ -143,6 +149,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     env: ctx.env,
   });
   const stats = { nationalPhones: 0 };
+  // The inputs of --from are read as push reads them: the same zone and order of day and month.
+  const dates = resolveDates(o, config);
 
   const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env, stop: ctx.stop });
   let sink: Sink | undefined;
@@ -171,7 +179,12 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       ledger,
       o,
       statuses,
-      { config, defaultCountry: country.country },
+      {
+        config,
+        defaultCountry: country.country,
+        timezone: dates.timezone,
+        dateOrder: { order: dates.order, from: dates.orderFrom },
+      },
       o.from?.length
         ? o.preset
           ? resolvePreset(o.preset)
@@ -346,6 +359,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       warnings: collector.warnings,
       // Phones are read only from the inputs of --from: the ledger's leads are stored read.
       phones: o.from?.length ? phoneCountry(country, stats.nationalPhones) : undefined,
+      dates: o.from?.length ? datesRead(dates, collector.readAs) : undefined,
       delivery,
       failures: deliverer?.failures,
       fieldsNotHeld: deliverer?.fieldsNotHeld(),

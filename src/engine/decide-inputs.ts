@@ -19,6 +19,7 @@ import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { InputInfo, RawReject, RawUnread, ReadOptions } from '../sources/types.js';
+import { sampleDates } from '../presets/date-sample.js';
 import { recognizerFor } from '../presets/read-as.js';
 import type { Recognizer } from '../presets/recognize.js';
 import type { SourceDef } from '../presets/types.js';
@@ -184,31 +185,37 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
   if (want !== 0 && o.read.format !== 'json' && largeFile(o.inputs[0]))
     pool = new MapPool(want === 'auto' ? availableParallelism() : want, poolInit);
 
-  const read = (opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> => {
+  async function* read(opened: OpenedInput, info: InputInfo, ctx: ReaderContext): AsyncGenerator<DecodedBlock> {
+    // How the input's dates read (the order of day and month of each field), from its first records: its records are
+    // decided one by one, and the first must already be read as the others are.
+    const dates = await sampleDates(opened, info, o.map, o.read.select, (head, map) =>
+      recognizerFor(head, info, map, o.preset),
+    );
+    if (dates) ctx.dates = dates.fields;
     // An input of a source leadledger knows is read record by record as that source wrote it, in this thread (its
     // records may hold several events, or be log lines around them). JSON documents always are: each record is
     // recognized on its own. Any other input keeps the generic path, where workers map it from its bytes.
-    const recognizer = recognizerFor(opened, info, o.map, o.preset);
+    const recognizer = recognizerFor(opened, info, dates ? { ...o.map, dateColumns: dates.columns } : o.map, o.preset);
     if (recognizer) {
       useIndex();
-      return mapInThread(opened, info, ctx, recognizer);
+      yield* mapInThread(opened, info, ctx, recognizer);
+      return;
     }
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
     if (info.format !== 'json' && size > 0) {
       pool ??= new MapPool(size, poolInit);
-      if (info.format === 'jsonl') return readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
-      return readCsvParallel(
-        opened,
-        ctx,
-        pool,
-        { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' },
-        shareLedger,
-        o.blockBytes,
-      );
+      pool.useDateColumns(dates?.columns);
+      if (info.format === 'jsonl') yield* readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
+      else {
+        const settings = { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' };
+        yield* readCsvParallel(opened, ctx, pool, settings, shareLedger, o.blockBytes);
+      }
+      return;
     }
     useIndex();
-    return mapInThread(opened, info, ctx);
-  };
+    mapper.useDateColumns(dates?.columns);
+    yield* mapInThread(opened, info, ctx);
+  }
   async function* mapInThread(
     opened: OpenedInput,
     info: InputInfo,

@@ -13,6 +13,7 @@
 //  - the email is ASCII and valid, the phone is one fastE164 decides, and the time is canonical ISO UTC.
 // Anything else (an escape, a number where a string was, a stray byte, an invalid email) goes the general way,
 // which maps or rejects it with its reason. A test compares both paths on many lines (fast-jsonl.test.ts).
+import { isUtf8 } from 'node:buffer';
 import type { BlockEncoder } from './block.js';
 import { FAST_FIELDS, fastPlan, LeadWriter } from './fast-emit.js';
 import { isWrapperPath, type FieldPlan } from '../mapping/fields.js';
@@ -98,14 +99,18 @@ export function mapJsonlBlock(
   mapper: Mapper,
   fast: FastJsonl | undefined,
   selector: Selector | null,
+  recoded?: (line: number) => void,
 ): number {
   if (first) fast?.startInput();
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  // A line that is not UTF-8 is read as Windows-1252 by the general path (lineItem), and counted: never the fast
+  // path's, which reads bytes as UTF-8. One check of the block tells whether any line needs its own.
+  const valid = isUtf8(buf);
   let line = 0;
   for (let start = 0; start < buf.length;) {
     // Most lines: a template's literal bytes from their first byte, ending where the line does, found without
     // looking for the line's end first (the input's first line is not: it may open with a BOM).
-    if (fast !== undefined && (start > 0 || !first)) {
+    if (fast !== undefined && valid && (start > 0 || !first)) {
       const next = fast.tryAt(buf, view, start, line + 1, enc);
       if (next >= 0) {
         line++;
@@ -121,12 +126,13 @@ export function mapJsonlBlock(
     const to = lineEnd(buf, from, end);
     start = next;
     if (to < 0) continue;
-    if (fast?.tryLine(buf, view, from, to, line, enc)) continue;
-    const item = lineItem(buf, from, to, line, '', selector);
+    const utf8 = valid || isUtf8(buf.subarray(from, to));
+    if (utf8 && fast?.tryLine(buf, view, from, to, line, enc)) continue;
+    const item = lineItem(buf, from, to, line, '', selector, recoded);
     if (Array.isArray(item)) for (const x of item) enc.add(mapItem(mapper, x));
     else {
       enc.add(mapItem(mapper, item));
-      if (item.kind === 'record') fast?.learn(buf, from, to);
+      if (item.kind === 'record' && utf8) fast?.learn(buf, from, to);
     }
   }
   return line;

@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../errors.js';
 import { startWorker } from '../thread.js';
 import type { MapOptions } from '../mapping/map-record.js';
+import type { DateColumns } from '../mapping/times.js';
 import { buffersOf, type BlockBuffers, type MappedBlock } from './block.js';
 import type { Recoded } from '../sources/decode-text.js';
 import type { CsvSettings } from '../sources/read-csv.js';
@@ -54,7 +55,10 @@ export interface MapJobResult {
   spare?: ArrayBuffer;
   /** A split CSV block ended inside a quoted field. */
   unclosedQuote?: boolean;
-  /** CSV: lines that were not UTF-8 and were read as Windows-1252 (their first line is the input's). */
+  /**
+   * Lines that were not UTF-8 and were read as Windows-1252: in CSV, their first line is the input's; in JSONL, it is
+   * counted from the block's first line (the main thread adds the lines before the block).
+   */
   recoded?: Recoded;
   /** Which worker answered (set by the pool). */
   worker?: number;
@@ -63,6 +67,11 @@ export interface MapJobResult {
 /** Buffers given back to a worker: a decided block's, to encode its next block into. */
 export interface MapRecycle {
   recycle: BlockBuffers;
+}
+
+/** The date columns of the input whose blocks come next (MapOptions.dateColumns); null: none. */
+export interface MapDates {
+  dates: DateColumns | null;
 }
 
 /**
@@ -179,6 +188,16 @@ export class MapPool {
   share(msg: MapShareLedger | undefined): void {
     this.ledgerShared = true;
     if (msg) for (const w of this.workers) w.postMessage(msg);
+  }
+
+  /**
+   * Tells every worker how the dates of the input whose blocks come next are read (its own first records showed it:
+   * date-sample.ts). Sent before its first block, after the last of the input before it was answered: a worker
+   * reads its messages in order.
+   */
+  useDateColumns(dates: DateColumns | undefined): void {
+    const msg: MapDates = { dates: dates ?? null };
+    for (const w of this.workers) w.postMessage(msg);
   }
 
   /** Gives a decided block's buffers back to the worker that filled them. */

@@ -20,12 +20,13 @@ import { createMapper, mapItem } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
 import { FastJsonl, mapJsonlBlock } from './fast-jsonl.js';
 import type { FastCsv, mapCsvBlock } from './fast-csv.js';
+import { mergeRecoded, type Recoded } from '../sources/decode-text.js';
 import { compileSelector } from '../sources/select-path.js';
 import type { RawItem } from '../sources/types.js';
 import type { CsvStream } from './csv-stream.js';
 import { detachEarly } from './detach-early.js';
 import type { ReaderContext } from '../sources/reader-context.js';
-import type { MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
+import type { MapDates, MapJob, MapJobResult, MapRecycle, MapShareLedger, MapWorkerInit } from './map-pool.js';
 
 detachEarly(); // before any of this worker's code is optimized: see detach-early.ts
 
@@ -66,9 +67,15 @@ let index: LedgerIndex | undefined;
 // Buffers the main thread gave back, to encode the next blocks' strings into.
 const spares: BlockBuffers[] = [];
 
-port.on('message', (msg: MapJob | MapRecycle | MapShareLedger) => void onMessage(msg));
+port.on('message', (msg: MapJob | MapRecycle | MapShareLedger | MapDates) => void onMessage(msg));
 
-async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<void> {
+async function onMessage(msg: MapJob | MapRecycle | MapShareLedger | MapDates): Promise<void> {
+  if ('dates' in msg) {
+    // After the jobs that wait for the ledger's lookups, which came before it (an earlier input's, were there any).
+    if (lookupLoading) await lookupLoading;
+    mapper.useDateColumns(msg.dates ?? undefined);
+    return;
+  }
   if ('index' in msg) {
     index = LedgerIndex.fromShared(msg.index);
     return;
@@ -95,6 +102,8 @@ async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<voi
   if (lookupLoading) await lookupLoading;
   if (job.csv) return csvJob(job, job.csv, await loadCsv());
   const enc = new BlockEncoder(job.bytes.length >>> 7, spares.pop());
+  // Lines read as Windows-1252 (not UTF-8), counted from the block's first: the main thread moves them to the input's.
+  let recoded: Recoded | undefined;
   const lines = mapJsonlBlock(
     Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength),
     job.first,
@@ -102,6 +111,7 @@ async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<voi
     mapper,
     fast,
     selector,
+    (line) => (recoded = mergeRecoded(recoded, { lines: 1, first: line })),
   );
   let block: MappedBlock;
   try {
@@ -109,7 +119,9 @@ async function onMessage(msg: MapJob | MapRecycle | MapShareLedger): Promise<voi
   } catch (e) {
     return failed(job.seq, e);
   }
-  reply({ seq: job.seq, lines, block, spare: job.bytes.buffer as ArrayBuffer });
+  const r: MapJobResult = { seq: job.seq, lines, block, spare: job.bytes.buffer as ArrayBuffer };
+  if (recoded) r.recoded = recoded;
+  reply(r);
 }
 
 // A job that failed: the main thread rejects it, as a LedgerError when the ledger is what failed (exit 5: a damaged

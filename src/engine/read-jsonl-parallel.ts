@@ -2,6 +2,7 @@
 // chunk (one lastIndexOf per MB), so lines never straddle blocks; the workers parse and map.
 import { LeadledgerError } from '../errors.js';
 import { encodeMapped, received } from './block.js';
+import { mergeRecoded } from '../sources/decode-text.js';
 import { MAX_LINE_BYTES, tooLongLine } from '../sources/read-jsonl.js';
 import type { RawUnread } from '../sources/types.js';
 import type { OpenedInput } from '../sources/open-input.js';
@@ -79,6 +80,9 @@ export async function* readJsonlParallel(
     const block: DecodedBlock = { block: received(r.block), source: ctx.source, lineBase };
     if (sized) block.bytes = size;
     block.release = () => pool.recycle(r.worker!, block.block);
+    // Lines of the block read as Windows-1252, at the input's lines (a worker numbers them from its block's first).
+    if (r.recoded)
+      ctx.recoded = mergeRecoded(ctx.recoded, { lines: r.recoded.lines, first: r.recoded.first + lineBase });
     lineBase += r.lines;
     ctx.progress.line = lineBase;
     return block;

@@ -7,6 +7,7 @@ import type { z as Zod } from 'zod';
 import { UsageError } from '../errors.js';
 import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { FIELD_NAMES } from './fields.js';
+import { checkTimezone } from './times.js';
 
 const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
 const KEY_FORMS = ['path', 'paths', 'fields'] as const;
@@ -88,6 +89,15 @@ function makeSchema(z: typeof Zod) {
           message: 'not an ISO 3166 country code known for phone numbers (e.g. BR, US, PT)',
         })
         .optional(),
+      // Where times written without a zone are (an IANA name); UTC when absent, on every machine.
+      timezone: z
+        .string()
+        .refine((t) => validTimezone(t), {
+          message: 'not a time zone: give an IANA name, e.g. America/Sao_Paulo, Europe/Lisbon, UTC',
+        })
+        .optional(),
+      // The order of day and month of dates whose column does not show it (25/12/2024 is dmy, 12/25/2024 mdy).
+      dateOrder: z.enum(['dmy', 'mdy']).optional(),
       // A phone that cannot be read, on a lead with a valid email: left out (the default) or sent as written.
       phones: z
         .object({ invalid: z.enum(['omit', 'as-written']).optional() })
@@ -132,6 +142,16 @@ function makeSchema(z: typeof Zod) {
         });
       }
     });
+}
+
+// Whether the time zone database knows the zone (see times.ts checkTimezone).
+function validTimezone(t: string): boolean {
+  try {
+    checkTimezone(t, 'timezone');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 let schema: ReturnType<typeof makeSchema> | undefined;

@@ -1,5 +1,6 @@
 // Finding the lead's fields in a record: configured dotted paths, or auto-detected column names
 // (English and Portuguese), at the top level or inside the usual event wrappers (data, payload, ...).
+import { keyOf } from '../sources/key-of.js';
 
 /** The fields leadledger maps from a record. */
 export const FIELD_NAMES = [
@@ -147,6 +148,10 @@ const WRAPPERS: Array<readonly string[]> = [
   ['fields'],
   ['person'],
   ['customer'],
+  // Analytics events (Segment's Spec and its likes): the person's traits, on an identify or in a track's context.
+  ['traits'],
+  ['context'],
+  ['context', 'traits'],
 ];
 
 /** Fields that belong to the envelope: looked for at the top level (a time inside the event too). */
@@ -161,6 +166,17 @@ export function normalizeHeader(name: string): string {
     .replace(/[^a-z0-9]/g, '');
 }
 
+/**
+ * The value of obj's member `k`: its own, else that of a key differing from it in case only (see keyOf). A name is
+ * matched case-insensitively wherever the mapper looks for one.
+ */
+export function member(obj: Record<string, unknown>, k: string): unknown {
+  const v = obj[k];
+  if (v !== undefined) return v;
+  const key = keyOf(obj, k);
+  return key === undefined ? undefined : obj[key];
+}
+
 /** Reads a path from a record; undefined when any step is missing (a list search: when no element matches). */
 export function getPath(obj: unknown, path: FieldPath, from = 0): unknown {
   let cur: unknown = obj;
@@ -168,7 +184,7 @@ export function getPath(obj: unknown, path: FieldPath, from = 0): unknown {
     const k = path[i]!;
     if (cur === null || typeof cur !== 'object') return undefined;
     if (typeof k === 'string') {
-      cur = (cur as Record<string, unknown>)[k];
+      cur = member(cur as Record<string, unknown>, k);
       continue;
     }
     if (!Array.isArray(cur)) return undefined;
@@ -235,8 +251,9 @@ export function planFields(
   const plan = {} as FieldPlan;
   const nested: Array<[readonly string[], Record<string, unknown>]> = [];
   for (const w of WRAPPERS) {
-    const v = wrapperAt(record, w);
-    if (v) nested.push([w, v]);
+    // The wrapper's keys as the record spells them (`Data`, `Properties`): the plan's paths name the record's own keys.
+    const at = wrapperPath(record, w);
+    if (at) nested.push([at, wrapperAt(record, at)!]);
   }
   for (const f of FIELD_NAMES) {
     const ex = explicit[f];
@@ -292,7 +309,8 @@ export function wrapperObjects(record: Record<string, unknown>): Array<Record<st
  * "Lead Owner.id" or "E-mail [work]") is that one key, not a path through it; anything else is parsed.
  */
 export function configuredPath(record: Record<string, unknown>, text: string): FieldPath {
-  return Object.hasOwn(record, text) ? [text] : parsePath(text);
+  const key = keyOf(record, text);
+  return key !== undefined ? [key] : parsePath(text);
 }
 
 /** The trimmed text of a field for a plan's paths: the first string or number that is not empty; else undefined. */
@@ -340,8 +358,23 @@ export interface Shape {
 }
 
 function wrapperAt(record: Record<string, unknown>, w: readonly string[]): Record<string, unknown> | null {
-  const v = w.length === 1 ? record[w[0]!] : getPath(record, w);
+  const v = w.length === 1 ? member(record, w[0]!) : getPath(record, w);
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+// A wrapper's path as the record spells its keys (see keyOf), when the record has one there that holds an object.
+function wrapperPath(record: Record<string, unknown>, w: readonly string[]): string[] | null {
+  const out: string[] = [];
+  let cur: Record<string, unknown> = record;
+  for (const step of w) {
+    const key = keyOf(cur, step);
+    if (key === undefined) return null;
+    const v = cur[key];
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
+    out.push(key);
+    cur = v as Record<string, unknown>;
+  }
+  return out;
 }
 
 /** The shape of a record as key lists (what shapeOf joins into a string). */
@@ -358,7 +391,9 @@ export function shapeKeys(record: Record<string, unknown>): Shape {
       w.length === 1
         ? top
         : wrappers[WRAPPERS.findIndex((p) => p.length === w.length - 1 && p.every((k, j) => k === w[j]))];
-    if (parent?.includes(w[w.length - 1]!)) check.push(i);
+    // Compared as keyOf finds a wrapper: a `Data` holds the data wrapper as `data` does.
+    const name = w[w.length - 1]!;
+    if (parent?.some((k) => k.toLowerCase() === name)) check.push(i);
   });
   return { top, wrappers, check };
 }

@@ -6,6 +6,7 @@ import {
   configuredPath,
   fieldPathOf,
   getPath,
+  member,
   parsePath,
   pathText,
   plainPath,
@@ -27,6 +28,15 @@ import { discoverPerson, type Discovered, type Found } from './discover.js';
 import { screenedKey, screenPair, screenType } from './screen.js';
 import { normalizeEmail, normalizeName } from './normalize.js';
 import { phoneWarning, readPhone, type InvalidPhonePolicy } from './phones.js';
+import {
+  checkTimezone,
+  readTime,
+  resolveDateOrder,
+  yearLastParts,
+  type DateColumns,
+  type DefaultOrder,
+  type OrderUsed,
+} from './times.js';
 import type { Lead, MapReject, Mapped } from './types.js';
 
 /** Options of the mapping stage, from flags and the config file. */
@@ -43,6 +53,20 @@ export interface MapOptions {
   since?: Date;
   /** Only events before this time. */
   until?: Date;
+  /** The zone of times written without one (an IANA name, checked): --timezone; else the config's; else UTC. */
+  timezone?: string;
+  /**
+   * The order of day and month where a date's column does not show it (resolveDateOrder: --date-order, the config,
+   * the default country); without it, the config's dateOrder or defaultCountry decide, else day/month.
+   */
+  dateOrder?: DefaultOrder;
+  /**
+   * The order of each field path of the input being read whose dates showed it (date-sample.ts), decided before its
+   * first record: a stream's records are decided one by one, and the first of them must not be read otherwise.
+   */
+  dateColumns?: DateColumns;
+  /** Sees every time read that is not canonical UTC, with the path it was read from and its record's line. */
+  onTime?: (path: string, raw: string, line: number) => void;
 }
 
 const LEAD_TEXT_FIELDS = ['company', 'source'] as const;
@@ -70,6 +94,17 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   // A config (or a source's definition) that names where the email or the phone is: the person is looked for there.
   const discover = !explicit.email && !explicit.phone;
   const typeSet = types ? new Set(types) : undefined;
+  const zone = opts.timezone ?? (cfg.timezone ? checkTimezone(cfg.timezone, 'the config\'s "timezone"') : 'UTC');
+  const defaultOrder =
+    opts.dateOrder ??
+    resolveDateOrder({
+      config: cfg.dateOrder,
+      country: cfg.defaultCountry,
+      countryFrom: "the config's defaultCountry",
+    });
+  const defaultUsed: OrderUsed = { order: defaultOrder.order, why: orderWhy(defaultOrder) };
+  let columns = opts.dateColumns;
+  const onTime = opts.onTime;
   const sinceMs = opts.since?.getTime();
   const untilMs = opts.until?.getTime();
   const timeFilter = sinceMs !== undefined || untilMs !== undefined;
@@ -146,10 +181,29 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       if (why !== undefined) return { kind: 'filtered', source, line, key, reason: why };
     }
     const timeRaw = at(read.time, fields);
-    // Without --since/--until a canonical UTC time needs no Date at all (see isoTime).
+    // Without --since/--until a canonical UTC time needs no reading at all (see isoTime).
     const canonicalTime =
       timeRaw !== undefined && !timeFilter && timeRaw.length === 24 && ISO_UTC.test(timeRaw) && inRange(timeRaw);
-    const timeMs = timeRaw === undefined || canonicalTime ? undefined : parseTime(timeRaw);
+    let timeMs: number | undefined;
+    let timeWarn: string | undefined;
+    if (timeRaw !== undefined && !canonicalTime) {
+      const path = fieldPathOf(fields, plan.time);
+      onTime?.(path, timeRaw, line);
+      const t = readTime(timeRaw, () => columns?.get(path) ?? defaultUsed, zone);
+      if (t.kind === 'time') timeMs = t.ms;
+      // A date with a field out of range is no date: never rolled over into another, never sent as one.
+      else if (t.kind === 'impossible')
+        return {
+          kind: 'invalid',
+          source,
+          line,
+          key,
+          field: path,
+          reason: `${path}: '${timeRaw}' is no date: ${t.reason}`,
+        };
+      // A warning is one line (a block keeps a record's warnings one a line): line breaks written as \n, as in JSON.
+      else timeWarn = `${path}: '${timeRaw}' ${NOT_A_DATE}`.replace(LINE_BREAK, (c) => (c === '\n' ? '\\n' : '\\r'));
+    }
     if (sinceMs !== undefined || untilMs !== undefined) {
       if (timeMs === undefined) {
         const why = timeRaw === undefined ? 'no event time' : `time '${timeRaw}' is not a date`;
@@ -297,6 +351,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     }
     if (found) (event.warnings ??= []).push(discoveryNote(found));
     if (phoneWarn !== undefined) (event.warnings ??= []).push(phoneWarn);
+    if (timeWarn !== undefined) (event.warnings ??= []).push(timeWarn);
     if (idWarning !== undefined) (event.warnings ??= []).push(idWarning);
     return event;
   };
@@ -317,10 +372,25 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   // The fast paths (engine/fast-jsonl.ts, fast-csv.ts) map lines themselves only where every option leaves the
   // lead to the plan.
   const plain = !keyFields && !keyPaths && !custom.length && !typeSet && !timeFilter;
-  return Object.assign(map, { current, plain, hashLater });
+  // The next input's date columns (a mapper that reads several inputs one after another).
+  const useDateColumns = (c: DateColumns | undefined): void => {
+    columns = c;
+  };
+  return Object.assign(map, { current, plain, hashLater, useDateColumns });
 }
 
-// U+FFFD: what a byte that is not UTF-8 becomes when a JSON line is decoded (RawRecord.replaced).
+const LINE_BREAK = /[\n\r]/g;
+
+/** The words of a time that is not a date leadledger reads, after the path and the value (see warningKind). */
+export const NOT_A_DATE = 'is not a date leadledger reads: the event goes without a time';
+
+// Why dates are read in the default order, in words (after "read day/month (").
+function orderWhy(d: DefaultOrder): string {
+  if (d.from === 'the default') return 'the default: no date of this field before showed its order';
+  return `as ${d.from} says`;
+}
+
+// U+FFFD: what a byte that is not UTF-8 becomes when a form body's %XX are decoded (RawRecord.replaced).
 const REPLACEMENT = '\ufffd';
 const ALTERED_EMAIL = 'email: its bytes are not UTF-8 (the address would be altered by decoding): not sent';
 const ALTERED_PHONE = 'phone: its bytes are not UTF-8 (the number would be altered by decoding): not sent';
@@ -396,6 +466,8 @@ export interface Mapper {
   readonly plain: boolean;
   /** Events keyed by their own id carry an empty payloadHash (createMapper's hashLater). */
   readonly hashLater: boolean;
+  /** The date columns of the input mapped from now on (MapOptions.dateColumns): a new input's, or none. */
+  useDateColumns(columns: DateColumns | undefined): void;
 }
 
 /** A field plan with a reader per field: the path walked by a function made for its length, once per shape. */
@@ -420,16 +492,17 @@ function readerOf(paths: readonly FieldPath[]): Reader | null {
   if (paths.length > 1) return (fields) => readField(fields, paths);
   const p = paths[0]!;
   if (!plainPath(p)) return (fields) => scalarText(getPath(fields, p));
+  // Names are matched as getPath matches them: a key differing in case only stands for the path's (see keyOf).
   if (p.length === 1) {
     const a = p[0]!;
-    return (fields) => scalarText(fields[a]);
+    return (fields) => scalarText(member(fields, a));
   }
   if (p.length === 2) {
     const a = p[0]!;
     const b = p[1]!;
     return (fields) => {
-      const o = fields[a];
-      return o !== null && typeof o === 'object' ? scalarText((o as Record<string, unknown>)[b]) : undefined;
+      const o = member(fields, a);
+      return o !== null && typeof o === 'object' ? scalarText(member(o as Record<string, unknown>, b)) : undefined;
     };
   }
   return (fields) => scalarText(getPath(fields, p));
@@ -492,35 +565,40 @@ export function timeInRange(y: number, m: number, d: number, hh: number, mm: num
   return d <= (m === 2 && !leap ? 28 : DAYS[m - 1]!);
 }
 
-const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
-
-/** Parses ISO 8601, epoch seconds or milliseconds, and dd/mm/yyyy [hh:mm[:ss]] (as Brazilian exports write dates). */
-export function parseTime(raw: string): number | undefined {
-  // A month 13 or an hour 24 has the canonical form and is still no date: NaN must not reach toISOString.
-  if (raw.length === 24 && raw.charCodeAt(23) === 0x5a && ISO_UTC.test(raw)) {
-    const t = Date.parse(raw);
-    return Number.isNaN(t) ? undefined : t;
-  }
-  if (/^\d{9,13}$/.test(raw)) {
-    const n = Number(raw);
-    return raw.length >= 12 ? n : n * 1000;
-  }
-  const br = BR_DATE.exec(raw);
-  if (br) {
-    const [, d, m, y, hh, mm, ss] = br;
-    return Date.UTC(Number(y), Number(m) - 1, Number(d), Number(hh ?? 0), Number(mm ?? 0), Number(ss ?? 0));
-  }
-  const t = Date.parse(raw);
-  return Number.isNaN(t) ? undefined : t;
+/** Options of reading a --since/--until value. */
+export interface TimeBoundOptions {
+  /** The zone of a time without one (default UTC). */
+  timezone?: string;
+  /** The order of day and month of a date written with its year last, when one was given; else such a date must not be ambiguous. */
+  dateOrder?: DefaultOrder;
 }
 
-/** Parses a --since/--until value: an ISO date or time, or a relative age like 7d, 12h, 30m. */
-export function parseTimeBound(raw: string, now = Date.now()): Date | undefined {
-  const rel = /^(\d+)([dhm])$/.exec(raw.trim());
+/**
+ * Reads a --since/--until value: an age (7d, 12h, 30m) back from now, or a date or time as records' times are read
+ * (a time without a zone in `timezone`, UTC by default); why not, in words, when it is neither. A date whose day and
+ * month could be either way round (03/04/2024) takes an order given; without one it is refused, not guessed.
+ */
+export function readTimeBound(raw: string, now = Date.now(), o: TimeBoundOptions = {}): Date | { error: string } {
+  const text = raw.trim();
+  const rel = /^(\d+)([dhm])$/.exec(text);
   if (rel) {
     const unit = rel[2] === 'd' ? 86_400_000 : rel[2] === 'h' ? 3_600_000 : 60_000;
     return new Date(now - Number(rel[1]) * unit);
   }
-  const t = parseTime(raw.trim());
-  return t === undefined ? undefined : new Date(t);
+  const parts = yearLastParts(text);
+  if (parts && parts[0] <= 12 && parts[1] <= 12 && parts[0] !== parts[1] && !o.dateOrder)
+    return {
+      error: `'${raw}' could be read day/month or month/day: write it year first (e.g. 2026-10-01), or give --date-order`,
+    };
+  const order = o.dateOrder ?? { order: 'dmy', from: 'the default' };
+  const t = readTime(text, () => ({ order: order.order, why: orderWhy(order) }), o.timezone ?? 'UTC');
+  if (t.kind === 'time') return new Date(t.ms);
+  if (t.kind === 'impossible') return { error: `'${raw}' is no date: ${t.reason}` };
+  return { error: `'${raw}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d)` };
+}
+
+/** Parses a --since/--until value (see readTimeBound; times without a zone are UTC); undefined when it is not one. */
+export function parseTimeBound(raw: string, now = Date.now(), o: TimeBoundOptions = {}): Date | undefined {
+  const t = readTimeBound(raw, now, o);
+  return t instanceof Date ? t : undefined;
 }

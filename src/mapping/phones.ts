@@ -68,6 +68,9 @@ const TAILS = [
  * and a summary of a million odd phones must say "×1,000,000" once, not list them. Other warnings are their own kind.
  */
 export function warningKind(w: string): string {
+  // A time that is not a date: one kind whatever the value (map-record.ts NOT_A_DATE).
+  const time = /^(.*?): '.*' (is not a date leadledger reads: .*)$/s.exec(w);
+  if (time) return `${time[1]}: '…' ${time[2]}`;
   if (!w.startsWith("phone: '")) return w;
   for (const t of TAILS) if (w.endsWith(`' ${t}`) || w.endsWith(` characters) ${t}`)) return `phone: '…' ${t}`;
   return w;

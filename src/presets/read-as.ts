@@ -8,6 +8,7 @@ import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { InputInfo, RawUnread, ReadOptions } from '../sources/types.js';
+import { sampleDates } from './date-sample.js';
 import { csvHeader, recognizeHead } from './head.js';
 import { Recognizer } from './recognize.js';
 import type { SourceDef } from './types.js';
@@ -18,7 +19,7 @@ import type { SourceDef } from './types.js';
  * always get one: each of their records is recognized on its own.
  */
 export function recognizerFor(
-  opened: OpenedInput,
+  opened: Pick<OpenedInput, 'head' | 'complete'>,
   info: InputInfo,
   map: MapOptions,
   preset: SourceDef | 'generic' | undefined,
@@ -49,7 +50,11 @@ export async function* mapInputs(
 ): AsyncGenerator<Array<Mapped | RawUnread>> {
   const generic = createMapper(map);
   async function* one(opened: OpenedInput, info: InputInfo, ctx: ReaderContext) {
-    const recognizer = recognizerFor(opened, info, map, preset);
+    // How its dates read, from its first records, before any of them is mapped.
+    const dates = await sampleDates(opened, info, map, read.select, (head, m) => recognizerFor(head, info, m, preset));
+    if (dates) ctx.dates = dates.fields;
+    generic.useDateColumns(dates?.columns);
+    const recognizer = recognizerFor(opened, info, dates ? { ...map, dateColumns: dates.columns } : map, preset);
     if (recognizer) ctx.readAs = recognizer.readAs;
     for await (const batch of readFormat(opened, info, ctx)) {
       const out: Array<Mapped | RawUnread> = [];

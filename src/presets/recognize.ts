@@ -7,6 +7,7 @@ import type { Config } from '../mapping/config.js';
 import { getPath, normalizeHeader, parsePath, type FieldPath } from '../mapping/fields.js';
 import { createMapper, mapItem, type MapOptions, type Mapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
+import { formBody, formValues } from '../sources/select-path.js';
 import type { RawItem, RawRecord, RawReject } from '../sources/types.js';
 import { LOGS, SOURCES } from './catalog.js';
 import type { CsvSignature, CsvSource, JsonSignature, JsonSource, LogDef, SourceDef } from './types.js';
@@ -198,31 +199,39 @@ export class Recognizer {
     const { source } = rec;
     for (const at of log.bodies) {
       let body = getPath(line, parsePath(at));
+      let replaced = rec.replaced === true;
       if (typeof body === 'string') {
         const text = body.trim();
-        if (!text.startsWith('{') && !text.startsWith('[')) continue;
-        try {
-          body = JSON.parse(text);
-        } catch (e) {
-          out.push(
-            this.at(rec, {
-              kind: 'invalid',
-              source,
-              line: rec.line,
-              field: at,
-              reason: `${at}: the logged body is not whole JSON (${(e as Error).message})`,
-            }),
-          );
-          return;
-        }
+        // A form the handler logged as it came (application/x-www-form-urlencoded), or a JSON body.
+        const form = formBody(text);
+        if (form) {
+          body = form.value;
+          replaced ||= form.replaced;
+        } else if (!text.startsWith('{') && !text.startsWith('[')) continue;
+        else
+          try {
+            body = JSON.parse(text);
+          } catch (e) {
+            out.push(
+              this.at(rec, {
+                kind: 'invalid',
+                source,
+                line: rec.line,
+                field: at,
+                reason: `${at}: the logged body is not whole JSON (${(e as Error).message})`,
+              }),
+            );
+            return;
+          }
       }
+      const from: RawRecord = replaced && !rec.replaced ? { ...rec, replaced: true } : rec;
       // An empty body is none: Express's body-parser gives a GET `{}`, and a list with no events yields nothing.
       if (body === null || typeof body !== 'object' || Object.keys(body).length === 0) continue;
       if (Array.isArray(body)) {
         body.forEach((b, i) => {
-          const one = { ...rec, item: i + 1 };
+          const one = { ...from, item: i + 1 };
           if (b !== null && typeof b === 'object' && !Array.isArray(b))
-            this.pushJson(one, b as Record<string, unknown>, out, log);
+            this.pushJson(one, formValues(b as Record<string, unknown>), out, log);
           else
             out.push({
               kind: 'invalid',
@@ -234,7 +243,8 @@ export class Recognizer {
         });
         return;
       }
-      return this.pushJson(rec, body as Record<string, unknown>, out, log);
+      // A decoded form logged with each value in a list of one is read as the form it was.
+      return this.pushJson(from, formValues(body as Record<string, unknown>), out, log);
     }
     this.count(`${log.title} lines that are not events`);
     out.push(

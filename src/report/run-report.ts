@@ -60,6 +60,36 @@ export function phoneCountry(d: DefaultCountry, nationalNumbers: number): PhoneC
   return d.country === undefined ? { nationalNumbers } : { defaultCountry: d.country, from: d.from, nationalNumbers };
 }
 
+/** How a run read event times: the zone of those without one, and the order of day and month, and why. */
+export interface DatesRead {
+  /** The zone times without one were read in (an IANA name, or UTC). */
+  timezone: string;
+  /** Where it came from: --timezone, the config's timezone, or the default. */
+  timezoneFrom: string;
+  /** The order of day and month of dates written with their year last, where a field's own dates did not show it. */
+  order: 'day/month' | 'month/day';
+  /** Where it came from: --date-order, the config's dateOrder, the default country, or the default. */
+  orderFrom: string;
+}
+
+/**
+ * The report's dates: only when they mattered, that is when an input's first records held times without a zone or
+ * dates with their year last, or the run was told how to read them.
+ */
+export function datesRead(
+  d: Omit<DatesRead, 'order'> & { order: 'dmy' | 'mdy' },
+  inputs: readonly InputRead[],
+): DatesRead | undefined {
+  const told = d.timezoneFrom !== 'the default' || d.orderFrom !== 'the default';
+  if (!told && !inputs.some((i) => i.dates?.length)) return undefined;
+  return {
+    timezone: d.timezone,
+    timezoneFrom: d.timezoneFrom,
+    order: d.order === 'dmy' ? 'day/month' : 'month/day',
+    orderFrom: d.orderFrom,
+  };
+}
+
 /** Everything a run did, as data. */
 export interface RunReport {
   command: string;
@@ -80,6 +110,8 @@ export interface RunReport {
   warnings: Warnings;
   /** The country national phone numbers were read in, when there was one or one was read. */
   phones?: PhoneCountry;
+  /** How event times were read, when it mattered (the fields of each input: readAs[].dates). */
+  dates?: DatesRead;
   delivery?: DeliveryCounts;
   /** Failed sends grouped by reason: reason → count. */
   failures?: Record<string, number>;

@@ -2,7 +2,8 @@
 import type { ChalkInstance } from 'chalk';
 import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
 import { printable } from './printable.js';
-import type { Example, RunReport } from './run-report.js';
+import type { FieldDates } from '../sources/types.js';
+import type { DatesRead, Example, RunReport } from './run-report.js';
 
 const LABEL: Record<DecisionKind, string> = {
   new: 'new',
@@ -42,19 +43,24 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(`    ${printable(s)}: ${p.read} read (${parts.join(', ')})`);
     }
   }
-  const noted = r.readAs.filter((x) => x.notes.length > 0 || x.readAs?.length);
+  const noted = r.readAs.filter((x) => x.notes.length > 0 || x.readAs?.length || x.dates?.length);
   if (noted.length) {
     lines.push('');
     lines.push('  how inputs were read:');
     for (const x of noted) {
       if (x.readAs?.length)
         lines.push(`    ${printable(x.source)}: read as ${x.readAs.map((a) => `${a.as} (${a.events})`).join(', ')}`);
+      for (const d of x.dates ?? []) lines.push(`    ${printable(x.source)}: ${fieldDatesLine(d, r.dates)}`);
       for (const n of x.notes) lines.push(c.yellow(`    ${printable(x.source)}: ${printable(n, 400)}`));
     }
   }
   if (r.phones) {
     lines.push('');
     lines.push(phonesLine(r.phones, c));
+  }
+  if (r.dates) {
+    if (!r.phones) lines.push('');
+    lines.push(datesLine(r.dates));
   }
   if (r.delivery) {
     const d = r.delivery;
@@ -156,6 +162,22 @@ function phonesLine(p: NonNullable<RunReport['phones']>, c: ChalkInstance): stri
     );
   const from = p.from ? ` (from ${printable(p.from, 80)})` : '';
   return `  phones: national numbers read as ${p.defaultCountry}${from}: ${n === 0 ? 'none' : n} in this run`;
+}
+
+// How one field's times were read: the order of its dates, and the zone of its times that have none.
+function fieldDatesLine(d: FieldDates, dates: DatesRead | undefined): string {
+  const parts: string[] = [];
+  if (d.order) parts.push(`dates read ${d.order} (${printable(d.orderFrom ?? '', 200)})`);
+  if (d.zoneless)
+    parts.push(`times without a zone read in ${dates ? dates.timezone : "the config's timezone, else UTC"}`);
+  return `${printable(d.field, 80)}: ${parts.join('; ')}`;
+}
+
+// How the run read times: the zone of those without one, and the order of day and month, each with where it came from.
+function datesLine(d: DatesRead): string {
+  const zone = d.timezoneFrom === 'the default' ? 'the default; --timezone to change it' : `from ${d.timezoneFrom}`;
+  const order = d.orderFrom === 'the default' ? 'the default; --date-order to change it' : `from ${d.orderFrom}`;
+  return `  dates: times without a zone read in ${d.timezone} (${zone}); dates with the year last read ${d.order} where a field's dates do not show the order (${order})`;
 }
 
 // One example record, as a line: where it is, its key, why; every value escaped and cut to a width.

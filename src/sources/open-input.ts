@@ -3,8 +3,8 @@
 
 import { closeSync, constants, createReadStream, openSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { Readable, pipeline } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { createTextDecoding } from './decode-text.js';
+import { gunzipMembers, type GzipEnd } from './gunzip-members.js';
 import type { ResolvedInput } from './resolve-inputs.js';
 import { watchStream } from './watch-stream.js';
 
@@ -41,6 +41,8 @@ export interface OpenedInput {
   transcodedFrom?: 'utf-16le' | 'utf-16be';
   /** Its lines ended with CR alone (classic Mac OS, some exporters): given with LF, as every reader splits lines. */
   crLines?: true;
+  /** A gzip input: what followed its last member, known once `chunks` has been read to its end. */
+  gzipEnd?: GzipEnd;
 }
 
 /**
@@ -126,6 +128,43 @@ function crToLf(opened: OpenedInput): OpenedInput {
     crLines: true,
   };
   if (opened.transcodedFrom) out.transcodedFrom = opened.transcodedFrom;
+  if (opened.gzipEnd) out.gzipEnd = opened.gzipEnd;
+  return out;
+}
+
+/**
+ * The input, whose text is in `encoding` (normalized: windows-1252, latin1, ...), as UTF-8 bytes: for the JSON and
+ * JSONL readers, which read UTF-8. Its head is the head's text; it is read as a stream (no `direct`).
+ */
+export function recodedInput(opened: OpenedInput, encoding: string): OpenedInput {
+  async function* utf8(): AsyncGenerator<Buffer> {
+    const d = createTextDecoding(encoding);
+    for await (const c of opened.chunks) {
+      if (c.length === 0) {
+        yield c; // the input is idle: said on
+        continue;
+      }
+      const t = d.write(c);
+      if (t) yield Buffer.from(t, 'utf8');
+    }
+    const t = d.end();
+    if (t) yield Buffer.from(t, 'utf8');
+  }
+  const it = utf8();
+  const head = createTextDecoding(encoding);
+  const out: OpenedInput = {
+    head: Buffer.from(head.write(opened.head) + (opened.complete ? head.end() : ''), 'utf8'),
+    complete: opened.complete,
+    gzip: opened.gzip,
+    chunks: it,
+    close: async () => {
+      await it.return(undefined).catch(() => {});
+      await opened.close();
+    },
+  };
+  if (opened.transcodedFrom) out.transcodedFrom = opened.transcodedFrom;
+  if (opened.crLines) out.crLines = true;
+  if (opened.gzipEnd) out.gzipEnd = opened.gzipEnd;
   return out;
 }
 
@@ -159,6 +198,7 @@ async function transcoded(opened: OpenedInput, from: 'utf-16le' | 'utf-16be', li
       await opened.close();
     },
     transcodedFrom: from,
+    ...(opened.gzipEnd ? { gzipEnd: opened.gzipEnd } : {}),
   };
 }
 
@@ -188,10 +228,10 @@ async function openBytes(
 
   let it: AsyncIterator<Buffer>;
   if (gzip) {
-    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
-    // pipeline destroys the gunzip stream with the source's error, so a read error surfaces in our loop.
-    pipeline(Readable.from(resume(first.chunks, first.done, rawIt)), gunzip, () => {});
-    it = watch(gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>, gunzip);
+    // Every member, as gzip -dc reads them; what follows the last one is told in gzipEnd once it is read.
+    const gzipEnd: GzipEnd = {};
+    const members = gunzipMembers(resume(first.chunks, first.done, rawIt), gzipEnd);
+    it = watch(members, { destroy: () => void members.return(undefined) });
     const close = closer(it, rawIt);
     const head = await takeAtLeast(it, HEAD_BYTES, live).catch(async (err: unknown) => {
       await close();
@@ -203,6 +243,7 @@ async function openBytes(
       gzip,
       chunks: resume(head.chunks, head.done, it),
       close,
+      gzipEnd,
     };
   }
   const head = first.done ? first : await takeMore(first, rawIt, HEAD_BYTES, live);

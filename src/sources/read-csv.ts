@@ -137,7 +137,13 @@ export class CsvRows {
     const item = toItem(cells, this.headers, this.safeHeaders, line, source);
     if (item.kind === 'record' && selector !== null) {
       const s = selector.apply(item.fields);
-      this.batch.push(s.ok ? { ...item, fields: s.value } : { kind: 'reject', source, line, reason: s.reason });
+      this.batch.push(
+        !s.ok
+          ? { kind: 'reject', source, line, reason: s.reason }
+          : s.replaced
+            ? { ...item, fields: s.value, replaced: true }
+            : { ...item, fields: s.value },
+      );
     } else this.batch.push(item);
   }
 }

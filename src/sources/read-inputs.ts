@@ -6,7 +6,8 @@ import { statSync } from 'node:fs';
 import { LeadledgerError, UsageError } from '../errors.js';
 import { headerCells, repeatedHeaderNote } from './csv-headers.js';
 import { normalizeEncoding } from './detect-encoding.js';
-import { openInput, type OpenedInput } from './open-input.js';
+import { describeGzipTail } from './gunzip-members.js';
+import { openInput, recodedInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
 import { readJson } from './read-json.js';
 import { readJsonl } from './read-jsonl.js';
@@ -103,6 +104,9 @@ async function* readOne<B>(
   try {
     opened = await openInput(input, opts.stdin, opts.signal, opts.onBytesRead);
     info = decideInputInfo(input, opened, opts);
+    // JSON and JSONL readers read UTF-8 (a line that is not is read as Windows-1252 on its own): an input in another
+    // encoding is given to them as UTF-8.
+    if (info.format !== 'csv' && info.encoding !== undefined) opened = recodedInput(opened, info.encoding);
     if (info.format === 'csv') {
       const cells = headerCells(opened.head, info);
       const note = cells && repeatedHeaderNote(cells);
@@ -110,6 +114,17 @@ async function* readOne<B>(
     }
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
+    // After the last gzip member: zero padding is said in a note; other bytes are a part not read (exit 3), named
+    // by their offset in the file (the lines read were all decided).
+    const tail = opened.gzipEnd?.tail;
+    if (tail?.zeros) (ctx.notes ??= []).push(describeGzipTail(tail));
+    else if (tail)
+      yield fromReject({
+        kind: 'unread',
+        source: input.source,
+        line: ctx.progress.line + 1,
+        reason: describeGzipTail(tail),
+      });
   } catch (err) {
     // Errors that carry their own exit code end the run with it: an unreadable input (3), a bad option (2), and
     // what a reader met outside the input, such as a damaged ledger read in the same loop (5).
@@ -127,6 +142,7 @@ async function* readOne<B>(
     await opened?.close();
     if (info) {
       const read: InputRead = { ...info, notes: notesOf(ctx) };
+      if (ctx.dates?.length) read.dates = ctx.dates;
       if (ctx.readAs?.size) read.readAs = [...ctx.readAs].map(([as, events]) => ({ as, events }));
       opts.onInputRead?.(read);
     }

@@ -9,6 +9,7 @@
 // object on, so a broken line is one reject there too.
 
 import { isUtf8 } from 'node:buffer';
+import { decodeUtf8Line, mergeRecoded } from './decode-text.js';
 import { describeJsonError, lineAndColumn } from './json-error.js';
 import { readJsonl } from './read-jsonl.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
@@ -278,7 +279,11 @@ class JsonScan {
 
     const bytes = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
     this.parts = [];
-    const text = bytes.toString('utf8');
+    // An element that is not UTF-8 is read as Windows-1252, as a CSV export's line is (decode-text.ts), and its
+    // lines counted so.
+    const utf8 = isUtf8(bytes);
+    const text = utf8 ? bytes.toString('utf8') : decodeUtf8Line(bytes).text;
+    if (!utf8) this.ctx.recoded = mergeRecoded(this.ctx.recoded, { lines: countLines(bytes), first: line });
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -299,18 +304,17 @@ class JsonScan {
       push({ kind: 'reject', source, line, reason: `not a JSON object (${what} is ${kindOf(value)})` });
       return;
     }
-    const replaced = !isUtf8(bytes);
     const fields = value as Record<string, unknown>;
     if (selector === null) {
-      push(replaced ? { kind: 'record', source, line, fields, replaced } : { kind: 'record', source, line, fields });
+      push({ kind: 'record', source, line, fields });
       return;
     }
     const s = selector.apply(fields);
     if (!s.ok) push({ kind: 'reject', source, line, reason: s.reason });
     else
       push(
-        replaced
-          ? { kind: 'record', source, line, fields: s.value, replaced }
+        s.replaced
+          ? { kind: 'record', source, line, fields: s.value, replaced: true }
           : { kind: 'record', source, line, fields: s.value },
       );
   }
@@ -348,4 +352,11 @@ function describeByte(b: number): string {
 function lineStartOf(chunk: Buffer, i: number): number {
   const nl = chunk.lastIndexOf(LF, i);
   return nl < 0 ? 0 : nl + 1;
+}
+
+// The lines bytes span: one more than the line ends in them.
+function countLines(bytes: Buffer): number {
+  let n = 1;
+  for (let i = bytes.indexOf(LF); i !== -1; i = bytes.indexOf(LF, i + 1)) n++;
+  return n;
 }

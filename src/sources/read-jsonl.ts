@@ -3,6 +3,7 @@
 // than readline. Memory stays bounded by the chunk size plus the longest line.
 
 import { isUtf8 } from 'node:buffer';
+import { decodeUtf8Line, mergeRecoded } from './decode-text.js';
 import { describeJsonError } from './json-error.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import { kindOf } from './select-path.js';
@@ -41,12 +42,15 @@ export async function* readJsonl(chunks: AsyncIterable<Buffer>, ctx: ReaderConte
     batch.push(tooLongLine(source, line + base));
     tooLong = false;
   };
+  const recoded = (l: number): void => {
+    ctx.recoded = mergeRecoded(ctx.recoded, { lines: 1, first: l });
+  };
   const handle = (buf: Buffer, start: number, end: number): void => {
     line++;
     start = lineStart(buf, start, end, line === 1 && !ctx.midInput);
     end = lineEnd(buf, start, end);
     if (end < 0) return;
-    const item = lineItem(buf, start, end, line + base, source, selector);
+    const item = lineItem(buf, start, end, line + base, source, selector, recoded);
     if (Array.isArray(item)) for (const x of item) batch.push(x);
     else batch.push(item);
   };
@@ -158,8 +162,15 @@ export function lineItem(
   line: number,
   source: string,
   selector: ReaderContext['selector'],
+  recoded?: (line: number) => void,
 ): RawItem | RawItem[] {
-  const text = buf.toString('utf8', start, end);
+  let text = buf.toString('utf8', start, end);
+  // A line that is not UTF-8 is read as Windows-1252, as a CSV export's is (decode-text.ts): a Latin-1 export's
+  // `José` is sent as written, not as `Jos\ufffd`. (A U+FFFD the line itself spells, \ufffd, is no sign of one.)
+  if (text.includes('\ufffd') && !isUtf8(buf.subarray(start, end))) {
+    text = decodeUtf8Line(buf.subarray(start, end)).text;
+    recoded?.(line);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -174,14 +185,11 @@ export function lineItem(
     if (!/^\s*[{[]/.test(text)) reject.notJson = true;
     return reject;
   }
-  // Bytes that are not UTF-8 became U+FFFD in the text: the mapper must know, so that no altered email or phone
-  // is sent and altered names are pointed out (a U+FFFD the line itself spells, \ufffd, is not one of them).
-  const replaced = text.includes('\ufffd') && !isUtf8(buf.subarray(start, end));
   if (Array.isArray(value)) {
     if (value.length === 0) return { kind: 'reject', source, line, reason: 'an empty JSON array: no event in it' };
-    return value.map((v, i) => recordOf(v, line, source, selector, replaced, i + 1));
+    return value.map((v, i) => recordOf(v, line, source, selector, i + 1));
   }
-  return recordOf(value, line, source, selector, replaced);
+  return recordOf(value, line, source, selector);
 }
 
 function recordOf(
@@ -189,7 +197,6 @@ function recordOf(
   line: number,
   source: string,
   selector: ReaderContext['selector'],
-  replaced: boolean,
   item?: number,
 ): RawItem {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -209,6 +216,8 @@ function recordOf(
   }
   const rec: RawRecord = { kind: 'record', source, line, fields: fields.value };
   if (item !== undefined) rec.item = item;
-  if (replaced) rec.replaced = true;
+  // A form body whose percent-encoded bytes were not UTF-8 (select-path.ts): the mapper must know, so that no email
+  // or phone they altered is sent and altered names are pointed out.
+  if ((fields as { replaced?: true }).replaced) rec.replaced = true;
   return rec;
 }

@@ -3,6 +3,7 @@
 
 import type { Recoded } from './decode-text.js';
 import type { Selector } from './select-path.js';
+import type { FieldDates } from './types.js';
 
 /** Items per yielded batch: big enough that the per-batch await costs nothing, small enough to stream. */
 export const BATCH_SIZE = 1000;
@@ -27,4 +28,6 @@ export interface ReaderContext {
   notes?: string[];
   /** What the input's records were recognized as (a source's title → its events), filled while they are mapped. */
   readAs?: Map<string, number>;
+  /** How the times of its fields are read, as its first records showed them (presets/date-sample.ts). */
+  dates?: FieldDates[];
 }

@@ -16,8 +16,11 @@ export function decideInputInfo(input: ResolvedInput, opened: OpenedInput, opts:
   const info: InputInfo = { source: input.source, path: input.path, format, gzip: opened.gzip };
   if (opened.transcodedFrom) info.transcodedFrom = opened.transcodedFrom;
   if (opened.crLines) info.crLines = true;
+  const encoding = opened.transcodedFrom ? 'utf-8' : (opts.encoding ?? detectEncoding(opened.head, opened.complete));
+  // JSON and JSONL inputs are detected as CSV exports are: UTF-8 (with or without a BOM), else Windows-1252, the
+  // input given as UTF-8 to the readers (recodedInput). Said only when it is not UTF-8, the encoding JSON is sent in.
+  if (format !== 'csv' && encoding !== 'utf-8') info.encoding = encoding;
   if (format === 'csv') {
-    const encoding = opened.transcodedFrom ? 'utf-8' : (opts.encoding ?? detectEncoding(opened.head, opened.complete));
     info.encoding = encoding;
     info.delimiter =
       opts.delimiter ?? hint.delimiter ?? sniffDelimiter(decodeHead(opened.head, encoding), opened.complete);

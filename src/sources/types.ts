@@ -13,7 +13,10 @@ export interface RawRecord {
   item?: number;
   /** Parsed JSON object, or CSV row keyed by header. CSV values are always strings. */
   fields: Record<string, unknown>;
-  /** Bytes of the record that were not valid UTF-8 were replaced by U+FFFD while decoding it (JSON is UTF-8). */
+  /**
+   * Bytes of the record that were not valid UTF-8 were replaced by U+FFFD while decoding it: a form body's
+   * percent-encoded bytes (select-path.ts). A line that is not UTF-8 is read as Windows-1252 instead (decode-text.ts).
+   */
   replaced?: boolean;
 }
 
@@ -50,7 +53,7 @@ export type RawItem = RawRecord | RawReject | RawUnread;
 export interface ReadOptions {
   /** Force a format instead of sniffing it from the extension or content. */
   format?: InputFormat;
-  /** Force a text encoding for CSV (e.g. 'utf-8', 'windows-1252', 'latin1'); detected when absent. */
+  /** Force a text encoding (e.g. 'utf-8', 'windows-1252', 'latin1'); detected when absent. */
   encoding?: string;
   /** Force a CSV delimiter; sniffed from the first lines when absent. */
   delimiter?: string;
@@ -83,7 +86,7 @@ export interface InputInfo {
   format: InputFormat;
   /** True when the bytes were gzip-compressed (seen from the magic bytes, not the name). */
   gzip: boolean;
-  /** Text encoding used (CSV only; JSON and JSONL are always UTF-8). */
+  /** Text encoding used: a CSV input's always; a JSON or JSONL input's when it is not UTF-8. */
   encoding?: string;
   /** The input was UTF-16 (its BOM said so) and was read as UTF-8 text. */
   transcodedFrom?: string;
@@ -93,9 +96,23 @@ export interface InputInfo {
   delimiter?: string;
 }
 
+/** How the times of one field of an input were read (mapping/times.ts), as its first records showed them. */
+export interface FieldDates {
+  /** The field's path. */
+  field: string;
+  /** Its dates are written with their year last: the order of day and month they are read in. */
+  order?: 'day/month' | 'month/day';
+  /** Why that order, in words (its dates showed it, or the order given or the default). */
+  orderFrom?: string;
+  /** Some of its times have no zone: they are read in the run's zone (RunReport.dates). */
+  zoneless?: true;
+}
+
 /** How an input was read, when it has been: its InputInfo, and notes a person should read (lines re-decoded...). */
 export interface InputRead extends InputInfo {
   notes: string[];
+  /** How the times of its fields were read, where they had dates to tell about (read from its first records). */
+  dates?: FieldDates[];
   /** The sources its records were recognized as, with how many of their events (none: read by field names). */
   readAs?: Array<{ as: string; events: number }>;
 }

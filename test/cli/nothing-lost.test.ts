@@ -221,9 +221,17 @@ test('a large JSON array is streamed: every element decided, a malformed one rej
   ]);
 });
 
-test('bytes that are not UTF-8 in JSONL values: an altered email is not sent, an altered name is sent with a warning', async () => {
+test("lines of a UTF-8 JSONL that are not UTF-8 are read as Windows-1252, as a CSV export's are, and said so", async () => {
   const dir = tmpDir();
+  // Past the first chunk (1 MiB), which the encoding is detected from, in UTF-8: the input is UTF-8, and its odd lines
+  // are read one by one.
+  const head: string[] = [];
+  for (let i = 0, bytes = 0; bytes < 1_100_000; i++) {
+    head.push(JSON.stringify({ event_id: `h${i}`, email: `h${i}@example.com`, name: `Conceição ${i}` }));
+    bytes += Buffer.byteLength(head[i]!) + 1;
+  }
   const lines = [
+    Buffer.from(head.join('\n') + '\n'),
     Buffer.from('{"event_id":"e1","email":"a@example.com","name":"Jos'),
     Buffer.from([0xe9]),
     Buffer.from('"}\n{"event_id":"e2","email":"b'),
@@ -232,19 +240,26 @@ test('bytes that are not UTF-8 in JSONL values: an altered email is not sent, an
   ];
   const input = join(dir, 'events.jsonl');
   writeFileSync(input, Buffer.concat(lines));
-  const r = await runCli(['push', input, '--dry-run', '--json', '--ledger', join(dir, 'l.db')]);
+  const out = join(dir, 'out.jsonl');
+  const r = await runCli(['push', input, '--sink', 'jsonl', '--output', out, '--json', '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
   const doc = jsonReport(r);
-  assert.equal(doc.counts.new, 2);
-  assert.deepEqual(
-    doc.examples.invalid?.map((e) => [e.line, e.reason]),
-    [[2, 'email: its bytes are not UTF-8 (the address would be altered by decoding): not sent']],
-  );
-  // e3 spells U+FFFD itself (\ufffd): nothing was altered there.
-  assert.deepEqual(doc.warnings.byReason, { 'name: bytes that are not UTF-8 were replaced by U+FFFD': 1 });
-  assert.equal(doc.warnings.records, 1);
-  const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
-  assert.match(human.stderr, /warnings: 1 record read with something to know/);
+  assert.equal(doc.counts.new, head.length + 3);
+  // e3 spells U+FFFD itself (\ufffd): nothing was altered there, and its line is UTF-8.
+  assert.deepEqual(doc.readAs[0]!.notes, [
+    `2 lines (the first at line ${head.length + 1}) were not UTF-8 and were read as Windows-1252`,
+  ]);
+  assert.equal(doc.warnings.records, 0);
+  const sent = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(-3)
+    .map((l) => (JSON.parse(l) as { lead: unknown }).lead);
+  assert.deepEqual(sent, [
+    { email: 'a@example.com', name: 'José' },
+    { email: 'bé@example.com' },
+    { email: 'c@example.com', name: 'Ana \ufffd' },
+  ]);
 });
 
 test('the per-record report gives each record its warnings', async () => {
@@ -252,18 +267,14 @@ test('the per-record report gives each record its warnings', async () => {
   const input = join(dir, 'events.jsonl');
   writeFileSync(
     input,
-    Buffer.concat([
-      Buffer.from('{"event_id":"e1","email":"a@example.com","name":"Jos'),
-      Buffer.from([0xe9]),
-      Buffer.from('"}\n{"event_id":"e2","email":"b@example.com"}\n'),
-    ]),
+    '{"event_id":"e1","email":"a@example.com","phone":"12"}\n{"event_id":"e2","email":"b@example.com"}\n',
   );
   const csv = join(dir, 'plan.csv');
   const r = await runCli(['push', input, '--dry-run', '--report', csv, '--ledger', join(dir, 'l.db')]);
   assert.equal(r.code, 0, r.stderr);
   const rows = readFileSync(csv, 'utf8').trim().split('\n');
   assert.equal(rows.length, 3);
-  assert.match(rows[1]!, /,name: bytes that are not UTF-8 were replaced by U\+FFFD$/);
+  assert.match(rows[1]!, /,"phone: '12' is not a valid phone number \(national number: [^)]*\): left out"$/);
   assert.match(rows[2]!, /,$/);
 });
 

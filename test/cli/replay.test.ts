@@ -370,3 +370,25 @@ test('in doubt on a JSONL file: replay --in-doubt settles those the file holds; 
   assert.equal(alone.code, 2, 'without --in-doubt, --resend says what it is for');
   assert.match(alone.stderr, /--resend .* --in-doubt/);
 });
+
+test('replay --from reads the input as push does: --timezone and --date-order apply to its times', async () => {
+  const emu = await emulator();
+  const dir = tmpDir();
+  const input = join(dir, 'in.jsonl');
+  const event = { event_id: 'evt_T', created_at: '03/04/2026 10:00', data: { email: 'tom@example.com' } };
+  writeFileSync(input, JSON.stringify(event) + '\n');
+  const webhook = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', join(dir, 'l.db')];
+  emu.setFaults({ script: ['503'] });
+  const first = await runCli(['push', input, ...webhook, '--max-retries', '0', '--json', '--quiet']);
+  assert.equal(first.code, 1, first.stderr);
+  emu.setFaults({});
+  const times = ['--timezone', 'America/Sao_Paulo', '--date-order', 'mdy'];
+  const r = await runCli(['replay', '--from', input, ...times, ...webhook, '--max-retries', '0', '--json', '--quiet']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(jsonReport(r).dates, {
+    timezone: 'America/Sao_Paulo',
+    timezoneFrom: '--timezone',
+    order: 'month/day',
+    orderFrom: '--date-order',
+  });
+});

@@ -712,3 +712,112 @@ test('a JSONL line past 8 MB is unread, once, at its line, in-thread and by the 
     );
   }
 });
+
+test('JSONL lines that are not UTF-8 are read as Windows-1252 alike in-thread and by the workers, and counted alike', async () => {
+  const dir = tmpDir();
+  const parts: Buffer[] = [];
+  // Latin-1 bytes for a few lines past the first MiB (in a mapped value, or in one the fast path skips): a UTF-8
+  // file (as its first chunk shows) with some Windows-1252 lines.
+  const odd = (i: number) => i > 20_000 && (i % 997 === 5 || i % 1500 === 7);
+  for (let i = 0; i < 60_000; i++) {
+    const line = JSON.stringify({
+      event_id: `e${i}`,
+      email: `p${i % 20_000}@example.com`,
+      name: odd(i) && i % 997 === 5 ? `José Conceição ${i}` : `Pessoa ${i}`,
+      note: odd(i) && i % 1500 === 7 ? 'São Paulo' : 'x',
+    });
+    parts.push(Buffer.from(line + '\n', odd(i) ? 'latin1' : 'utf8'));
+  }
+  const input = join(dir, 'mixed.jsonl');
+  writeFileSync(input, Buffer.concat(parts));
+  const notes: string[][] = [];
+  const read = { onInputRead: (r: { notes: string[] }) => notes.push(r.notes) };
+  const sequential = await decide({ inputs: [input], workers: 0, read });
+  assert.ok(!sequential.some((d) => d.event?.lead.name?.includes('\ufffd')), 'no U+FFFD');
+  const expected = Array.from({ length: 60_000 }, (_, i) => i).filter(odd);
+  const names = expected.filter((i) => i % 997 === 5).length;
+  assert.equal(sequential.filter((d) => d.event?.lead.name?.startsWith('José Conceição')).length, names);
+  for (const o of [{ workers: 1 }, { workers: 2, blockBytes: 100_000 }]) {
+    const parallel = await decide({ inputs: [input], read, ...o });
+    assertSameDecisions(parallel, sequential, `${JSON.stringify(o)}: `);
+  }
+  assert.equal(notes.length, 3);
+  assert.deepEqual(notes[0], [
+    `${expected.length} lines (the first at line ${expected[0]! + 1}) were not UTF-8 and were read as Windows-1252`,
+  ]);
+  assert.deepEqual(notes[1], notes[0]);
+  assert.deepEqual(notes[2], notes[0]);
+});
+
+test('a gzip of two members and trailing garbage: every record decided alike in-thread and by the workers, the garbage unread alike', async () => {
+  const dir = tmpDir();
+  const jsonl = (tag: string) =>
+    Array.from({ length: 30_000 }, (_, i) =>
+      JSON.stringify({ event_id: `${tag}${i}`, email: `p${i % 9000}@example.com`, name: `Pessoa ${i}` }),
+    ).join('\n') + '\n';
+  const csv = (tag: string, header: boolean) =>
+    (header ? 'event_id,email,name\n' : '') +
+    Array.from({ length: 30_000 }, (_, i) => `${tag}${i},p${i % 9000}@example.com,Pessoa ${i}`).join('\n') +
+    '\n';
+  const garbage = Buffer.from('trailing bytes that are not gzip');
+  for (const [name, members] of [
+    ['events.jsonl.gz', [gzipSync(jsonl('a')), gzipSync(jsonl('b'))]],
+    ['export.csv.gz', [gzipSync(csv('a', true)), gzipSync(csv('b', false))]],
+  ] as const) {
+    const input = join(dir, name);
+    writeFileSync(input, Buffer.concat([...members, garbage]));
+    const sequential = await decide({ inputs: [input], workers: 0 });
+    const sequentialUnread = unread;
+    assert.equal(sequential.length, 60_000, name);
+    assert.equal(sequentialUnread.length, 1, name);
+    assert.match(
+      sequentialUnread[0]!.reason,
+      /^the bytes from byte \d+ of the compressed file on, after its last whole/,
+    );
+    for (const o of [{ workers: 2 }, { workers: 2, blockBytes: 50_000 }]) {
+      const parallel = await decide({ inputs: [input], ...o });
+      assertSameDecisions(parallel, sequential, `${name} ${JSON.stringify(o)}: `);
+      assert.deepEqual(unread, sequentialUnread, name);
+    }
+  }
+});
+
+test('each input reads its dates in the order its own first records show: alike in-thread and by the workers', async () => {
+  const dir = tmpDir();
+  // Two inputs read one after the other by the same workers: the first's dates are day/month, the second's
+  // month/day; each has dates impossible in its order after its first thousand records, and ambiguous ones before.
+  const make = (tag: string, shown: string, late: string) =>
+    Array.from({ length: 40_000 }, (_, i) =>
+      JSON.stringify({
+        event_id: `${tag}${i}`,
+        email: `${tag}${i % 15_000}@example.com`,
+        created_at: i === 700 ? shown : i > 1000 && i % 997 === 0 ? late : `0${1 + (i % 9)}/0${1 + (i % 7)}/2024 10:00`,
+      }),
+    ).join('\n') + '\n';
+  const dmy = join(dir, 'dmy.jsonl');
+  const mdy = join(dir, 'mdy.jsonl');
+  writeFileSync(dmy, make('d', '25/12/2024 10:00', '12/25/2024 10:00'));
+  writeFileSync(mdy, make('m', '12/25/2024 10:00', '25/12/2024 10:00'));
+  const sequential = await decide({ inputs: [dmy, mdy], workers: 0 });
+  const invalid = sequential.filter((d) => d.kind === 'invalid');
+  assert.equal(
+    invalid.length,
+    2 * Array.from({ length: 40_000 }, (_, i) => i > 1000 && i % 997 === 0).filter(Boolean).length,
+  );
+  assert.match(
+    invalid[0]!.reason,
+    /^created_at: '12\/25\/2024 10:00' is no date: read day\/month \(as its dates show: '25\/12\/2024 10:00' at line 701\)/,
+  );
+  assert.match(
+    invalid.at(-1)!.reason,
+    /^created_at: '25\/12\/2024 10:00' is no date: read month\/day \(as its dates show: '12\/25\/2024 10:00' at line 701\)/,
+  );
+  // Line 21's 03/07/2024 is 3 July in the first input, 7 March in the second.
+  const at = (key: string) => sequential.find((d) => d.key === key)?.event?.occurredAt;
+  assert.equal(at('d20'), '2024-07-03T10:00:00.000Z');
+  assert.equal(at('m20'), '2024-03-07T10:00:00.000Z');
+  for (const o of [{ workers: 2 }, { workers: 2, blockBytes: 64_000 }, { workers: 1 }]) {
+    const parallel = await decide({ inputs: [dmy, mdy], ...o });
+    assertSameDecisions(parallel, sequential, `${JSON.stringify(o)}: `);
+  }
+});

@@ -421,6 +421,26 @@ test('options that make a lead depend on more than the plan turn the fast path o
   assert.ok(hits > 500, `the fast path mapped ${hits} lines`);
 });
 
+test('keys spelled in another case than the paths of a config: the general path reads them, the fast path declines', () => {
+  const opts = {
+    config: parseConfig({ fields: { id: 'Event_Id', email: 'DATA.Email', phone: 'data.PHONE' } }, 'c.json'),
+  };
+  const lines: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const spelled =
+      i % 3 === 0
+        ? { event_id: `e${i}`, data: { email: `p${i}@example.com`, phone: '+5511987654321' } }
+        : i % 3 === 1
+          ? { EVENT_ID: `e${i}`, Data: { EMAIL: `p${i}@example.com`, Phone: '+5511987654321' } }
+          : { Event_Id: `e${i}`, DATA: { Email: `p${i}@example.com`, PHONE: '+5511987654321' } };
+    lines.push(JSON.stringify(spelled));
+  }
+  const { general, fast } = blocks(lines.join('\n'), opts);
+  assertSameBlocks(general, fast, lines);
+  assert.equal(general.n, lines.length);
+  for (let r = 0; r < general.n; r++) assert.equal(general.ints[r * INTS + I_KIND], Kind.IdEvent, lines[r]);
+});
+
 test('numbers of every spelling, valid JSON or not, in lines of one shape: the same block', () => {
   const rnd = seededRandom(9);
   const spellings = [

@@ -85,6 +85,14 @@ const TIMES = [
   '01/10/2026 10:00',
   '2026-02-30T00:00:00.000Z',
   'soon',
+  // Dates whose day and month show their order (or contradict it), impossible ones, and times without a zone.
+  '25/12/2026 10:00',
+  '12/25/2026',
+  '13/13/2026',
+  '31/04/2026',
+  '2026-10-01 10:00:00',
+  '2026-10-01T25:00:00',
+  '2026-10-01T10:00:00-03:00',
 ];
 const TYPES = ['lead.created', 'lead.updated', 'contact.created'];
 

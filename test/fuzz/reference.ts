@@ -21,6 +21,7 @@ import type { Ledger } from '../../src/ledger/ledger.js';
 import type { EventStatus, KnownKey } from '../../src/ledger/types.js';
 import { differingFields, payloadHashOfJson } from '../../src/mapping/keys.js';
 import { createMapper, mapItem, type MapOptions } from '../../src/mapping/map-record.js';
+import { yearLastParts, type DateColumns, type OrderUsed } from '../../src/mapping/times.js';
 import type { Lead, LeadEvent } from '../../src/mapping/types.js';
 import { readInputs } from '../../src/sources/read-inputs.js';
 import type { ReadOptions, RawUnread } from '../../src/sources/types.js';
@@ -94,8 +95,14 @@ export async function referenceDecisions(
   map: MapOptions,
   ledger: Ledger | undefined,
 ): Promise<PathResult> {
+  // The order of each field's dates in each input, from its first records (as presets/date-sample.ts decides it).
+  const columns = new Map<string, DateColumns>();
+  for (const input of inputs) {
+    for (const [source, c] of await dateColumnsOf(input, read, map)) columns.set(source, c);
+  }
   // A mapper of its own for every record: no plan cached from the records before can change how one is read.
-  const mapperFor = () => createMapper(map, { hashLater: true });
+  const mapperFor = (source: string) =>
+    createMapper({ ...map, dateColumns: columns.get(source) ?? new Map() }, { hashLater: true });
   const seenKeys = new Map<string, { leadJson: string; where: string; key: string }>();
   const seenPeople = new Map<string, string>(); // person → the event key that brought them
   const decisions: PlainDecision[] = [];
@@ -107,7 +114,7 @@ export async function referenceDecisions(
         unread.push(unreadOf(item));
         continue;
       }
-      const m = mapItem(mapperFor(), item);
+      const m = mapItem(mapperFor(item.source), item);
       if (m.kind !== 'filtered' && m.nationalPhone) nationalPhones++;
       if (m.kind !== 'event') {
         decisions.push(
@@ -200,6 +207,31 @@ export async function referenceDecisions(
     }
   }
   return { decisions, unread, nationalPhones };
+}
+
+/**
+ * The date columns of one input (and the source its records carry): for each field path, the order shown by the
+ * first of its dates among the input's first 1,000 records that has one part over 12 and not the other.
+ */
+async function dateColumnsOf(input: string, read: ReadOptions, map: MapOptions): Promise<Map<string, DateColumns>> {
+  const out = new Map<string, Map<string, OrderUsed>>();
+  let records = 0;
+  for await (const batch of readInputs([input], read)) {
+    for (const item of batch) {
+      if (item.kind !== 'record') continue;
+      if (++records > 1000) return out;
+      let columns = out.get(item.source);
+      if (!columns) out.set(item.source, (columns = new Map()));
+      const c = columns;
+      const onTime = (path: string, raw: string, line: number): void => {
+        const parts = yearLastParts(raw);
+        if (!parts || c.has(path) || parts[0] > 12 === parts[1] > 12) return;
+        c.set(path, { order: parts[0] > 12 ? 'dmy' : 'mdy', why: `as its dates show: '${raw}' at line ${line}` });
+      };
+      mapItem(createMapper({ ...map, onTime }), item);
+    }
+  }
+  return out;
 }
 
 function unreadOf(u: RawUnread): PathResult['unread'][number] {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMapper, parseTime, parseTimeBound } from '../../src/mapping/map-record.js';
+import { createMapper, parseTimeBound } from '../../src/mapping/map-record.js';
 import { parseConfig } from '../../src/mapping/config.js';
 import { UsageError } from '../../src/errors.js';
 import type { LeadEvent, Mapped } from '../../src/mapping/types.js';
@@ -156,15 +156,9 @@ test('a bad config is a usage error naming the field', () => {
   assert.throws(() => parseConfig({ key: { fields: [] } }), /key/);
 });
 
-test('time parsing: ISO, epoch seconds and ms, dd/mm/yyyy, relative bounds', () => {
-  assert.equal(parseTime('2026-10-01T12:00:00Z'), Date.UTC(2026, 9, 1, 12));
-  assert.equal(parseTime('1759320000'), 1759320000 * 1000);
-  assert.equal(parseTime('1759320000000'), 1759320000000);
-  assert.equal(parseTime('31/12/2025'), Date.UTC(2025, 11, 31));
-  assert.equal(parseTime('not a date'), undefined);
-  // Canonical in form, but no date: it must not reach toISOString (which throws on NaN).
-  assert.equal(parseTime('2026-13-01T00:00:00.000Z'), undefined);
+test('relative --since/--until bounds count back from now', () => {
   assert.equal(parseTimeBound('7d', 10 * 86_400_000)!.getTime(), 3 * 86_400_000);
+  assert.equal(parseTimeBound('12h', 86_400_000)!.getTime(), 43_200_000);
 });
 
 test('the payload hash text of a lead is exactly its canonical JSON, whatever fields it has', async () => {
@@ -220,10 +214,71 @@ test('records of changing shapes map as a fresh mapper maps each one (the rememb
   }
 });
 
-test('a time of the canonical form that is no date leaves the event without a time instead of failing it', () => {
+test('a time of the canonical form that is no date makes its record invalid, naming the field (never rolled over)', () => {
   const map = createMapper({ config: {} });
-  const e = ev(map(rec({ event_id: 'e1', created_at: '2026-13-01T00:00:00.000Z', data: { email: 'a@b.co' } })));
-  assert.equal(e.occurredAt, undefined);
+  assert.deepEqual(map(rec({ event_id: 'e1', created_at: '2026-13-01T00:00:00.000Z', data: { email: 'a@b.co' } })), {
+    kind: 'invalid',
+    source: 'in.jsonl',
+    line: 1,
+    key: 'e1',
+    field: 'created_at',
+    reason: "created_at: '2026-13-01T00:00:00.000Z' is no date: there is no month 13",
+  });
+});
+
+test('dates with the year last are read in the order of their field; one impossible in it, or out of range, is invalid', () => {
+  const columns = new Map([
+    ['data.created', { order: 'mdy' as const, why: "as its dates show: '12/25/2024' at line 1" }],
+  ]);
+  const map = createMapper({ config: {}, dateColumns: columns });
+  const at = (created: string, when?: string) => {
+    const fields: Record<string, unknown> = { event_id: 'e', data: { email: 'a@b.co', created } };
+    if (when !== undefined) fields.when = when;
+    return map(rec(fields));
+  };
+  assert.equal(ev(at('12/25/2024 10:00')).occurredAt, '2024-12-25T10:00:00.000Z');
+  assert.equal(ev(at('03/04/2024')).occurredAt, '2024-03-04T00:00:00.000Z');
+  const bad = at('25/12/2024');
+  assert.equal(bad.kind, 'invalid');
+  assert.equal((bad as { field?: string }).field, 'data.created');
+  assert.equal(
+    (bad as { reason: string }).reason,
+    "data.created: '25/12/2024' is no date: read month/day (as its dates show: '12/25/2024' at line 1): there is no month 25",
+  );
+  // A field no column order was decided for: the default order (day/month), and why it is the one.
+  const other = createMapper({ config: {} });
+  const d = (t: string) => other(rec({ event_id: 'e', email: 'a@b.co', created_at: t }));
+  assert.equal(ev(d('03/04/2024')).occurredAt, '2024-04-03T00:00:00.000Z');
+  assert.match(
+    (d('12/25/2024') as { reason: string }).reason,
+    /read day\/month \(the default: .*\): there is no month 25$/,
+  );
+  for (const [t, why] of [
+    ['2024-02-30', 'February 2024 has 29 days, not 30'],
+    ['31/04/2024', 'April 2024 has 30 days, not 31'],
+    ['2024-03-01T25:00:00', 'hour 25 is past 23'],
+    ['13/13/2024', 'there is no month 13'],
+  ] as const) {
+    const m = d(t);
+    assert.equal(m.kind, 'invalid', t);
+    assert.equal((m as { field?: string }).field, 'created_at', t);
+    assert.ok((m as { reason: string }).reason.endsWith(why), `${t}: ${(m as { reason: string }).reason}`);
+  }
+  // Not a date at all: the lead goes without a time, with a warning that says so.
+  const none = ev(d('soon'));
+  assert.equal(none.occurredAt, undefined);
+  assert.deepEqual(none.warnings, ["created_at: 'soon' is not a date leadledger reads: the event goes without a time"]);
+});
+
+test('times without a zone are read in the timezone given (config or option), else UTC, whatever TZ says', () => {
+  const t = (o: Partial<Parameters<typeof createMapper>[0]>) =>
+    ev(createMapper({ config: {}, ...o })(rec({ event_id: 'e', email: 'a@b.co', created_at: '2024-03-01 10:00:00' })))
+      .occurredAt;
+  assert.equal(t({}), '2024-03-01T10:00:00.000Z');
+  assert.equal(t({ timezone: 'America/Sao_Paulo' }), '2024-03-01T13:00:00.000Z');
+  assert.equal(t({ config: parseConfig({ timezone: 'Asia/Tokyo' }, 'c.json') }), '2024-03-01T01:00:00.000Z');
+  assert.throws(() => parseConfig({ timezone: 'Mars/Olympus' }, 'c.json'), /timezone: not a time zone/);
+  assert.throws(() => parseConfig({ dateOrder: 'ymd' }, 'c.json'), /dateOrder/);
 });
 
 test('a plan holds for every record of a shape: a null, a boolean, an object or a number where the first record had text hides nothing from later records', () => {
@@ -250,5 +305,43 @@ test('a plan holds for every record of a shape: a null, a boolean, an object or 
     };
     const r = { kind: 'record' as const, source: 's', line: i + 1, fields };
     assert.deepEqual(remembering(r), createMapper({ config: {} })(r), `record ${i}: ${JSON.stringify(fields)}`);
+  }
+});
+
+test('field names are matched whatever their case: config paths, whole CSV headers, wrappers, and their shapes', () => {
+  const config = parseConfig(
+    { fields: { id: 'EventId', email: 'contact.email', phone: 'Person - Phone - Work', name: 'data.full_name' } },
+    'c.json',
+  );
+  const map = createMapper({ config });
+  const e = ev(
+    map(
+      rec({
+        eventid: 'e1',
+        CONTACT: { Email: 'Ana@Example.com' },
+        'PERSON - PHONE - WORK': '+5511987654321',
+        Data: { FULL_NAME: 'Ana Lima' },
+      }),
+    ),
+  );
+  assert.deepEqual([e.key, e.lead], ['e1', { email: 'ana@example.com', phone: '+5511987654321', name: 'Ana Lima' }]);
+  // The exact spelling wins where a record has both.
+  const both = ev(
+    map(rec({ eventid: 'e2', EventId: 'e3', contact: { email: 'a@example.com', EMAIL: 'b@example.com' } })),
+  );
+  assert.deepEqual([both.key, both.lead.email], ['e3', 'a@example.com']);
+  // Without configuration: a wrapper spelled Data or Properties is a wrapper, and records whose wrapper's keys
+  // differ are of different shapes (the plan of one never misleads the other).
+  const generic = createMapper({ config: {} });
+  const fresh = (fields: Record<string, unknown>) => createMapper({ config: {} })(rec(fields));
+  for (const fields of [
+    { event_id: 'g1', Data: { EMAIL: 'g1@example.com' } },
+    { event_id: 'g2', Data: { Phone: '+5511987654321' } },
+    { event_id: 'g3', Properties: { Email: 'g3@example.com', Name: 'G Três' } },
+    { event_id: 'g4', Data: { EMAIL: 'g4@example.com' } },
+  ]) {
+    const m = generic(rec(fields));
+    assert.equal(m.kind, 'event', JSON.stringify(m));
+    assert.deepEqual(m, fresh(fields));
   }
 });

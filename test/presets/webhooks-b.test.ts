@@ -123,7 +123,7 @@ test('--preset forces a source; --preset generic reads the same body by field na
 });
 
 const NO_CONTACT =
-  'not about a person: a track, page, screen, group or alias event with no email or phone in traits, context.traits or properties.email (what someone did, not who to reach)';
+  'not about a person: a track, page, screen, group or alias event with no email or phone in traits, context.traits, properties or at its top level (what someone did, not who to reach)';
 
 test('Segment events: messageId is the key, the person from traits then context.traits, analytics filtered', async () => {
   const { doc, rows } = await dryRun('segment/events.jsonl');

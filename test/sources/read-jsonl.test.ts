@@ -138,6 +138,35 @@ describe('--select', () => {
     assert.equal(fromObject?.fields['event_id'], 'evt_01JC0003');
   });
 
+  it('reads a form-encoded body (+ a space, %XX bytes of UTF-8) and a decoded form whose values are lists of one', async () => {
+    const stdin = fakeStdin(
+      [
+        { body: 'event_id=a&email=ana%40example.com&name=Ana+Lima+%C3%A9' },
+        { body: { event_id: ['b'], email: ['b@example.com'] } },
+        { Body: 'event_id=c&event_id=second&__proto__=x' },
+        { body: 'event_id=d&email=c%E9%40example.com' },
+        { body: 'YWJjZA==' },
+        { body: 'hello world' },
+        { body: { event_id: ['e'], tags: ['x', 'y'] } },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n'),
+    );
+    const { items } = await readAll(['-'], { stdin, select: 'body' });
+    assert.deepEqual(
+      items.map((i) => (i.kind === 'record' ? [i.fields, i.replaced ?? false] : i.reason)),
+      [
+        [{ event_id: 'a', email: 'ana@example.com', name: 'Ana Lima é' }, false],
+        [{ event_id: 'b', email: 'b@example.com' }, false],
+        [JSON.parse('{"event_id":"c","__proto__":"x"}'), false],
+        [{ event_id: 'd', email: 'c\ufffd@example.com' }, true],
+        "--select body: invalid JSON: Unexpected token 'Y'",
+        "--select body: invalid JSON: Unexpected token 'h'",
+        [{ event_id: ['e'], tags: ['x', 'y'] }, false],
+      ],
+    );
+  });
+
   it('follows dotted paths, also through a JSON string, and rejects non-objects naming the path', async () => {
     const stdin = fakeStdin(
       [

@@ -10,8 +10,9 @@ const TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'];
 const fields = (time: readonly string[]): SourceMapping['fields'] => ({
   type: 'type',
   time: [...time],
-  email: ['traits.email', 'context.traits.email', 'properties.email'],
-  phone: ['traits.phone', 'context.traits.phone'],
+  // Where senders put them besides the Spec's traits: a track's properties, or the event's top level.
+  email: ['traits.email', 'context.traits.email', 'properties.email', 'email'],
+  phone: ['traits.phone', 'context.traits.phone', 'properties.phone', 'phone'],
   name: ['traits.name', 'context.traits.name'],
   firstName: ['traits.firstName', 'context.traits.firstName'],
   lastName: ['traits.lastName', 'context.traits.lastName'],
@@ -20,18 +21,21 @@ const fields = (time: readonly string[]): SourceMapping['fields'] => ({
   source: 'context.campaign.source',
 });
 
+// Every place an event may carry the person's email or phone (names matched whatever their case: `Email`, `EMAIL`).
+const CONTACT = [
+  'traits.email',
+  'traits.phone',
+  'context.traits.email',
+  'context.traits.phone',
+  'properties.email',
+  'properties.phone',
+  'email',
+  'phone',
+];
+
 // An event with an id and no way to reach the person. One without a messageId is left to be invalid: it is broken,
 // whatever it holds.
-const noContact = (type: Condition) =>
-  all(
-    type,
-    present('messageId'),
-    missing('traits.email'),
-    missing('traits.phone'),
-    missing('context.traits.email'),
-    missing('context.traits.phone'),
-    missing('properties.email'),
-  );
+const noContact = (type: Condition) => all(type, present('messageId'), ...CONTACT.map((p) => missing(p)));
 
 const SKIP: readonly Skip[] = [
   {
@@ -42,7 +46,7 @@ const SKIP: readonly Skip[] = [
   {
     when: noContact(isNot('type', 'identify')),
     reason:
-      'not about a person: a track, page, screen, group or alias event with no email or phone in traits, context.traits or properties.email (what someone did, not who to reach)',
+      'not about a person: a track, page, screen, group or alias event with no email or phone in traits, context.traits, properties or at its top level (what someone did, not who to reach)',
   },
 ];
 
@@ -54,7 +58,7 @@ const SEGMENT_DOCS = [
 const RUDDERSTACK_DOC = 'https://rudderstack.com/docs/event-spec/standard-events/common-fields/';
 
 const NOTE =
-  'The key is messageId: a retried delivery (a later sentAt) is the same event. Events with no email or phone in traits, context.traits or properties.email (page views, most track calls) are filtered, not invalid.';
+  'The key is messageId: a retried delivery (a later sentAt) is the same event. Events with no email or phone in traits, context.traits, properties or at their top level (page views, most track calls) are filtered, not invalid. Field names are read whatever their case (Email, EMAIL).';
 
 /**
  * An event RudderStack's server has processed: it carries a rudderId (seen in RudderStack's payloads), a field
