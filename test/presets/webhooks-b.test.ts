@@ -113,13 +113,18 @@ test('Pipedrive v2: meta.id is the key, attempt 2 is the same event, a merge is 
   );
 });
 
-test('--preset forces a source; --preset generic reads the same body by field names, which finds no one', async () => {
+test('--preset forces a source; --preset generic finds the same people by looking through each record', async () => {
   const forced = await dryRun('pipedrive/webhook-v1.jsonl', '--preset', 'pipedrive-webhook');
   assert.deepEqual(readAs(forced.doc), [['Pipedrive webhook (v1)', 7]]);
   assert.deepEqual(decisions(forced.doc), { new: 2, duplicate_in_input: 1, known_lead: 1, invalid: 1, filtered: 2 });
   const generic = await dryRun('pipedrive/webhook-v1.jsonl', '--preset', 'generic');
   assert.deepEqual(readAs(generic.doc), []);
-  assert.equal(generic.doc.counts.new, 0);
+  // No field plan names the person (current.email): discovery finds them, and says where. Without the source's key
+  // (meta.id ...) the events are keyed by content, so the preset still tells more (a known lead, its filters).
+  assert.deepEqual(emailsOfNew(generic.rows), ['ana.souza@exemplo.com.br', 'carlos.p@exemplo.com.br']);
+  assert.ok(
+    generic.rows.filter((r) => r.decision === 'new').every((r) => /email at current\.email/.test(String(r.warnings))),
+  );
 });
 
 const NO_CONTACT =
