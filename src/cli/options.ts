@@ -68,7 +68,7 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--format <format>',
-    description: 'input format: jsonl, json or csv (default: from the extension or the content)',
+    description: 'input format: jsonl, json, csv or log (lines of text) (default: from the extension or the content)',
     commands: ['push', 'replay', 'ledger'],
   },
   {

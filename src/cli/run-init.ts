@@ -6,6 +6,7 @@ import { printable } from '../report/printable.js';
 import { ask } from './confirm.js';
 import { csvDelimiter } from './run-push.js';
 import { installStopSignals } from './signals.js';
+import type { InputFormat } from '../sources/types.js';
 
 /** Runs `init` from parsed flags; returns the exit code. */
 export async function runInit(
@@ -20,7 +21,7 @@ export async function runInit(
       {
         samples,
         read: {
-          format: str('format') as 'jsonl' | 'json' | 'csv' | undefined,
+          format: str('format') as InputFormat | undefined,
           encoding: str('encoding'),
           delimiter: csvDelimiter(str('delimiter')),
         },

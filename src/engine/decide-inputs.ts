@@ -202,7 +202,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
       return;
     }
     const size = want === 'auto' ? (opened.complete ? 0 : availableParallelism()) : want;
-    if (info.format !== 'json' && size > 0) {
+    if ((info.format === 'jsonl' || info.format === 'csv') && size > 0) {
       pool ??= new MapPool(size, poolInit);
       pool.useDateColumns(dates?.columns);
       if (info.format === 'jsonl') yield* readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);

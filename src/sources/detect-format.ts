@@ -1,5 +1,6 @@
 // Decides an input's format: from its name when the extension says it, else from its first bytes.
 
+import { looksLikeTextLog } from './read-text-log.js';
 import type { InputFormat } from './types.js';
 
 /** What a file name tells about its format; `delimiter` is set for .tsv. */
@@ -31,13 +32,19 @@ export function formatFromName(name: string): NameHint {
 }
 
 /**
- * Sniffs the format from the first bytes: `[` → json; `{` → jsonl, unless the first line is not a whole
- * object and the document is a single (pretty-printed) object; anything else → csv.
+ * Sniffs the format from the first bytes: lines of a text log (an access log, syslog, lines that start with their
+ * time: read-text-log.ts) → log; `[` → json; `{` → jsonl, unless the first line is not a whole object and the
+ * document is a single (pretty-printed) object; anything else → csv.
  */
 export function sniffFormat(head: Buffer, complete: boolean): InputFormat {
   let i = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
   while (i < head.length && isSpace(head[i] as number)) i++;
   const c = head[i];
+  if (
+    c !== 0x7b /* { */ &&
+    looksLikeTextLog(head.toString('latin1', i, i + SNIFF_BYTES), complete && head.length <= i + SNIFF_BYTES)
+  )
+    return 'log';
   if (c === 0x5b /* [ */) return 'json';
   if (c !== 0x7b /* { */) return 'csv';
   const nl = head.indexOf(0x0a, i);
@@ -49,6 +56,9 @@ export function sniffFormat(head: Buffer, complete: boolean): InputFormat {
   if (trimmed === '{' || (nl !== -1 && !trimmed.endsWith('}'))) return 'json';
   return 'jsonl';
 }
+
+// The bytes a text log is told by: its first lines.
+const SNIFF_BYTES = 64 * 1024;
 
 function parsesAsObject(text: string): boolean {
   try {

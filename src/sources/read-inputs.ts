@@ -11,13 +11,14 @@ import { openInput, recodedInput, type OpenedInput } from './open-input.js';
 import { readCsv } from './read-csv.js';
 import { readJson } from './read-json.js';
 import { readJsonl } from './read-jsonl.js';
+import { readTextLog } from './read-text-log.js';
 import type { ReaderContext } from './reader-context.js';
 import { resolveInputs, type ResolvedInput } from './resolve-inputs.js';
 import { compileSelector } from './select-path.js';
 import { decideInputInfo } from './sniff-input.js';
 import type { InputFormat, InputInfo, InputRead, RawItem, RawReject, RawUnread, ReadOptions } from './types.js';
 
-const FORMATS: readonly InputFormat[] = ['jsonl', 'json', 'csv'];
+const FORMATS: readonly InputFormat[] = ['jsonl', 'json', 'csv', 'log'];
 
 /** Reads every input in order and yields batches of records and rejects (up to ~1000 items each). */
 export async function* readInputs(inputs: string[], opts: ReadOptions): AsyncGenerator<RawItem[]> {
@@ -170,6 +171,8 @@ export function readFormat(opened: OpenedInput, info: InputInfo, ctx: ReaderCont
       return readJson(opened.chunks, ctx);
     case 'csv':
       return readCsv(opened.chunks, ctx, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' });
+    case 'log':
+      return readTextLog(opened.chunks, ctx);
   }
 }
 

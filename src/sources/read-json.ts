@@ -7,14 +7,36 @@
 //
 // A ".json" file that is really JSONL (one object per line, a common mislabel) is read as JSONL from its second
 // object on, so a broken line is one reject there too.
+//
+// A top-level object that wraps a log's entries in a list of objects (LOG_LISTS: `{"events": [...]}`, as
+// `aws logs filter-log-events` prints them) is read as that list: each object of it is a record at its own line,
+// numbered as an array's elements are and marked with the list's key (RawRecord.within); the wrapper is no record.
 
 import { isUtf8 } from 'node:buffer';
 import { decodeUtf8Line, mergeRecoded } from './decode-text.js';
 import { describeJsonError, lineAndColumn } from './json-error.js';
+import { LOG_LISTS } from './log-text.js';
 import { readJsonl } from './read-jsonl.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import { kindOf } from './select-path.js';
-import type { RawItem } from './types.js';
+import type { RawItem, RawRecord } from './types.js';
+
+// Where the scan is among a top-level object's keys (JsonScan.topElement).
+const enum Key {
+  None,
+  /** After '{' or ',': a key comes next. */
+  Expected,
+  InKey,
+  /** After a key: ':' comes next. */
+  AfterKey,
+  /** After ':': the key's value comes next. */
+  BeforeValue,
+  /** In or after a value. */
+  InValue,
+}
+
+// What topElement returns where a list of entries opens.
+const OPENS_LIST = -2;
 
 /** An array element (or top-level object) larger than this is rejected unread: a lead is a few KB. */
 export const MAX_ELEMENT_BYTES = 64 << 20;
@@ -27,6 +49,7 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 
 /** Reads a JSON document and yields its object(s) as records, in batches. */
 export async function* readJson(chunks: AsyncIterable<Buffer>, ctx: ReaderContext): AsyncGenerator<RawItem[]> {
@@ -74,6 +97,8 @@ const enum At {
   AfterElement,
   /** After a top-level value: whitespace, or another top-level value. */
   AfterValue,
+  /** After the '[' of a list of log entries in a top-level object: an object comes first, or it is no such list. */
+  ListStart,
   /** The structure could not be followed: nothing more is read. */
   Stopped,
 }
@@ -100,6 +125,13 @@ class JsonScan {
   private elements = 0;
   private objects = 0;
   private sawLineBetween = false;
+  private firstOnOneLine = true;
+  // In a top-level object: where its keys are (Key), the key read last, and the list of entries being read.
+  private key = Key.None;
+  private keyText = '';
+  private within: string | undefined;
+  // The top-level object being read wrapped a list of entries: it is no record itself.
+  private wrapped = false;
 
   constructor(private readonly ctx: ReaderContext) {}
 
@@ -128,14 +160,23 @@ class JsonScan {
           } else if (b === OPEN_ARRAY) {
             this.at = At.BeforeElement;
           } else if (b === OPEN_OBJECT) {
-            if (this.at === At.AfterValue && this.objects === 1 && this.elements === 0 && this.sawLineBetween) {
-              // A second object on a line of its own after a first one: JSON lines.
+            if (
+              this.at === At.AfterValue &&
+              this.objects === 1 &&
+              this.elements === 0 &&
+              this.sawLineBetween &&
+              this.firstOnOneLine
+            ) {
+              // A second object on a line of its own after a first one on one line: JSON lines. (Objects that span
+              // lines, as `journalctl -o json-pretty` prints them, are read one after another as documents.)
               return { bytes: chunk.subarray(lineStartOf(chunk, i)), line: this.line };
             }
             this.topLevel = true;
             this.begin(chunk, i);
             from = i;
             this.depth = 1;
+            this.key = Key.Expected;
+            this.wrapped = false;
             this.at = At.InElement;
           } else {
             this.stop(
@@ -151,8 +192,18 @@ class JsonScan {
           else if (isSpace(b)) {
             // nothing
           } else if (b === CLOSE_ARRAY) {
-            this.at = At.AfterValue;
-            this.sawLineBetween = false;
+            if (this.within !== undefined) {
+              // The end of a list of entries: the rest of the object that wrapped it is read, and not kept.
+              this.within = undefined;
+              this.topLevel = true;
+              this.depth = 1;
+              this.key = Key.InValue;
+              this.at = At.InElement;
+              from = i + 1;
+            } else {
+              this.at = At.AfterValue;
+              this.sawLineBetween = false;
+            }
           } else if (b === COMMA) {
             if (this.at === At.BeforeElement) this.emptyElement();
             this.at = At.BeforeElement;
@@ -169,7 +220,15 @@ class JsonScan {
           i++;
           break;
         case At.InElement: {
-          const end = this.element(chunk, i);
+          const end = this.topLevel ? this.topElement(chunk, i) : this.element(chunk, i);
+          if (end === OPENS_LIST) {
+            // A list under one of LOG_LISTS: what follows its '[' tells whether it is one of entries.
+            this.take(chunk, from < 0 ? 0 : from, this.listAt);
+            from = -1;
+            this.at = At.ListStart;
+            i = this.listAt + 1;
+            break;
+          }
           if (end < 0) {
             i = n;
             break;
@@ -182,6 +241,31 @@ class JsonScan {
           i = end;
           break;
         }
+        case At.ListStart:
+          if (b === LF) this.line++;
+          else if (!isSpace(b)) {
+            if (b === OPEN_OBJECT) {
+              // Its entries are the records: the object that wraps them is not kept.
+              this.within = this.keyText;
+              this.wrapped = true;
+              this.parts = [];
+              this.bytes = 0;
+              this.elements = 0;
+              this.topLevel = false;
+              this.at = At.BeforeElement;
+            } else {
+              // Another list: a part of the object like any other.
+              this.parts.push(Buffer.from('['));
+              this.bytes++;
+              this.depth = 2;
+              this.key = Key.InValue;
+              this.at = At.InElement;
+              from = i;
+            }
+            continue;
+          }
+          i++;
+          break;
         case At.Stopped:
           return undefined;
       }
@@ -195,7 +279,8 @@ class JsonScan {
 
   /** The input ended: inside an element or an array that is not closed, it was cut short. */
   end(): void {
-    if (this.at === At.InElement) {
+    if (this.at === At.ListStart) this.unread(this.line, `the JSON document ends inside its '${this.keyText}' list`);
+    else if (this.at === At.InElement) {
       const what = this.topLevel ? 'an object' : `array element ${this.elements + 1}`;
       this.unread(this.startLine, `the JSON document ends inside ${what} (truncated?)`);
     } else if (this.at === At.BeforeElement || this.at === At.AfterElement) {
@@ -228,6 +313,52 @@ class JsonScan {
     return -1;
   }
 
+  // Scans a top-level object's bytes from i as element() does, following its keys: returns the index past its end,
+  // -1 when it goes on past this chunk, or OPENS_LIST where the value of a key of LOG_LISTS opens a list (at listAt).
+  private topElement(b: Buffer, i: number): number {
+    const n = b.length;
+    for (; i < n; i++) {
+      const c = b[i]!;
+      if (this.inString) {
+        if (c === LF) this.line++;
+        if (this.escaped) {
+          this.escaped = false;
+          if (this.key === Key.InKey) this.keyText += '\\';
+        } else if (c === BACKSLASH) this.escaped = true;
+        else if (c === QUOTE) {
+          this.inString = false;
+          if (this.key === Key.InKey) this.key = Key.AfterKey;
+        } else if (this.key === Key.InKey && this.keyText.length <= 16) this.keyText += String.fromCharCode(c);
+        continue;
+      }
+      if (c === QUOTE) {
+        this.inString = true;
+        if (this.depth === 1 && this.key === Key.Expected) {
+          this.key = Key.InKey;
+          this.keyText = '';
+        }
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (this.depth === 1 && this.key === Key.BeforeValue && c === OPEN_ARRAY && LOG_LISTS.has(this.keyText)) {
+          this.listAt = i;
+          return OPENS_LIST;
+        }
+        this.depth++;
+        if (this.depth === 2) this.key = Key.InValue;
+      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        this.depth--;
+        if (this.depth === 0) return i + 1;
+      } else if (c === LF) this.line++;
+      else if (this.depth === 1) {
+        if (c === COLON && this.key === Key.AfterKey) this.key = Key.BeforeValue;
+        else if (c === COMMA) this.key = Key.Expected;
+        else if (this.key === Key.BeforeValue && !isSpace(c)) this.key = Key.InValue;
+      }
+    }
+    return -1;
+  }
+
+  private listAt = 0;
+
   private begin(chunk: Buffer, at: number): void {
     const nl = chunk.lastIndexOf(LF, at);
     this.startColumn = nl >= 0 ? at - nl : this.tailColumn + at + 1;
@@ -241,7 +372,7 @@ class JsonScan {
   }
 
   private take(chunk: Buffer, from: number, to: number): void {
-    if (to <= from || this.tooLarge) return;
+    if (to <= from || this.tooLarge || (this.wrapped && this.topLevel)) return;
     this.bytes += to - from;
     if (this.bytes > MAX_ELEMENT_BYTES) {
       // Read on to its end without keeping it: one reject, and the document goes on.
@@ -254,8 +385,16 @@ class JsonScan {
   }
 
   private finish(): void {
-    const what = this.topLevel ? 'document' : `array element ${++this.elements}`;
-    if (this.topLevel) this.objects++;
+    const what = this.topLevel
+      ? 'document'
+      : `${this.within ? `'${this.within}' item` : 'array element'} ${++this.elements}`;
+    if (this.topLevel && ++this.objects === 1) this.firstOnOneLine = this.line === this.startLine;
+    if (this.topLevel && this.wrapped) {
+      // The object wrapped a list of entries, read as records: it is none itself.
+      this.parts = [];
+      this.wrapped = false;
+      return;
+    }
     const line = this.startLine;
     const { source, selector } = this.ctx;
     // An element of an array is also told by its place in it, as the events of a JSONL line that is an array are:
@@ -305,18 +444,23 @@ class JsonScan {
       return;
     }
     const fields = value as Record<string, unknown>;
+    const within = this.within;
     if (selector === null) {
-      push({ kind: 'record', source, line, fields });
+      push(
+        within === undefined
+          ? { kind: 'record', source, line, fields }
+          : { kind: 'record', source, line, fields, within },
+      );
       return;
     }
     const s = selector.apply(fields);
     if (!s.ok) push({ kind: 'reject', source, line, reason: s.reason });
-    else
-      push(
-        s.replaced
-          ? { kind: 'record', source, line, fields: s.value, replaced: true }
-          : { kind: 'record', source, line, fields: s.value },
-      );
+    else {
+      const rec: RawRecord = { kind: 'record', source, line, fields: s.value };
+      if (s.replaced) rec.replaced = true;
+      if (within !== undefined) rec.within = within;
+      push(rec);
+    }
   }
 
   private emptyElement(): void {

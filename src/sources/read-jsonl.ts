@@ -5,6 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import { decodeUtf8Line, mergeRecoded } from './decode-text.js';
 import { describeJsonError } from './json-error.js';
+import { jsonOfByteEscapes } from './log-text.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import { kindOf } from './select-path.js';
 import type { RawItem, RawRecord } from './types.js';
@@ -173,7 +174,7 @@ export function lineItem(
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseLine(text);
   } catch (err) {
     const e = describeJsonError(err, text);
     const reject: RawItem = {
@@ -190,6 +191,24 @@ export function lineItem(
     return value.map((v, i) => recordOf(v, line, source, selector, i + 1));
   }
   return recordOf(value, line, source, selector);
+}
+
+/**
+ * A line's JSON value; a line a web server wrote with its own escapes (`\x22` for a quote: nginx's JSON log_format
+ * without escape=json) is read as the JSON it escaped. Throws the line's own JSON error where neither reads.
+ */
+export function parseLine(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const unescaped = jsonOfByteEscapes(text);
+    if (unescaped === undefined) throw err;
+    try {
+      return JSON.parse(unescaped);
+    } catch {
+      throw err;
+    }
+  }
 }
 
 function recordOf(

@@ -1,7 +1,7 @@
 // What sources/ hands to mapping/: one record per line (JSONL) or row (CSV), or a rejection.
 
-/** Input formats leadledger reads. */
-export type InputFormat = 'jsonl' | 'json' | 'csv';
+/** Input formats leadledger reads; `log`: lines of text a server or a logger wrote (an access log, syslog). */
+export type InputFormat = 'jsonl' | 'json' | 'csv' | 'log';
 
 /** One record read from an input, before any mapping. `line` is 1-based, the line the record starts on. */
 export interface RawRecord {
@@ -13,6 +13,17 @@ export interface RawRecord {
   item?: number;
   /** Parsed JSON object, or CSV row keyed by header. CSV values are always strings. */
   fields: Record<string, unknown>;
+  /**
+   * The key of the list of a document's top-level object the record is an element of (`events` of a CloudWatch Logs
+   * export, `entries`, `records`): the object wraps a log's entries, and is no record itself (read-json.ts).
+   */
+  within?: string;
+  /**
+   * What the record's wrapper says of its event, where the event was unwrapped from a log line: its delivery id and
+   * its type (the headers a receiver logged beside the body). Where no config or source says where the event's id
+   * is, that id is its key; that type is its type.
+   */
+  wrapper?: { id?: string; type?: string };
   /**
    * Bytes of the record that were not valid UTF-8 were replaced by U+FFFD while decoding it: a form body's
    * percent-encoded bytes (select-path.ts). A line that is not UTF-8 is read as Windows-1252 instead (decode-text.ts).
