@@ -131,15 +131,23 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
     const explicit: NonNullable<Config['fields']> = {};
     for (const f of fields.all) {
       if (!f.paths.length || byDiscovery(f) || (discovered && (f.field === 'email' || f.field === 'phone'))) continue;
+      // An id named in the config must be in every record (one without is invalid): where some sample record had
+      // none, push keys each record as it finds it, by its id or by its content, and so does the config.
+      if (f.field === 'id' && f.without > 0) continue;
       explicit[f.field] = f.paths.length === 1 ? f.paths[0]! : f.paths;
     }
     config.fields = explicit;
   }
   if (phones.country) config.defaultCountry = phones.country;
   const path = resolve(ctx.cwd, o.output ?? DEFAULT_CONFIG_FILE);
+  const id = fields.byName.get('id');
   const key = only
     ? (keyText(only.mapping.key) ?? "the lead's content (no event id)")
-    : (fields.byName.get('id')?.from ?? "the lead's content (no event id found)");
+    : id?.from
+      ? id.without > 0
+        ? `${id.from} where a record has it, else the lead's content`
+        : id.from
+      : "the lead's content (no event id found)";
   return {
     inputs,
     ...(only ? { preset: { name: only.name, title: only.title } } : {}),
@@ -171,12 +179,15 @@ interface FieldStats extends FieldFound {
   field: FieldName;
   /** Every path that gave a value, in the order first seen (written as the config's list). */
   paths: string[];
+  /** Events read by field names that had no value for it. */
+  without: number;
 }
 
 // Per field, which path gave each event its value: the source's declared paths, or those detected by name.
 function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Map<string, FieldStats> } {
   const hits = new Map<FieldName, Map<string, number>>();
   const examples = new Map<FieldName, string[]>();
+  const without = new Map<FieldName, number>();
   const tally = (f: FieldName, text: string, t: string) => {
     const h = hits.get(f) ?? new Map<string, number>();
     h.set(text, (h.get(text) ?? 0) + 1);
@@ -211,12 +222,9 @@ function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Ma
         const texts = typeof declared === 'string' ? [declared] : declared;
         paths = texts.map((t) => configuredPath(e.event, t));
       } else paths = plan![f];
-      for (const p of paths) {
-        const t = scalarText(getPath(e.event, p));
-        if (t === undefined) continue;
-        tally(f, pathText(p), t);
-        break;
-      }
+      const p = paths.find((x) => scalarText(getPath(e.event, x)) !== undefined);
+      if (p) tally(f, pathText(p), scalarText(getPath(e.event, p))!);
+      else if (!e.def) without.set(f, (without.get(f) ?? 0) + 1);
     }
   }
   const all: FieldStats[] = FIELD_NAMES.map((field) => {
@@ -227,6 +235,7 @@ function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Ma
       from: ranked[0]?.[0] ?? null,
       examples: examples.get(field) ?? [],
       paths: h ? [...h.keys()] : [],
+      without: without.get(field) ?? 0,
     };
   });
   return { all, byName: new Map(all.map((f) => [f.field, f])) };

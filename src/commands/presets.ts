@@ -32,7 +32,7 @@ export interface LogInfo {
   name: string;
   title: string;
   recognizedBy: string[];
-  /** Where the webhook body is looked for in each line, in this order. */
+  /** Where the webhook body is looked for in each line, in this order (a message: at the end of its text). */
   bodies: string[];
   docs: string[];
 }
@@ -102,14 +102,17 @@ function logInfo(l: LogDef): LogInfo {
   return {
     name: l.name,
     title: l.title,
-    recognizedBy: jsonSignature(l.signature),
-    bodies: [...l.bodies],
+    recognizedBy: Array.isArray(l.signature)
+      ? l.signature.map((s: JsonSignature) => `one of: ${jsonSignature(s).join('; ')}`)
+      : jsonSignature(l.signature as JsonSignature),
+    bodies: [...l.bodies, ...(l.messages ?? []).map((m) => `${m} (a body after its words)`), ...(l.payloads ?? [])],
     docs: [...l.docs],
   };
 }
 
 function jsonSignature(sig: JsonSignature): string[] {
-  const out = [`${sig.has.join(', ')} present`];
+  const out = sig.has.length ? [`${sig.has.join(', ')} present`] : [];
+  if (sig.anyOf?.length) out.push(`one of ${sig.anyOf.join(', ')} present`);
   for (const [p, vs] of Object.entries(sig.equals ?? {}))
     out.push(`${p} is ${vs.map((v) => JSON.stringify(v)).join(' or ')}`);
   if (sig.lacks?.length) out.push(`no ${sig.lacks.join(', ')}`);

@@ -87,6 +87,9 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   const keyFields = cfg.key && 'fields' in cfg.key ? cfg.key.fields : undefined;
   // A key made of several values (a source with no event id): each must be there.
   const keyPaths = cfg.key && 'paths' in cfg.key ? cfg.key.paths : undefined;
+  // Where neither the config nor a source says where the id is, a log's wrapper may (RawRecord.wrapper): a delivery
+  // id in the headers a receiver logged tells a retry (the same id) from a new event about the same order.
+  const wrapperKeys = !keyFields && !keyPaths && !explicit.id;
   const custom = Object.entries(cfg.fields?.custom ?? {}).map(([name, p]) => [name, parsePath(p)] as const);
   const country = (opts.defaultCountry ?? cfg.defaultCountry)?.toUpperCase();
   const phonePolicy: InvalidPhonePolicy = cfg.phones?.invalid ?? 'omit';
@@ -155,6 +158,8 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       }
       // A part that JSON rounded could make two events one key (see inexactNumberPath): keyed by content instead.
       key = idWarning === undefined ? parts.join('|') : undefined;
+    } else if (wrapperKeys && rec.wrapper?.id !== undefined) {
+      key = rec.wrapper.id;
     } else if (!keyFields && plan.id.length > 0) {
       key = at(read.id, fields);
       if (!key) {
@@ -170,7 +175,9 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       }
     }
 
-    const type = at(read.type, fields);
+    // The event type a delivery's headers named (x-shopify-topic) is the event's: a body's own `type` may be its
+    // resource's (a product's "simple").
+    const type = rec.wrapper?.type ?? at(read.type, fields);
     if (typeSet && (!type || !typeSet.has(type))) {
       return { kind: 'filtered', source, line, key, reason: type ? `type ${type} not accepted` : 'no event type' };
     }

@@ -2,8 +2,9 @@
 // records (a log by its logger's fields), a CSV export by its header. An input recognized here is read and mapped
 // record by record as its source wrote it (recognize.ts); any other keeps the generic, parallel path.
 import { headerCells, normalizeHeaders } from '../sources/csv-headers.js';
+import { parseLine } from '../sources/read-jsonl.js';
 import type { InputInfo } from '../sources/types.js';
-import { recognizeCsv, recognizeJson, recognizeLog } from './recognize.js';
+import { logList, recognizeCsv, recognizeEntryOwner, recognizeJson, recognizeLog } from './recognize.js';
 import type { LogDef, SourceDef } from './types.js';
 
 /** What an input's first bytes were recognized as. */
@@ -30,14 +31,14 @@ export function recognizeHead(head: Buffer, complete: boolean, info: InputInfo):
     if (++n > HEAD_LINES) break;
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseLine(text);
     } catch {
       continue;
     }
     for (const rec of Array.isArray(value) ? value : [value]) {
       if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) continue;
       const r = rec as Record<string, unknown>;
-      const log = recognizeLog(r);
+      const log = recognizeLog(r) ?? logList(r)?.log ?? recognizeEntryOwner(r);
       if (log) return { log };
       const source = recognizeJson(r);
       if (source) return { source };

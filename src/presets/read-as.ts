@@ -33,7 +33,8 @@ export function recognizerFor(
     const headers = info.format === 'csv' ? csvHeader(opened.head, info) : undefined;
     return new Recognizer({ map, format: info.format, forced: preset, headers });
   }
-  if (info.format === 'json') return new Recognizer({ map, format: 'json' });
+  // JSON documents and text logs are recognized record by record (a log's lines are containers of events).
+  if (info.format === 'json' || info.format === 'log') return new Recognizer({ map, format: info.format });
   const head = recognizeHead(opened.head, opened.complete, info);
   return head && new Recognizer({ map, format: info.format, log: !!head.log, headers: head.headers });
 }

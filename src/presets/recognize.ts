@@ -7,9 +7,10 @@ import type { Config } from '../mapping/config.js';
 import { getPath, normalizeHeader, parsePath, type FieldPath } from '../mapping/fields.js';
 import { createMapper, mapItem, type MapOptions, type Mapper } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
-import { formBody, formValues } from '../sources/select-path.js';
+import { formValues } from '../sources/select-path.js';
 import type { RawItem, RawRecord, RawReject } from '../sources/types.js';
-import { LOGS, SOURCES } from './catalog.js';
+import { SOURCES } from './catalog.js';
+import { deliveryOf, entryOwner, LOG_LISTS, logBody, logOf, withoutOwn, type LogPlace } from './logs.js';
 import type { CsvSignature, CsvSource, JsonSignature, JsonSource, LogDef, SourceDef } from './types.js';
 
 /** The source a record is recognized as, where one is: checked in catalog order, the first that matches. */
@@ -18,9 +19,35 @@ export function recognizeJson(record: Record<string, unknown>): JsonSource | und
   return undefined;
 }
 
-/** The logger whose line this is, where it is one. */
-export function recognizeLog(record: Record<string, unknown>): LogDef | undefined {
-  for (const l of LOGS) if (matchesJson(record, l.signature)) return l;
+/**
+ * The log whose line (or entry) this is, where it is one; `at` says where the record is (a line of a text log, an
+ * entry of a document's list), which some logs need.
+ */
+export function recognizeLog(record: Record<string, unknown>, at: LogPlace = {}): LogDef | undefined {
+  return logOf(record, at, matchesJson);
+}
+
+/**
+ * The log whose entry a record is, where it holds the person itself and is read whole: that log's own fields (its
+ * ids of the entry, such as the journal's MESSAGE_ID) are left out of it (see entryOwner).
+ */
+export function recognizeEntryOwner(record: Record<string, unknown>, at: LogPlace = {}): LogDef | undefined {
+  return entryOwner(record, at, matchesJson);
+}
+
+/**
+ * The entries of a log a record wraps, where it is one: a list under one of LOG_LISTS whose first object is an entry
+ * of a log (a CloudWatch Logs subscription's `logEvents` on a line of its own).
+ */
+export function logList(record: Record<string, unknown>): { key: string; list: unknown[]; log: LogDef } | undefined {
+  for (const key of Object.keys(record)) {
+    if (!LOG_LISTS.has(key)) continue;
+    const list = record[key];
+    if (!Array.isArray(list)) continue;
+    const first: unknown = list.find((x) => x !== null && typeof x === 'object' && !Array.isArray(x));
+    const log = first === undefined ? undefined : recognizeLog(first as Record<string, unknown>, { within: key });
+    if (log) return { key, list, log };
+  }
   return undefined;
 }
 
@@ -40,7 +67,7 @@ export function recognizeCsv(headers: readonly string[]): CsvSource | undefined 
 
 const compiled = new WeakMap<
   object,
-  { has: FieldPath[]; equals: Array<[FieldPath, Set<string>]>; lacks: FieldPath[] }
+  { has: FieldPath[]; equals: Array<[FieldPath, Set<string>]>; lacks: FieldPath[]; anyOf: FieldPath[] }
 >();
 
 function matchesJson(record: Record<string, unknown>, sig: JsonSignature): boolean {
@@ -50,6 +77,7 @@ function matchesJson(record: Record<string, unknown>, sig: JsonSignature): boole
       has: sig.has.map(parsePath),
       equals: Object.entries(sig.equals ?? {}).map(([p, vs]) => [parsePath(p), new Set(vs.map(String))]),
       lacks: (sig.lacks ?? []).map(parsePath),
+      anyOf: (sig.anyOf ?? []).map(parsePath),
     };
     compiled.set(sig, c);
   }
@@ -63,7 +91,12 @@ function matchesJson(record: Record<string, unknown>, sig: JsonSignature): boole
       return false;
   }
   for (const p of c.lacks) if (getPath(record, p) !== undefined) return false;
+  if (c.anyOf.length > 0 && !c.anyOf.some((p) => !isNone(getPath(record, p)))) return false;
   return true;
+}
+
+function isNone(v: unknown): boolean {
+  return v === undefined || v === null;
 }
 
 function matchesCsv(names: Set<string>, sig: CsvSignature): boolean {
@@ -114,8 +147,8 @@ export type ReadAs = Map<string, number>;
 /** How an input is to be recognized. */
 export interface RecognizeOptions {
   map: MapOptions;
-  /** The input's format: a CSV input's header is recognized once, a JSON record each time. */
-  format: 'csv' | 'json' | 'jsonl';
+  /** The input's format: a CSV input's header is recognized once, a JSON record (or a text log's line) each time. */
+  format: 'csv' | 'json' | 'jsonl' | 'log';
   /** --preset or the config's "preset": every record is read as this source. */
   forced?: SourceDef;
   /** The input's first lines were those of an application log: its lines that are not JSON are not events. */
@@ -163,8 +196,9 @@ export class Recognizer {
       return;
     }
     if (item.kind === 'reject') {
-      const filtered = this.notARecord(item);
-      out.push(filtered ?? mapItem(this.generic, item));
+      const m = this.notARecord(item) ?? mapItem(this.generic, item);
+      if (item.item !== undefined) m.item = this.itemFor(item.source, item.line, item.item);
+      out.push(m);
       return;
     }
     out.push(mapItem(this.generic, item));
@@ -180,81 +214,103 @@ export class Recognizer {
     }
   }
 
-  private pushJson(rec: RawRecord, fields: Record<string, unknown>, out: Mapped[], log: LogDef | undefined): void {
+  private pushJson(
+    rec: RawRecord,
+    fields: Record<string, unknown>,
+    out: Mapped[],
+    log: LogDef | undefined,
+    where?: string,
+  ): void {
     const forced = this.o.forced;
     if (forced?.reads === 'json') return this.pushSource(forced, rec, fields, out, log);
     if (!log) {
-      const l = recognizeLog(fields);
+      const place = { text: this.o.format === 'log', within: rec.within };
+      const l = recognizeLog(fields, place);
       if (l) return this.pushLogLine(l, rec, fields, out);
+      const entries = rec.within === undefined ? logList(fields) : undefined;
+      if (entries) return this.pushEntries(rec, entries.key, entries.list, out);
+      // An entry of a log that holds the person itself is their record; the ids the log gave the entry are not the
+      // event's (the journal's MESSAGE_ID is the same on every line of a kind): read without them.
+      const owner = recognizeEntryOwner(fields, place);
+      if (owner) {
+        const unit = owner.unit === 'entry' ? 'entries' : `${owner.unit ?? 'line'}s`;
+        this.count(`${owner.title} ${unit} that hold the person, read whole without the log's own fields`);
+        fields = withoutOwn(fields, owner);
+      }
     }
     const source = recognizeJson(fields);
     if (source) return this.pushSource(source, rec, fields, out, log);
-    if (log) this.count(`events in a ${log.title}, read by field names`);
+    if (log)
+      this.count(
+        `events in ${/^[AEIOU]/i.test(log.title) ? 'an' : 'a'} ${log.title}${where ? ` (${where})` : ''}, read by field names`,
+      );
     this.o.onEvent?.(log ? { log, event: fields } : { event: fields });
-    out.push(this.generic(fields === rec.fields ? rec : { ...rec, fields }));
+    const m = this.generic(fields === rec.fields ? rec : { ...rec, fields });
+    if (rec.item !== undefined) m.item = this.itemFor(rec.source, rec.line, rec.item);
+    out.push(m);
   }
 
-  // A log line: the webhook body its handler logged, recognized as any record; a line without one is not an event.
-  private pushLogLine(log: LogDef, rec: RawRecord, line: Record<string, unknown>, out: Mapped[]): void {
-    const { source } = rec;
-    for (const at of log.bodies) {
-      let body = getPath(line, parsePath(at));
-      let replaced = rec.replaced === true;
-      if (typeof body === 'string') {
-        const text = body.trim();
-        // A form the handler logged as it came (application/x-www-form-urlencoded), or a JSON body.
-        const form = formBody(text);
-        if (form) {
-          body = form.value;
-          replaced ||= form.replaced;
-        } else if (!text.startsWith('{') && !text.startsWith('[')) continue;
-        else
-          try {
-            body = JSON.parse(text);
-          } catch (e) {
-            out.push(
-              this.at(rec, {
-                kind: 'invalid',
-                source,
-                line: rec.line,
-                field: at,
-                reason: `${at}: the logged body is not whole JSON (${(e as Error).message})`,
-              }),
-            );
-            return;
-          }
-      }
-      const from: RawRecord = replaced && !rec.replaced ? { ...rec, replaced: true } : rec;
-      // An empty body is none: Express's body-parser gives a GET `{}`, and a list with no events yields nothing.
-      if (body === null || typeof body !== 'object' || Object.keys(body).length === 0) continue;
-      if (Array.isArray(body)) {
-        body.forEach((b, i) => {
-          const one = { ...from, item: i + 1 };
-          if (b !== null && typeof b === 'object' && !Array.isArray(b))
-            this.pushJson(one, formValues(b as Record<string, unknown>), out, log);
-          else
-            out.push({
-              kind: 'invalid',
-              source,
-              line: rec.line,
-              item: i + 1,
-              reason: `${at}: item ${i + 1} is not a JSON object`,
-            });
+  // A record that wraps a log's entries (LOG_LISTS): each entry is read as its own record of the line.
+  private pushEntries(rec: RawRecord, key: string, list: unknown[], out: Mapped[]): void {
+    list.forEach((el, i) => {
+      if (el === null || typeof el !== 'object' || Array.isArray(el)) {
+        const item = this.itemFor(rec.source, rec.line, rec.item);
+        out.push({
+          kind: 'invalid',
+          source: rec.source,
+          line: rec.line,
+          item,
+          reason: `${key} item ${i + 1} is not a JSON object`,
         });
         return;
       }
-      // A decoded form logged with each value in a list of one is read as the form it was.
-      return this.pushJson(from, formValues(body as Record<string, unknown>), out, log);
+      const fields = el as Record<string, unknown>;
+      const item = this.peekItem(rec.source, rec.line, rec.item);
+      this.pushJson({ ...rec, item, within: key, fields }, fields, out, undefined);
+    });
+  }
+
+  // A log line: the webhook body its handler logged, recognized as any record; a line without one is not an event.
+  private pushLogLine(log: LogDef, rec: RawRecord, line: Record<string, unknown>, out: Mapped[], depth = 0): void {
+    const { source } = rec;
+    const found = logBody(log, line);
+    const unit = log.unit === 'entry' ? 'entries' : `${log.unit ?? 'line'}s`;
+    if (found.kind === 'none') {
+      this.count(`${log.title} ${unit} that are not events`);
+      out.push(this.at(rec, { kind: 'filtered', source, line: rec.line, reason: found.reason }));
+      return;
     }
-    this.count(`${log.title} lines that are not events`);
-    out.push(
-      this.at(rec, {
-        kind: 'filtered',
-        source,
-        line: rec.line,
-        reason: `not an event: a ${log.title} line with no webhook body (${log.bodies.join(', ')})`,
-      }),
-    );
+    if (found.kind === 'broken') {
+      out.push(this.at(rec, { kind: 'invalid', source, line: rec.line, field: found.at, reason: found.reason }));
+      return;
+    }
+    const { body, at } = found;
+    const where = rec.within !== undefined ? `${rec.within}[].${at}` : at;
+    let from: RawRecord = found.replaced && !rec.replaced ? { ...rec, replaced: true } : rec;
+    // What the receiver's log says of the delivery (its headers): the id of a retry, the event's type.
+    const wrapper = deliveryOf(log, line);
+    if (wrapper) from = { ...from, wrapper };
+    if (Array.isArray(body)) {
+      body.forEach((b, i) => {
+        if (b !== null && typeof b === 'object' && !Array.isArray(b)) {
+          const one = { ...from, item: this.peekItem(source, rec.line, rec.item) };
+          this.pushJson(one, formValues(b as Record<string, unknown>), out, log, where);
+        } else
+          out.push({
+            kind: 'invalid',
+            source,
+            line: rec.line,
+            item: this.itemFor(source, rec.line, rec.item),
+            reason: `${at}: item ${i + 1} is not a JSON object`,
+          });
+      });
+      return;
+    }
+    // A line of another log inside this one (a container's log of an application's JSON lines) is unwrapped too.
+    const inner = depth === 0 ? recognizeLog(body) : undefined;
+    if (inner) return this.pushLogLine(inner, from, body, out, depth + 1);
+    // A decoded form logged with each value in a list of one is read as the form it was.
+    return this.pushJson(from, formValues(body), out, log, where);
   }
 
   private pushSource(
@@ -295,7 +351,8 @@ export class Recognizer {
     const several = events.length > 1 || (def.reads === 'json' && !!def.events);
     events.forEach((ev, i) => {
       this.count(title);
-      const item = several || rec.item !== undefined ? this.nextItem(source, line) : undefined;
+      const item =
+        several || rec.item !== undefined ? this.itemFor(source, line, i === 0 ? rec.item : undefined) : undefined;
       if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
         const m: Mapped = {
           kind: 'invalid',
@@ -361,7 +418,7 @@ export class Recognizer {
   }
 
   private at(rec: RawRecord, m: Mapped): Mapped {
-    if (rec.item !== undefined && m.item === undefined) m.item = this.nextItem(rec.source, rec.line);
+    if (rec.item !== undefined && m.item === undefined) m.item = this.itemFor(rec.source, rec.line, rec.item);
     return m;
   }
 
@@ -369,10 +426,20 @@ export class Recognizer {
   // document on one line whose elements each hold a list of leads gives each lead a number of its own.
   private itemAt = { source: '', line: -1, next: 1 };
 
-  private nextItem(source: string, line: number): number {
+  // The item of the next event of a line: its record's own number (`floor`: its place in a JSON array, as the reader
+  // numbered it), unless events before it on the line took that number already.
+  private itemFor(source: string, line: number, floor?: number): number {
+    const n = this.peekItem(source, line, floor);
+    this.itemAt.next = n + 1;
+    return n;
+  }
+
+  // The number itemFor would give, not taken: a record made here to be mapped (a log's entry, a body's element)
+  // carries it, and its event takes it.
+  private peekItem(source: string, line: number, floor?: number): number {
     const at = this.itemAt;
     if (at.source !== source || at.line !== line) this.itemAt = { source, line, next: 1 };
-    return this.itemAt.next++;
+    return Math.max(this.itemAt.next, floor ?? 1);
   }
 
   private count(title: string): void {

@@ -15,6 +15,8 @@ export interface JsonSignature {
   equals?: Readonly<Record<string, readonly Scalar[]>>;
   /** Paths that must not be there: tells a source from a look-alike. */
   lacks?: readonly string[];
+  /** Paths of which at least one must hold a value other than null, when given. */
+  anyOf?: readonly string[];
 }
 
 /** How a CSV export of a source is recognized: its header names (compared as normalizeHeader makes them). */
@@ -84,16 +86,42 @@ export interface CsvSource extends SourceBase {
 export type SourceDef = JsonSource | CsvSource;
 
 /**
- * An application log (pino, winston, bunyan): its lines are containers. The webhook body a handler logged is found
- * under one of `bodies` (an object or a JSON string), then recognized as any other record; a line without one is
- * not an event.
+ * A log whose lines (or entries) are containers: an application's (pino, winston, bunyan), a platform's (CloudWatch
+ * Logs, Cloud Logging, the systemd journal), a web server's access log. The webhook body a handler logged is found
+ * under one of `bodies` (an object, a JSON string or a form), else after the words of one of `messages` (a line of
+ * text ending in the body as JSON or a form), then recognized as any other record; a line without one is not an
+ * event.
  */
 export interface LogDef {
   name: string;
   title: string;
   docs: readonly string[];
-  signature: JsonSignature;
+  /** What a line of this log has; several: any of them. */
+  signature: JsonSignature | readonly JsonSignature[];
   bodies: readonly string[];
+  /** Paths of the line's text (a string, or the journal's list of bytes), where a body may follow its words. */
+  messages?: readonly string[];
+  /**
+   * Paths of a structured payload that is the event itself where it holds more than a message (Cloud Logging's
+   * `jsonPayload`), tried after the bodies and messages.
+   */
+  payloads?: readonly string[];
+  /** Paths of the request headers logged beside the body: a delivery id there is the event's key, a topic its type. */
+  headers?: readonly string[];
+  /**
+   * Top-level fields that are the log's, not the event's (the ids it gives each line, a cursor): left out where an
+   * entry holds the person itself and is read whole, so that none is taken for the event's id. `_*`: a prefix.
+   */
+  own?: readonly string[];
+  /** Only the entries of a document's list under one of these keys are read as this log (`logEvents`). */
+  lists?: readonly string[];
+  /** What one of its records is called in messages: a line (the default) or an entry (of a JSON document). */
+  unit?: string;
+  /**
+   * Only lines of a text log (the `log` format: sources/read-text-log.ts), or only the entries of a document's list
+   * of log entries (RawRecord.within), are read as this log.
+   */
+  only?: 'text' | 'list';
 }
 
 /** The field names a source maps, for listings. */

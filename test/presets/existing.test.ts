@@ -161,11 +161,15 @@ test('an application log (pino, winston, bunyan): the webhook bodies its lines h
     'bunyan log lines that are not events': 1,
   });
   const reasons = new Set(rows.filter((r) => r.decision === 'filtered').map((r) => r.reason));
+  // Each says where a body was looked for, and what the line said instead.
+  const places = 'body, payload, req.body, request.body, rawBody';
   assert.deepEqual([...reasons].sort(), [
-    'not an event: a bunyan log line with no webhook body (body, payload, req.body, request.body, rawBody)',
+    `not an event: a bunyan log line with no webhook body (${places}, msg): "shutting down"`,
     'not an event: a log line that is not JSON',
-    'not an event: a pino log line with no webhook body (body, payload, req.body, request.body, rawBody)',
-    'not an event: a winston log line with no webhook body (body, payload, req.body, request.body, rawBody)',
+    `not an event: a pino log line with no webhook body (${places}, msg): "CRM push failed"`,
+    `not an event: a pino log line with no webhook body (${places}, msg): "request completed"`,
+    `not an event: a pino log line with no webhook body (${places}, msg): "server listening on :3000"`,
+    `not an event: a winston log line with no webhook body (${places}, message): "slow response from CRM"`,
   ]);
   assert.match(rows.find((r) => r.decision === 'invalid')!.reason, /^payload: the logged body is not whole JSON \(/);
   const sent = await pushTwice(dir, input, 3, '--default-country', 'BR');
