@@ -2,7 +2,7 @@
 // --help and --version load commander and nothing else.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { addOptions, EXIT_CODES, valuesFromEnv } from './options.js';
+import { addOptions, EXIT_CODES, EXIT_PRECEDENCE_TEXT, valuesFromEnv } from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -21,6 +21,7 @@ Examples:
 
 Exit codes:
 ${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}
+  ${EXIT_PRECEDENCE_TEXT}
 `;
 
 /** Builds the commander program. */

@@ -372,7 +372,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
+      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error, 0, collector.counts.conflict),
     };
     if (runId !== undefined) await ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     await ledger.close();
