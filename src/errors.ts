@@ -70,7 +70,7 @@ export class LedgerError extends LeadledgerError {
   }
 }
 
-/** The run was stopped by SIGINT/SIGTERM: exit 130. */
+/** The run was stopped by SIGINT/SIGTERM/SIGHUP: exit 130. */
 export class InterruptedError extends LeadledgerError {
   constructor(message = 'interrupted') {
     super(message, ExitCode.interrupted);

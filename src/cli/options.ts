@@ -322,7 +322,7 @@ const EXIT_MEANINGS = {
   [ExitCode.conflict]:
     'finished, but some events conflict with what the ledger or the input holds (the same key, another lead): never sent, a person must look; a --dry-run that finds conflicts ends 6 too',
   [ExitCode.interrupted]:
-    'interrupted (Ctrl-C / SIGTERM): sends in flight settled within the grace period, the rest in doubt; unsent events released',
+    'interrupted (Ctrl-C / SIGTERM / SIGHUP): sends in flight settled within the grace period, the rest in doubt; unsent events released',
 } satisfies Record<ExitCode, string>;
 
 /** Exit codes, as --help and the README show them, in numeric order. */

@@ -31,11 +31,14 @@ interface Run {
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts a push, waits until `ready`, sends SIGINT (twice with `twice`, `gapMs` apart), resolves on exit. */
+/**
+ * Starts a push, waits until `ready`, sends SIGINT (or `signal`; twice with `twice`, `gapMs` apart), resolves on
+ * exit.
+ */
 async function pushAndInterrupt(
   args: string[],
   ready: () => boolean,
-  opts: { twice?: boolean; gapMs?: number } = {},
+  opts: { twice?: boolean; gapMs?: number; signal?: NodeJS.Signals } = {},
 ): Promise<Run> {
   const child = start(args, env, ['ignore', 'pipe', 'pipe']);
   let stdout = '';
@@ -48,10 +51,10 @@ async function pushAndInterrupt(
   for (let i = 0; i < 600 && !ready() && child.exitCode === null; i++) await wait(50);
   assert.equal(child.exitCode, null, `the push ended before the moment to interrupt it: ${stderr}`);
   const sentAt = Date.now();
-  child.kill('SIGINT');
+  child.kill(opts.signal ?? 'SIGINT');
   if (opts.twice) {
     await wait(opts.gapMs ?? 300);
-    child.kill('SIGINT');
+    child.kill(opts.signal ?? 'SIGINT');
   }
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const e = await done;
@@ -140,17 +143,18 @@ test(
   { timeout: 60_000 },
 );
 
-test('Ctrl-C while batches are on the wire: they settle in the grace period and are counted so; the rest is released', async () => {
-  const { emu, ledger, args } = await setUp(1000, { faults: { latencyMs: 800 } });
-  const run = await pushAndInterrupt(args, () => emu.stats().requests >= 4);
-  await consistent(run, ledger, emu);
-  const s = run.report.stopped!;
-  assert.equal(s.cut, 0);
-  assert.ok(s.settled >= 400, `the four batches in flight settled: ${JSON.stringify(s)}`);
-  assert.equal(run.report.delivery.sent, s.settled);
-  assert.equal(s.settled + s.released, run.report.counts.new, 'every event decided to send is one of the two');
-  assert.equal(emu.contacts().length, s.settled);
-});
+for (const signal of ['SIGINT', 'SIGHUP'] as const)
+  test(`${signal === 'SIGINT' ? 'Ctrl-C' : 'SIGHUP (a closed terminal)'} while batches are on the wire: they settle in the grace period and are counted so; the rest is released`, async () => {
+    const { emu, ledger, args } = await setUp(1000, { faults: { latencyMs: 800 } });
+    const run = await pushAndInterrupt(args, () => emu.stats().requests >= 4, { signal });
+    await consistent(run, ledger, emu);
+    const s = run.report.stopped!;
+    assert.equal(s.cut, 0);
+    assert.ok(s.settled >= 400, `the four batches in flight settled: ${JSON.stringify(s)}`);
+    assert.equal(run.report.delivery.sent, s.settled);
+    assert.equal(s.settled + s.released, run.report.counts.new, 'every event decided to send is one of the two');
+    assert.equal(emu.contacts().length, s.settled);
+  });
 
 test('Ctrl-C twice while batches are on the wire: they are cut and in doubt, the summary names the command that settles them, which looks them up first', async () => {
   // The emulator stores each batch after 3 s, whether or not the client still waits for the answer.
