@@ -1,7 +1,7 @@
 // Ctrl-C / SIGTERM / SIGHUP: the first signal stops new work and gives in-flight sends a grace period to settle; a
 // second signal, or the end of the grace period, cuts them (their events end in doubt, never lost). SIGHUP is a
 // closed terminal or a dropped SSH session: left to Node's default, it ended the process mid-send, its claims
-// pending and its run never recorded.
+// pending and its run never recorded. Its output has nowhere to go by then: closed-output.ts drops it quietly.
 
 /** The signals that stop a command as Ctrl-C does. */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
