@@ -11,7 +11,7 @@ export async function runWithReport(
   run: (ctx: CommandContext) => Promise<RunReport>,
 ): Promise<number> {
   const out = await createOutput(flags);
-  const signals = installStopSignals(10_000, () =>
+  const signals = installStopSignals(graceMs(process.env), () =>
     out.info('stopping: no new sends; waiting for in-flight sends to settle (Ctrl-C again to cut them)'),
   );
   try {
@@ -39,4 +39,13 @@ export async function runWithReport(
     out.stopProgress();
     signals.dispose();
   }
+}
+
+/**
+ * How long in-flight sends may settle after a stop before they are cut: 10 s. Hidden: tests lengthen it, so that a run
+ * that waited it out where it should not have is caught by their bound rather than by timing its exit.
+ */
+function graceMs(env: NodeJS.ProcessEnv): number {
+  const ms = Number(env.LEADLEDGER_GRACE_MS);
+  return ms > 0 ? ms : 10_000;
 }

@@ -1,55 +1,19 @@
 // `ledger migrate` and the runs that hold a ledger: a copy taken while a push went on lacked what the push settled
 // after it (the next push on the new ledger sent those leads again). A migrate is refused while a push holds the
 // ledger (exit 5, naming the run), waits for it with --wait, and holds the ledger itself while it copies.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { BIN, inheritedEnv, ROOT, runCli } from '../helpers/cli.js';
 import { jsonlEvents } from '../helpers/events.js';
+import { heldReceiver } from '../helpers/held-receiver.js';
 import { readLedger } from '../helpers/kill.js';
 import { pgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
-
-/**
- * A webhook receiver that holds every request until `open()`: a push to it is mid-run, its ledger held, for as
- * long as the test wants. `arrived` resolves with the first request.
- */
-async function heldReceiver(): Promise<{
-  url: string;
-  arrived: Promise<void>;
-  open: () => void;
-  received: () => number;
-}> {
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  let first!: () => void;
-  const arrived = new Promise<void>((r) => (first = r));
-  let received = 0;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    req.on('end', () => {
-      received++;
-      first();
-      void gate.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  after(() => {
-    open();
-    server.closeAllConnections();
-    server.close();
-  });
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, arrived, open, received: () => received };
-}
 
 /** Starts the CLI; its stderr collected, `said(re)` resolving once it has printed what re matches. */
 function started(args: string[], env: Record<string, string> = {}) {

@@ -19,13 +19,13 @@ async function firstProgress(args: string[], input?: string): Promise<string[]> 
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   if (input !== undefined) child.stdin!.write(input);
   const closed = new Promise((r) => child.on('close', r));
-  for (let i = 0; i < 300 && !/^\[\d{4}-/m.test(stderr) && child.exitCode === null; i++)
-    await new Promise((r) => setTimeout(r, 50));
+  // The first line comes three seconds in at the earliest; on a loaded machine, later.
+  while (!/^\[\d{4}-/m.test(stderr) && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
   child.kill('SIGINT');
   child.stdin!.end();
   await closed;
   const lines = [...stderr.matchAll(LINE)].map((m) => m[1]!);
-  assert.ok(lines.length > 0, `a progress line within 15 s: ${stderr}`);
+  assert.ok(lines.length > 0, `a progress line before the push ended: ${stderr}`);
   return lines;
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { jsonlEvents } from '../helpers/events.js';
+import { catchesStopSignals } from '../helpers/signals.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 interface Exit {
@@ -28,19 +29,6 @@ function start(args: string[]): { child: ChildProcess; stderr: () => string } {
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout!.resume();
   return { child, stderr: () => stderr };
-}
-
-/**
- * Whether the process catches SIGHUP (its SigCgt mask in /proc: bit n-1 for signal n). Node catches none by itself;
- * leadledger takes SIGINT, SIGTERM and SIGHUP together, in one synchronous call: once it has SIGHUP, it has all three.
- */
-function catchesStopSignals(pid: number): boolean {
-  try {
-    const m = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return !!m && (BigInt(`0x${m[1]}`) & 1n) === 1n;
-  } catch {
-    return false; // exited
-  }
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 10));
