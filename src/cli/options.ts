@@ -316,7 +316,7 @@ const EXIT_MEANINGS = {
   [ExitCode.incomplete]: 'finished, but some events failed or are in doubt, or the --report file could not be written',
   [ExitCode.usage]: 'usage or config error',
   [ExitCode.input]:
-    'input unreadable, wholly or in part: a file, the rest of one, or a record (a broken JSON line, a CSV row with broken quoting or the wrong number of cells, an email or phone whose bytes are not UTF-8); what could be read was still decided and sent',
+    'input unreadable, wholly or in part: a file, the rest of one, or a record (a broken JSON line, a CSV row with broken quoting or the wrong number of cells, an email or phone of a form-encoded body whose bytes are not UTF-8); what could be read was still decided and sent',
   [ExitCode.credentials]: 'the CRM rejected the credentials',
   [ExitCode.ledger]: 'ledger locked by another run, or unusable',
   [ExitCode.conflict]:

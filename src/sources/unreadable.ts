@@ -21,7 +21,7 @@ const READER = [
 // not be read as what they hold.
 const WITHIN = [
   /: the logged body is not whole JSON \(/, // presets/recognize.ts: a logger cut the webhook body it logged
-  /\b(email|phone): its bytes are not UTF-8 \(/, // mapping/map-record.ts: decoding would alter the address or number
+  /\b(email|phone): its bytes are not UTF-8 \(/, // mapping/map-record.ts: a form body's %-escaped bytes, decoded, would alter it
 ];
 
 /** Whether an invalid record's reason says the record could not be read (a parse error), not that its data is bad. */

@@ -100,13 +100,13 @@ const UNREADABLE: Array<{
     reason: /^payload: the logged body is not whole JSON \(/,
   },
   {
-    what: 'an email whose bytes are not UTF-8',
-    name: 'events.jsonl',
-    bytes: Buffer.concat([
-      Buffer.from(`${line({ event_id: 'e1', email: 'ana@example.com' })}\n{"event_id":"e2","email":"b`),
-      Buffer.from([0xe9]),
-      Buffer.from('@example.com"}\n'),
-    ]),
+    // A JSONL line that is not UTF-8 is read as Windows-1252; a form body's %-escaped bytes are taken as UTF-8.
+    what: 'an email whose bytes are not UTF-8 (a form-encoded body)',
+    name: 'app.jsonl',
+    bytes:
+      `${line({ msg: 'webhook', body: 'event_id=e1&email=a%40example.com' })}\n` +
+      `${line({ msg: 'webhook', body: 'event_id=e2&email=b%E9%40example.com' })}\n`,
+    args: ['--select', 'body'],
     at: 2,
     reason: /^email: its bytes are not UTF-8 /,
   },
