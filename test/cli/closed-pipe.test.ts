@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLedger } from '../../src/ledger/ledger.js';
 import { BIN, inheritedEnv, ROOT } from '../helpers/cli.js';
@@ -108,4 +108,32 @@ test('the listings, push --json and presets --json to a reader that has gone: th
     join(dir, 'push.db'),
   ]);
   quietEnd(sent, 'push --json');
+});
+
+test('a stdout that cannot be written (a full disk behind > file) is said on one line, exit 1, no stack trace', async () => {
+  const ledger = bigLedger(tmpDir(), 20_000);
+  const full = openSync('/dev/full', 'w');
+  try {
+    for (const args of [
+      ['ledger', 'list', '--limit', '0'],
+      ['ledger', 'export', '--output', '-'],
+    ]) {
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [BIN, ...args, '--ledger', ledger], {
+          cwd: ROOT,
+          env: inheritedEnv() as NodeJS.ProcessEnv,
+          stdio: ['ignore', full, 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /ENOSPC/, args.join(' '));
+      assert.doesNotMatch(r.stderr, /node:events|Unhandled|\n {4}at /, args.join(' '));
+    }
+  } finally {
+    closeSync(full);
+  }
 });
