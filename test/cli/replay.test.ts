@@ -394,3 +394,25 @@ test('replay --from reads the input as push does: --timezone and --date-order ap
     orderFrom: '--date-order',
   });
 });
+
+test('replay --from: an input that gives a key two leads is a conflict, reported, and the run ends 6', async () => {
+  const emu = await emulator();
+  const dir = tmpDir();
+  const input = join(dir, 'in.jsonl');
+  const event = (email: string) => JSON.stringify({ event_id: 'evt_C', data: { email } });
+  writeFileSync(input, event('cora@example.com') + '\n');
+  const webhook = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', join(dir, 'l.db')];
+  const quiet = ['--max-retries', '0', '--json', '--quiet'];
+  emu.setFaults({ script: ['503'] });
+  assert.equal((await runCli(['push', input, ...webhook, ...quiet])).code, 1);
+  emu.setFaults({});
+  writeFileSync(input, [event('cora@example.com'), event('other@example.com')].join('\n') + '\n');
+  const r = await runCli(['replay', '--from', input, ...webhook, ...quiet]);
+  assert.equal(r.code, 6, r.stderr);
+  assert.equal(jsonReport(r).counts.conflict, 1);
+  assert.deepEqual(
+    emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email),
+    ['cora@example.com'],
+    'the first lead of the key is sent, the other never silently',
+  );
+});
