@@ -17,6 +17,7 @@ import {
   type FieldPath,
 } from '../mapping/fields.js';
 import { type Config, DEFAULT_CONFIG_FILE } from '../mapping/config.js';
+import { discoverPerson } from '../mapping/discover.js';
 import { recognizeHead } from '../presets/head.js';
 import { Recognizer, type SeenEvent } from '../presets/recognize.js';
 import type { Mapped } from '../mapping/types.js';
@@ -59,6 +60,9 @@ export interface InitPlan {
 }
 
 const LIMIT = 1000;
+
+/** How init names a path that discovery found (no field named the person there). */
+const DISCOVERED = 'found by looking through the record';
 
 /** Reads the samples and builds the plan; writes nothing. */
 export async function planInit(o: InitOptions, ctx: CommandContext): Promise<InitPlan> {
@@ -119,8 +123,16 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
   if (preset) config.preset = preset.name;
   else if (sources.size === 1 && !only && !inLog) {
     // Read by field names: the columns found are written out, so that the config says where each field is.
+    // Paths found by discovery are not written: push finds the person the same way, record by record, and its
+    // filters of generic records (screen.ts) stay on.
+    // A config naming the email or the phone turns discovery off: where any sample needed it, neither is written.
+    const byDiscovery = (f: FieldStats) => f.paths.some((p) => p.endsWith(`(${DISCOVERED})`));
+    const discovered = fields.all.some(byDiscovery);
     const explicit: NonNullable<Config['fields']> = {};
-    for (const f of fields.all) if (f.paths.length) explicit[f.field] = f.paths.length === 1 ? f.paths[0]! : f.paths;
+    for (const f of fields.all) {
+      if (!f.paths.length || byDiscovery(f) || (discovered && (f.field === 'email' || f.field === 'phone'))) continue;
+      explicit[f.field] = f.paths.length === 1 ? f.paths[0]! : f.paths;
+    }
     config.fields = explicit;
   }
   if (phones.country) config.defaultCountry = phones.country;
@@ -165,9 +177,33 @@ interface FieldStats extends FieldFound {
 function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Map<string, FieldStats> } {
   const hits = new Map<FieldName, Map<string, number>>();
   const examples = new Map<FieldName, string[]>();
+  const tally = (f: FieldName, text: string, t: string) => {
+    const h = hits.get(f) ?? new Map<string, number>();
+    h.set(text, (h.get(text) ?? 0) + 1);
+    hits.set(f, h);
+    const ex = examples.get(f) ?? [];
+    if (ex.length < 2 && !ex.includes(t)) ex.push(t.length > 60 ? `${t.slice(0, 57)}...` : t);
+    examples.set(f, ex);
+  };
   for (const e of seen) {
     const plan = e.def ? undefined : planFields(e.event, {});
+    const discovered = new Set<FieldName>();
+    // No field named the person: where discovery found them (push looks the same way, record by record).
+    if (
+      plan &&
+      !plan.email.some((p) => scalarText(getPath(e.event, p))) &&
+      !plan.phone.some((p) => scalarText(getPath(e.event, p)))
+    ) {
+      const d = discoverPerson(e.event);
+      if (d.email || d.phone)
+        for (const f of ['email', 'phone', 'name', 'firstName', 'lastName', 'company'] as const) {
+          const found = d[f];
+          if (found) tally(f, `${found.path} (${DISCOVERED})`, found.value);
+          discovered.add(f);
+        }
+    }
     for (const f of FIELD_NAMES) {
+      if (discovered.has(f)) continue;
       let paths: readonly FieldPath[];
       if (e.def) {
         const declared = e.def.mapping.fields?.[f];
@@ -178,13 +214,7 @@ function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Ma
       for (const p of paths) {
         const t = scalarText(getPath(e.event, p));
         if (t === undefined) continue;
-        const text = pathText(p);
-        const h = hits.get(f) ?? new Map<string, number>();
-        h.set(text, (h.get(text) ?? 0) + 1);
-        hits.set(f, h);
-        const ex = examples.get(f) ?? [];
-        if (ex.length < 2 && !ex.includes(t)) ex.push(t.length > 60 ? `${t.slice(0, 57)}...` : t);
-        examples.set(f, ex);
+        tally(f, pathText(p), t);
         break;
       }
     }
