@@ -244,3 +244,20 @@ test('two columns that may hold one field (Email, then E-mail): the fast path re
   }
   await assertSame(header, rows.join('\n') + '\n', 1000);
 });
+
+test("localized columns, several per field (the person's by label, an owner's never): the fast path writes what the general path writes", async () => {
+  const header =
+    'Negocio - ID,Persona - Correo electrónico - Trabajo,Persona - Correo electrónico - Casa,Persona - Teléfono - Móvil,Persona - Teléfono - Trabajo,Persona - Nombre,Propietario - Correo electrónico,Organización - Nombre\n';
+  const rnd = seededRandom(41);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const rows: string[] = [];
+  for (let i = 0; i < 4000; i++) {
+    const work = rnd() < 0.7 ? `w${i}@example.com` : pick(['', ...EMAILS]);
+    const home = rnd() < 0.5 ? `h${i}@example.org` : '';
+    const mobile = rnd() < 0.7 ? `+55 11 9${String(10000000 + i)}` : pick(['', ...PHONES]);
+    const office = rnd() < 0.5 ? '+55 11 3456-1001' : '';
+    const name = rnd() < 0.9 ? 'Diego Ortega' : pick(TEXT);
+    rows.push([`d${i}`, work, home, mobile, office, name, 'owner@example.com', pick(['', 'Ortega SL'])].join(','));
+  }
+  await assertSame(header, rows.join('\n') + '\n', 1000);
+});
