@@ -221,6 +221,18 @@ export function columnRole(name: string): ColumnRole | undefined {
   return undefined;
 }
 
+/**
+ * The label a value is written with in a cell of several ("WORK: ana@x.com, HOME: ana@y.org", as Bitrix24 writes its
+ * multiple fields): 'fax' for a fax, undefined where the text is no label it knows.
+ */
+export function labelOfText(text: string, phone: boolean): Label | 'fax' | undefined {
+  const words = headerWords(text);
+  if (words.length === 0) return undefined;
+  if (words.some((w) => FAX.has(w))) return 'fax';
+  if (!words.every(known)) return undefined;
+  return labelOf(words, phone);
+}
+
 function fieldWord(w: string): boolean {
   return EMAIL.has(w) || PHONE.has(w) || NAME.has(w) || FIRST.has(w) || LAST.has(w);
 }
