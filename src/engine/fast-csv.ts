@@ -102,7 +102,13 @@ export class FastCsv {
     toMapped: (item: RawItem) => ReturnType<Mapper>,
   ): { at: number; lines: number } {
     const delimiter = settings.delimiter;
-    if (!UTF8.test(settings.encoding) || delimiter.length !== 1 || delimiter.charCodeAt(0) >= 0x80 || delimiter === '"')
+    if (
+      !UTF8.test(settings.encoding) ||
+      delimiter.length !== 1 ||
+      delimiter.charCodeAt(0) >= 0x80 ||
+      delimiter === '"' ||
+      settings.escapes !== undefined // cells with backslash escapes: csv-escapes.ts reads them
+    )
       return { at: 0, lines: 0 };
     const rows = new CsvRows(ctx);
     for (const cells of wellFormedRows(decodeCsv(header, settings.encoding), delimiter)) rows.add(cells);

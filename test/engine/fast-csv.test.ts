@@ -261,3 +261,20 @@ test("localized columns, several per field (the person's by label, an owner's ne
   }
   await assertSame(header, rows.join('\n') + '\n', 1000);
 });
+
+test('cells written with backslash escapes: the fast path declines them, and the block reads them as csv-escapes.ts does', async () => {
+  const mapper = createMapper({ config: {} }, { hashLater: true });
+  const header = Buffer.from('"event_id","email","name"\n');
+  const body = Buffer.from('"e1","ana@example.com","Ana \\"Aninha\\" Lima"\n"e2","bia@example.com","Jo\\u00e3o"\n');
+  const ctx: ReaderContext = { source: '', selector: null, progress: { line: 0 }, lineOffset: 1, batchSize: 64 };
+  const enc = new BlockEncoder(16);
+  const fast = new FastCsv(mapper);
+  const settings = { encoding: 'utf-8', delimiter: ',', escapes: 'backslash' as const };
+  await mapCsvBlock(header, body, false, settings, ctx, enc, (item) => mapItem(mapper, item), fast);
+  const block = enc.finish();
+  assert.equal(fast.hits, 0);
+  assert.equal(block.n, 2);
+  const lead = (r: number) => block.bytes.toString('utf8', block.offs[r * STRS + 2], block.offs[r * STRS + 3]);
+  assert.match(lead(0) + lead(1), /Ana \\"Aninha\\" Lima/);
+  assert.match(lead(0) + lead(1), /João/);
+});
