@@ -233,7 +233,7 @@ test('a CR inside a row (not before its LF) stops the fast path there; CRLF does
   );
 });
 
-test('two columns that may hold one field (Email, then E-mail): the fast path reads the second where the first is empty, as the mapper does', async () => {
+test('two columns that may hold one field (Email, then E-mail): the fast path reads the second where the first is empty, as the mapper does (itself: not declining those rows)', async () => {
   const header = 'event_id,Email,E-mail,Phone\n';
   const rows: string[] = [];
   for (let i = 0; i < 2000; i++) {
@@ -242,7 +242,7 @@ test('two columns that may hold one field (Email, then E-mail): the fast path re
     const phone = i % 5 === 0 ? '' : `+5511987${String(100000 + i)}`;
     rows.push(`e${i},${first},${second},${phone}`);
   }
-  await assertSame(header, rows.join('\n') + '\n', 1000);
+  await assertSame(header, rows.join('\n') + '\n', 1900);
 });
 
 test("localized columns, several per field (the person's by label, an owner's never): the fast path writes what the general path writes", async () => {
@@ -259,7 +259,7 @@ test("localized columns, several per field (the person's by label, an owner's ne
     const name = rnd() < 0.9 ? 'Diego Ortega' : pick(TEXT);
     rows.push([`d${i}`, work, home, mobile, office, name, 'owner@example.com', pick(['', 'Ortega SL'])].join(','));
   }
-  await assertSame(header, rows.join('\n') + '\n', 1000);
+  await assertSame(header, rows.join('\n') + '\n', 2300);
 });
 
 test('cells written with backslash escapes: the fast path declines them, and the block reads them as csv-escapes.ts does', async () => {
