@@ -76,8 +76,8 @@ const zones = [
   {
     target: './src/report',
     from: './src/sources',
-    except: ['./types.ts'],
-    message: 'the report takes only the types of how inputs were read from sources',
+    except: ['./types.ts', './unreadable.ts'],
+    message: 'the report takes only the types of how inputs were read from sources, and which records were unreadable',
   },
 ];
 

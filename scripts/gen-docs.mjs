@@ -4,7 +4,7 @@
 // or a source; a test fails when the README is out of date.
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const { OPTIONS, EXIT_CODES } = await import('../dist/cli/options.js');
+const { OPTIONS, EXIT_CODES, EXIT_PRECEDENCE_TEXT } = await import('../dist/cli/options.js');
 const { SOURCES, LOGS } = await import('../dist/presets/catalog.js');
 
 /** The README's table of sources: one row per definition. */
@@ -59,6 +59,8 @@ export function renderOptions() {
     '| exit code | meaning |',
     '|---|---|',
     ...exits,
+    '',
+    EXIT_PRECEDENCE_TEXT,
   ].join('\n');
 }
 

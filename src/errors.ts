@@ -1,6 +1,9 @@
 // Errors that carry the exit code the CLI ends with. Only cli/main.ts turns them into a message and an exit.
 
-/** Exit codes, one table for the whole tool (documented in --help and the README). */
+/**
+ * Exit codes, one set for the whole tool; what each means (--help and the README) is the table EXIT_CODES in
+ * cli/options.ts; when several apply, EXIT_PRECEDENCE says which is the run's.
+ */
 export const ExitCode = {
   ok: 0,
   incomplete: 1,
@@ -8,9 +11,26 @@ export const ExitCode = {
   input: 3,
   credentials: 4,
   ledger: 5,
+  conflict: 6,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** When several exit codes apply to one run, the first of these is its code (0 when none applies). */
+export const EXIT_PRECEDENCE: readonly ExitCode[] = [
+  ExitCode.interrupted,
+  ExitCode.credentials,
+  ExitCode.ledger,
+  ExitCode.usage,
+  ExitCode.input,
+  ExitCode.incomplete,
+  ExitCode.conflict,
+];
+
+/** The exit code of a run to which the codes `apply` apply: the first of them in EXIT_PRECEDENCE, else 0. */
+export function exitCodeOf(apply: ReadonlySet<ExitCode>): ExitCode {
+  return EXIT_PRECEDENCE.find((c) => apply.has(c)) ?? ExitCode.ok;
+}
 
 /** Base class of every error leadledger reports to its user. */
 export class LeadledgerError extends Error {
@@ -50,7 +70,7 @@ export class LedgerError extends LeadledgerError {
   }
 }
 
-/** The run was stopped by SIGINT/SIGTERM: exit 130. */
+/** The run was stopped by SIGINT/SIGTERM/SIGHUP: exit 130. */
 export class InterruptedError extends LeadledgerError {
   constructor(message = 'interrupted') {
     super(message, ExitCode.interrupted);

@@ -232,13 +232,15 @@ export function registerLedgerCommands(ledger: Command): void {
     ledger
       .command('migrate')
       .description(
-        'copy this ledger (events, runs, attempts, tombstones) into a new one, e.g. PostgreSQL for several hosts; the counts are checked and the source is left as it is',
+        'copy this ledger (events, runs, attempts, tombstones) into a new one, e.g. PostgreSQL for several hosts; the counts are checked and the source is left as it is, but for the record of this run, which holds it while it copies (exit 5 while a push holds it, or --wait)',
       )
-      .requiredOption('--to <ledger>', 'the new ledger: postgres://user@host/db[?schema=name], or a file'),
+      .requiredOption('--to <ledger>', 'the new ledger: postgres://user@host/db[?schema=name], or a file')
+      .addOption(tableOption('--wait [seconds]')),
   ).action(async (flags: Flags) => {
     const { out, ctx } = await setup(flags);
     const { ledgerMigrate } = await import('../commands/ledger/migrate.js');
-    const r = await ledgerMigrate({ ledger: str(flags.ledger), to: str(flags.to)! }, ctx);
+    const wait = flags.wait === true ? 600_000 : typeof flags.wait === 'number' ? flags.wait : undefined;
+    const r = await ledgerMigrate({ ledger: str(flags.ledger), to: str(flags.to)!, wait }, ctx);
     if (flags.json) print(json(r));
     const t = r.tables;
     out.info(

@@ -2,7 +2,8 @@
 // --help and --version load commander and nothing else.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { addOptions, EXIT_CODES, valuesFromEnv } from './options.js';
+import { isClosedStdout, watchClosedOutput } from './closed-output.js';
+import { addOptions, EXIT_CODES, EXIT_PRECEDENCE_TEXT, valuesFromEnv } from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -21,6 +22,7 @@ Examples:
 
 Exit codes:
 ${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}
+  ${EXIT_PRECEDENCE_TEXT}
 `;
 
 /** Builds the commander program. */
@@ -132,12 +134,18 @@ export function buildProgram(): Command {
 
 /** Runs the CLI with argv; exits with the code of the outcome. */
 export async function main(argv: string[]): Promise<void> {
+  watchClosedOutput();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
       process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    // Its reader took what it wanted (`| head`) and closed the pipe: the command stops there, quietly.
+    if (isClosedStdout(e)) {
+      process.exitCode = 0;
       return;
     }
     const { reportError } = await import('./errors.js');

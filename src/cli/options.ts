@@ -1,6 +1,7 @@
 // Every flag of leadledger, defined once: commander is fed from this table and the README's option section is
 // generated from it (npm run docs). Keep this file free of heavy imports: --help and --version load it.
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { EXIT_PRECEDENCE, ExitCode } from '../errors.js';
 
 /** One flag. */
 export interface OptionDef {
@@ -308,19 +309,29 @@ export const OPTIONS: OptionDef[] = [
   },
 ];
 
-/** Exit codes, as --help and the README show them. */
-export const EXIT_CODES: Array<[number, string]> = [
-  [0, 'all done (including "nothing new")'],
-  [1, 'finished, but some events failed or are in doubt, or the --report file could not be written'],
-  [2, 'usage or config error'],
-  [3, 'input unreadable, wholly or in part (what could be read was still decided and sent)'],
-  [4, 'the CRM rejected the credentials'],
-  [5, 'ledger locked by another run, or unusable'],
-  [
-    130,
-    'interrupted (Ctrl-C / SIGTERM): sends in flight settled within the grace period, the rest in doubt; unsent events released',
-  ],
-];
+// What each exit code means: the one table --help and the README (npm run docs) show. `satisfies` keeps it whole: a
+// code added to ExitCode (src/errors.ts) without a row here does not compile.
+const EXIT_MEANINGS = {
+  [ExitCode.ok]: 'all done (including "nothing new")',
+  [ExitCode.incomplete]: 'finished, but some events failed or are in doubt, or the --report file could not be written',
+  [ExitCode.usage]: 'usage or config error',
+  [ExitCode.input]:
+    'input unreadable, wholly or in part: a file, the rest of one, or a record (a broken JSON line, a CSV row with broken quoting or the wrong number of cells, an email or phone of a form-encoded body whose bytes are not UTF-8); what could be read was still decided and sent',
+  [ExitCode.credentials]: 'the CRM rejected the credentials',
+  [ExitCode.ledger]: 'ledger locked by another run, or unusable',
+  [ExitCode.conflict]:
+    'finished, but some events conflict with what the ledger or the input holds (the same key, another lead): never sent, a person must look; a --dry-run that finds conflicts ends 6 too',
+  [ExitCode.interrupted]:
+    'interrupted (Ctrl-C / SIGTERM / SIGHUP): sends in flight settled within the grace period, the rest in doubt; unsent events released',
+} satisfies Record<ExitCode, string>;
+
+/** Exit codes, as --help and the README show them, in numeric order. */
+export const EXIT_CODES: Array<[number, string]> = Object.entries(EXIT_MEANINGS)
+  .map(([c, d]): [number, string] => [Number(c), d])
+  .sort((a, b) => a[0] - b[0]);
+
+/** Under the table of exit codes: which one a run that meets several ends with. */
+export const EXIT_PRECEDENCE_TEXT = `When several apply, the run ends with the first of ${EXIT_PRECEDENCE.join(', ')}.`;
 
 /** Adds the options of the table that `name` takes to a command. */
 export function addOptions(cmd: Command, name: OptionDef['commands'][number]): Command {

@@ -21,7 +21,7 @@ export interface CommandContext {
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdin?: NodeJS.ReadableStream;
-  /** Aborted on Ctrl-C / SIGTERM: stop taking new work. */
+  /** Aborted on Ctrl-C / SIGTERM / SIGHUP: stop taking new work. */
   stop: AbortSignal;
   /** Aborted when the grace period after a stop runs out. */
   hardStop: AbortSignal;

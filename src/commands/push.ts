@@ -288,7 +288,14 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error, inDoubtInLedger),
+      exitCode: runExitCode(
+        delivery,
+        interrupted,
+        collector.unread,
+        !!reportFile?.error,
+        inDoubtInLedger,
+        collector.counts.conflict,
+      ),
     };
   }
 }

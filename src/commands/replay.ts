@@ -2,7 +2,14 @@
 // with --force what did; every send follows the same claim / settle rules as push, with the first downstream key.
 import { readFileSync } from 'node:fs';
 import type { Decision } from '../decide/types.js';
-import { knownInLedgerReason, knownInRunReason, knownRetryReason, RESEND_IN_DOUBT } from '../decide/decide.js';
+import {
+  conflictReason,
+  knownInLedgerReason,
+  knownInRunReason,
+  knownRetryReason,
+  RESEND_IN_DOUBT,
+} from '../decide/decide.js';
+import { differingFields } from '../mapping/keys.js';
 import { Deliverer, type SettledItem } from '../deliver/deliver.js';
 import { UsageError } from '../errors.js';
 import { ledgerFailure } from '../ledger/failure.js';
@@ -194,6 +201,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       ctx,
       (u) => collector.addUnread(u),
       (r) => collector.readAs.push(r),
+      (d) => collector.add(d),
     );
     const decisions = new Map<string, Decision>();
     const decide = (s: Selected): Decision => {
@@ -372,7 +380,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error),
+      exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error, 0, collector.counts.conflict),
     };
     if (runId !== undefined) await ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     await ledger.close();
@@ -402,6 +410,7 @@ async function select(
   ctx: CommandContext,
   onUnread: (u: Unread) => void,
   onRead: (r: InputRead) => void,
+  onConflict: (d: Decision) => void,
 ): Promise<Selected[]> {
   const wanted = (r: LedgerEventRow): EventStatus | undefined => {
     if (
@@ -431,7 +440,9 @@ async function select(
   if (o.from?.length) {
     // Match input events to the ledger by key; the input's (re-mapped) lead is what gets sent.
     const keySet = keys ? new Set(keys) : undefined;
-    const chosen = new Set<string>(); // keys already selected (an input may repeat an event)
+    // Keys already selected, with where and the lead they were read with: an input may repeat an event (a retried
+    // delivery, skipped) or give its key another lead (a conflict, never sent silently: reported, and the run ends 6).
+    const chosen = new Map<string, { where: string; lead: Lead }>();
     // Read as push reads them (the same sources recognized), so that each event has the key push gave it.
     const read = { ...o.read, stdin: ctx.stdin, onInputRead: onRead, signal: ctx.stop };
     for await (const batch of mapInputs(o.from, read, mapOptions, preset)) {
@@ -444,8 +455,22 @@ async function select(
         const r = rows.get(e.key);
         if (!r || (keySet && !keySet.has(e.key))) continue;
         const from = wanted(r);
-        if (!from || chosen.has(e.key)) continue;
-        chosen.add(e.key);
+        if (!from) continue;
+        const earlier = chosen.get(e.key);
+        if (earlier) {
+          const fields = differingFields(earlier.lead, e.lead);
+          if (fields.length)
+            onConflict({
+              kind: 'conflict',
+              source: e.source,
+              line: e.line,
+              key: e.key,
+              fields,
+              reason: conflictReason(`same key as ${earlier.where}`, fields),
+            });
+          continue;
+        }
+        chosen.set(e.key, { where: `${e.source} line ${e.line}`, lead: e.lead });
         out.push({ row: r, lead: e.lead, naturalKey: e.naturalKey, from });
         if (out.length >= limit) return out;
       }

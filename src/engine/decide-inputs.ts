@@ -16,7 +16,7 @@ import { LedgerIndex } from './ledger-index.js';
 import { createMapper, mapItem, type MapOptions } from '../mapping/map-record.js';
 import type { Mapped } from '../mapping/types.js';
 import type { OpenedInput } from '../sources/open-input.js';
-import { readFormat, readInputsWith } from '../sources/read-inputs.js';
+import { csvSettings, readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { InputInfo, RawReject, RawUnread, ReadOptions } from '../sources/types.js';
 import { sampleDates } from '../presets/date-sample.js';
@@ -207,8 +207,7 @@ export async function* decideInputs(o: DecideInputsOptions): AsyncGenerator<Deci
       pool.useDateColumns(dates?.columns);
       if (info.format === 'jsonl') yield* readJsonlParallel(opened, ctx, pool, shareLedger, o.blockBytes);
       else {
-        const settings = { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' };
-        yield* readCsvParallel(opened, ctx, pool, settings, shareLedger, o.blockBytes);
+        yield* readCsvParallel(opened, ctx, pool, csvSettings(info), shareLedger, o.blockBytes);
       }
       return;
     }

@@ -2,6 +2,8 @@
 // and their mapped columns written straight into the block (fast-emit.ts), without decoding the row, an object per
 // record or the mapper. Every record of a CSV input has the same columns, so the mapper's plan for the first
 // record holds for all: the fast path reads the columns that plan names, and only while the mapper still has it.
+// Where the plan names several columns for a field (a localized export's work email, then its home one), the first
+// whose cell is not empty gives it, as the mapper reads it.
 // A row it declines (an odd value, a wrong column count, a blank row) is read the general way, one row at a time;
 // from the first row with a quote on, the rest of the block goes to the general reader, which handles quoting.
 import type { BlockEncoder } from './block.js';
@@ -25,6 +27,8 @@ const LF = 0x0a;
 const CR = 0x0d;
 const QUOTE = 0x22;
 const UTF8 = /^utf-?8$/i;
+// The most columns the fast path reads one field from (a plan with more leaves the shape to the general path).
+const MAX_COLUMNS = 8;
 
 /**
  * Maps a CSV block of whole records (`body`) read behind `header` (the input's bytes up to the end of its header
@@ -69,11 +73,14 @@ export async function mapCsvBlock(
 export class FastCsv {
   private readonly writer: LeadWriter;
   private spans = new Int32Array(FAST_FIELDS.length * 2);
-  // The field of FAST_FIELDS each column is (-1: none) under the plan with id planId, for these headers; undefined
-  // when the plan reads something that is not a column, or one column as two fields.
+  // The place each column is read into (-1: none) under the plan with id planId, for these headers; undefined when the
+  // plan reads something that is not a column, or one column as two fields. A place is a field of FAST_FIELDS (at
+  // f), or where the plan has several columns for fields (multi), the rank-th of field f's (at f * MAX_COLUMNS + rank).
   private fieldOf: Int32Array | undefined;
-  // Bit f: the plan has other columns to read field f from when this one is empty (see LeadWriter.write).
-  private fallback = 0;
+  // The plan has several columns for some field: the first of them that holds text gives it, as the mapper reads it.
+  private multi = false;
+  private columns = new Int32Array(FAST_FIELDS.length);
+  private candidates = new Int32Array(FAST_FIELDS.length * MAX_COLUMNS * 2);
   private planId = -1;
   private headers: string[] | null = null;
   /** Rows mapped by the fast path (tests read it). */
@@ -102,7 +109,13 @@ export class FastCsv {
     toMapped: (item: RawItem) => ReturnType<Mapper>,
   ): { at: number; lines: number } {
     const delimiter = settings.delimiter;
-    if (!UTF8.test(settings.encoding) || delimiter.length !== 1 || delimiter.charCodeAt(0) >= 0x80 || delimiter === '"')
+    if (
+      !UTF8.test(settings.encoding) ||
+      delimiter.length !== 1 ||
+      delimiter.charCodeAt(0) >= 0x80 ||
+      delimiter === '"' ||
+      settings.escapes !== undefined // cells with backslash escapes: csv-escapes.ts reads them
+    )
       return { at: 0, lines: 0 };
     const rows = new CsvRows(ctx);
     for (const cells of wellFormedRows(decodeCsv(header, settings.encoding), delimiter)) rows.add(cells);
@@ -165,7 +178,9 @@ export class FastCsv {
     const fieldOf = this.fieldOf;
     if (!fieldOf || !cur || cur.id !== this.planId || headers !== this.headers) return false;
     const spans = this.spans;
-    for (let i = 0; i < spans.length; i++) spans[i] = -1;
+    const multi = this.multi;
+    const into = multi ? this.candidates : spans;
+    for (let i = 0; i < into.length; i++) into[i] = -1;
     let col = 0;
     let from = start;
     // Four bytes a step while none of them is the delimiter (a word XORed with it repeated has no zero byte).
@@ -178,8 +193,8 @@ export class FastCsv {
       if (i === end || b[i] === d) {
         const f = col < fieldOf.length ? fieldOf[col]! : -1;
         if (f >= 0) {
-          spans[f * 2] = from;
-          spans[f * 2 + 1] = i;
+          into[f * 2] = from;
+          into[f * 2 + 1] = i;
         }
         col++;
         from = i + 1;
@@ -187,7 +202,20 @@ export class FastCsv {
       }
     }
     if (col !== headers.length) return false;
-    if (!this.writer.write(b, view, spans, line, enc, this.fallback)) return false;
+    // Each field from the first of its columns whose cell is not empty (one of spaces only is taken, and declined
+    // by the writer: the mapper would have trimmed it away and read on).
+    if (multi)
+      for (let f = 0; f < FAST_FIELDS.length; f++) {
+        spans[f * 2] = spans[f * 2 + 1] = -1;
+        for (let r = 0, k = f * MAX_COLUMNS * 2; r < this.columns[f]!; r++, k += 2) {
+          if (into[k + 1]! > into[k]!) {
+            spans[f * 2] = into[k]!;
+            spans[f * 2 + 1] = into[k + 1]!;
+            break;
+          }
+        }
+      }
+    if (!this.writer.write(b, view, spans, line, enc)) return false;
     this.hits++;
     return true;
   }
@@ -201,19 +229,20 @@ export class FastCsv {
     this.fieldOf = undefined;
     if (!fastPlan(cur.plan)) return;
     const fieldOf = new Int32Array(headers.length).fill(-1);
-    let fallback = 0;
+    // Every value of a CSV row is a string: the plan's places for a field are columns, tried in order.
+    const multi = FAST_FIELDS.some((f) => cur.plan[f].length > 1);
     for (let f = 0; f < FAST_FIELDS.length; f++) {
-      // Every value of a CSV row is a string: the plan's first place for the field is the column it reads, and
-      // the others are where the general path looks when that column is empty.
       const paths = cur.plan[FAST_FIELDS[f]!];
-      const path = paths[0];
-      if (!path) continue;
-      const c = path.length === 1 && typeof path[0] === 'string' ? headers.lastIndexOf(path[0]) : -1;
-      if (c < 0 || fieldOf[c] !== -1) return; // the plan reads something that is not a column, or a column twice
-      fieldOf[c] = f;
-      if (paths.length > 1) fallback |= 1 << f;
+      if (paths.length > MAX_COLUMNS) return;
+      for (let r = 0; r < paths.length; r++) {
+        const path = paths[r]!;
+        const c = path.length === 1 && typeof path[0] === 'string' ? headers.lastIndexOf(path[0]) : -1;
+        if (c < 0 || fieldOf[c] !== -1) return; // the plan reads something that is not a column, or a column twice
+        fieldOf[c] = multi ? f * MAX_COLUMNS + r : f;
+      }
+      this.columns[f] = paths.length;
     }
+    this.multi = multi;
     this.fieldOf = fieldOf;
-    this.fallback = fallback;
   }
 }

@@ -46,8 +46,9 @@ export async function* readCsvParallel(
   const maxInFlight = pool.size * 2; // two blocks per worker: four, as for JSONL, measured no faster here
   const queue: Pending[] = [];
   const d = settings.delimiter;
+  // The cutter follows RFC 4180's quoting: cells written with backslash escapes are streamed to one worker instead.
   const cuts =
-    d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding)
+    d.length === 1 && d.charCodeAt(0) < 0x80 && ASCII_COMPATIBLE.test(settings.encoding) && !settings.escapes
       ? new CsvCuts(d.charCodeAt(0))
       : undefined;
   let held: Buffer[] = []; // bytes read since the last block was cut

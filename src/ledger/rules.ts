@@ -146,11 +146,21 @@ export interface NewRun {
   pid: number;
 }
 
+/** The error of a run that found the ledger held, and did not (or no longer) wait: exit 5, naming the holder. */
+export class LedgerInUse extends LedgerError {
+  constructor(
+    path: string,
+    readonly holder: RunHolder,
+  ) {
+    super(
+      `ledger ${path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
+    );
+  }
+}
+
 /** The error of a run that found the ledger held, and did not (or no longer) wait. */
 export function ledgerInUse(path: string, holder: RunHolder): LedgerError {
-  return new LedgerError(
-    `ledger ${path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
-  );
+  return new LedgerInUse(path, holder);
 }
 
 /**

@@ -1,6 +1,14 @@
 // Finding the lead's fields in a record: configured dotted paths, or auto-detected column names
 // (English and Portuguese), at the top level or inside the usual event wrappers (data, payload, ...).
 import { keyOf } from '../sources/key-of.js';
+import {
+  columnRole,
+  EMAIL_LABEL_ORDER,
+  PHONE_LABEL_ORDER,
+  WHOSE_ORDER,
+  type ColumnRole,
+  type RoleField,
+} from './column-roles.js';
 
 /** The fields leadledger maps from a record. */
 export const FIELD_NAMES = [
@@ -224,6 +232,78 @@ function candidatesIn(obj: Record<string, unknown>, field: FieldName, base: read
 }
 
 /**
+ * The id of a record whose columns are "<object> - <field>" (a CRM's export: "Negocio - ID", "Persona - ID",
+ * "Organización - Nombre"): the ID of the object the first column belongs to, the record's own (a deals export lists
+ * the deal's columns first, then its person's, whose ID repeats on each of their deals).
+ */
+function prefixedId(record: Record<string, unknown>): string | undefined {
+  let first: string | undefined;
+  for (const k in record) {
+    first = k;
+    break;
+  }
+  const m = first === undefined ? null : /^(.+?)\s+-\s+\S/.exec(first);
+  if (!m) return undefined;
+  const want = normalizeHeader(m[1]!) + 'id';
+  for (const k in record) {
+    const parts = /^(.+?)\s+-\s+(.+)$/.exec(k);
+    if (parts && normalizeHeader(parts[2]!) === 'id' && normalizeHeader(parts[1]!) + 'id' === want) return k;
+  }
+  return undefined;
+}
+
+/** The lead's fields found by what their keys' words say (column-roles.ts), rather than by a list of names. */
+const ROLE_FIELDS: readonly RoleField[] = ['email', 'phone', 'name', 'firstName', 'lastName', 'company'];
+const BY_ROLE: ReadonlySet<FieldName> = new Set(ROLE_FIELDS);
+
+/**
+ * The keys of obj that may hold each of the lead's fields, best first, by what their names say (columnRole): the
+ * person's before nobody's, an organization's last, someone else's (an owner's, a seller's) never; then by label
+ * (column-roles.ts WHOSE_ORDER and the label orders); then as the names CANDIDATES lists come; then in key order. A
+ * bare "Name" / "Nome" / "Nombre" beside a last-name column and no first-name column is the first name.
+ */
+function roleCandidatesIn(
+  obj: Record<string, unknown>,
+  base: readonly string[],
+  out: Record<RoleField, FieldPath[]>,
+): void {
+  const found: Array<{ key: string; role: ColumnRole; at: number }> = [];
+  Object.keys(obj).forEach((key, at) => {
+    const role = roleOf(key);
+    if (role && role.whose !== 'other') found.push({ key, role, at });
+  });
+  const has = (f: RoleField) => found.some((c) => c.role.field === f && !c.role.bareName);
+  const firstFromBare = has('lastName') && !has('firstName');
+  const rank = (c: { key: string; role: ColumnRole; at: number }): number[] => {
+    const labels = c.role.field === 'phone' ? PHONE_LABEL_ORDER : EMAIL_LABEL_ORDER;
+    const listed = CANDIDATES[c.role.field].indexOf(normalizeHeader(c.key));
+    return [WHOSE_ORDER[c.role.whose], c.role.roleOnly ? 1 : 0, labels[c.role.label], listed < 0 ? 99 : listed, c.at];
+  };
+  found.sort((a, b) => {
+    const x = rank(a);
+    const y = rank(b);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+    return 0;
+  });
+  const bare: FieldPath[] = [];
+  for (const c of found) {
+    if (c.role.bareName && firstFromBare) bare.push([...base, c.key]);
+    else out[c.role.field].push([...base, c.key]);
+  }
+  out.firstName.push(...bare);
+}
+
+// Roles of the keys seen, by key: a plan is built once per shape, but an input's shapes share their keys.
+const roles = new Map<string, ColumnRole | undefined>();
+function roleOf(key: string): ColumnRole | undefined {
+  if (roles.has(key)) return roles.get(key);
+  const role = columnRole(key);
+  if (roles.size > 10_000) roles.clear();
+  roles.set(key, role);
+  return role;
+}
+
+/**
  * Where each field may live in records of one shape, in the order they are tried: the first of them that holds a
  * string or a number (not empty) gives the field (see readField). Empty where the shape has no such key.
  */
@@ -255,14 +335,28 @@ export function planFields(
     const at = wrapperPath(record, w);
     if (at) nested.push([at, wrapperAt(record, at)!]);
   }
+  const byRole = { email: [], phone: [], name: [], firstName: [], lastName: [], company: [] } as Record<
+    RoleField,
+    FieldPath[]
+  >;
+  roleCandidatesIn(record, [], byRole);
+  for (const [base, obj] of nested) roleCandidatesIn(obj, base, byRole);
   for (const f of FIELD_NAMES) {
     const ex = explicit[f];
     if (ex) {
       plan[f] = ex.map((p) => configuredPath(record, p));
       continue;
     }
+    if (BY_ROLE.has(f)) {
+      plan[f] = byRole[f as RoleField];
+      continue;
+    }
     const found: FieldPath[] = [];
     candidatesIn(record, f, [], found);
+    if (f === 'id' && found.length === 0) {
+      const own = prefixedId(record);
+      if (own !== undefined) found.push([own]);
+    }
     // Envelope fields (id, type) are the event's own: a nested "id" is the lead's record id in some other system,
     // so it never stands in for a missing event id. A time may come from inside the event. "data" is a date in
     // Portuguese exports and the usual wrapper of JSON events: a wrapper holds an object, never a field's value,

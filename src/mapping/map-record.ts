@@ -27,6 +27,7 @@ import { canonicalLeadJson, contentKey, payloadHashOfJson } from './keys.js';
 import { discoverPerson, type Discovered, type Found } from './discover.js';
 import { screenedKey, screenPair, screenType } from './screen.js';
 import { normalizeEmail, normalizeName } from './normalize.js';
+import { mayHoldSeveral, oneOfSeveral, type OneOfSeveral } from './several.js';
 import { phoneWarning, readPhone, type InvalidPhonePolicy } from './phones.js';
 import {
   checkTimezone,
@@ -247,6 +248,16 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (found?.screen !== undefined) return { kind: 'filtered', source, line, key, reason: found.screen };
     const emailPath = () => found?.email?.path ?? fieldPathOf(fields, plan.email);
     const phonePath = () => found?.phone?.path ?? fieldPathOf(fields, plan.phone);
+    // A cell of several values (Bitrix24 joins a person's emails or phones of one type): one is the person's.
+    const several: string[] = [];
+    const takeOne = (raw: string, field: 'email' | 'phone'): string => {
+      const one = oneOfSeveral(raw, field);
+      if (!one) return raw;
+      several.push(severalNote(field === 'email' ? emailPath() : phonePath(), one));
+      return one.value;
+    };
+    if (emailRaw !== undefined && mayHoldSeveral(emailRaw) && !normalizeEmail(emailRaw).ok)
+      emailRaw = takeOne(emailRaw, 'email');
     if (emailRaw !== undefined) {
       if (rec.replaced && emailRaw.includes(REPLACEMENT))
         return { kind: 'invalid', source, line, key, field: emailPath(), reason: ALTERED_EMAIL };
@@ -268,7 +279,11 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (phoneRaw !== undefined) {
       if (rec.replaced && phoneRaw.includes(REPLACEMENT))
         return { kind: 'invalid', source, line, key, field: phonePath(), reason: ALTERED_PHONE };
-      const p = readPhone(phoneRaw, country);
+      let p = readPhone(phoneRaw, country);
+      if (p.kind === 'unreadable' && mayHoldSeveral(phoneRaw)) {
+        const one = takeOne(phoneRaw, 'phone');
+        if (one !== phoneRaw) p = readPhone(one, country);
+      }
       if (p.kind === 'e164') {
         lead.phone = e164 = p.value;
         national = p.national;
@@ -357,6 +372,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
       if (warnings.length) event.warnings = warnings;
     }
     if (found) (event.warnings ??= []).push(discoveryNote(found));
+    if (several.length) (event.warnings ??= []).push(...several);
     if (phoneWarn !== undefined) (event.warnings ??= []).push(phoneWarn);
     if (timeWarn !== undefined) (event.warnings ??= []).push(timeWarn);
     if (idWarning !== undefined) (event.warnings ??= []).push(idWarning);
@@ -423,6 +439,12 @@ export function discoveryNote(d: Discovered): string {
   const parts = [part('email', d.email), part('phone', d.phone), part('name', d.name ?? d.firstName)].filter(Boolean);
   const others = d.others.length ? `; other emails not taken: ${d.others.join(', ')}` : '';
   return `person found by looking through the record: ${parts.join(', ')}${others}`;
+}
+
+// The warning of a value taken from a cell of several: where, and which.
+function severalNote(path: string, one: OneOfSeveral): string {
+  const which = one.label !== undefined ? `the one labelled ${one.label}` : 'the first';
+  return one.of > 1 ? `${path}: ${one.of} values in one cell, ${which} taken` : `${path}: ${which} taken`;
 }
 
 // Why a record's own keys, or those of its wrappers, say it is no lead (screen.ts), or undefined.

@@ -48,6 +48,9 @@ const OPTED_OUT = new Set([
   'cancelada',
   'trash',
 ]);
+// Keys saying how far a form's response got (Typeform's CSV "Response Type"), and the values of one not finished.
+const RESPONSE_KEYS = new Set(['responsetype', 'responsestatus', 'submissiontype', 'submissionstatus']);
+const UNFINISHED = new Set(['partial', 'started', 'incomplete', 'abandoned']);
 // Boolean keys that say the same: `refunded: true`, `subscribed: false`.
 const TRUE_OPTED_OUT = new Set(['refunded', 'chargebacked', 'unsubscribed', 'isspam', 'spam', 'disputed']);
 const FALSE_OPTED_OUT = new Set(['subscribed', 'optin', 'optedin', 'consent', 'marketingconsent']);
@@ -114,6 +117,8 @@ export function screenPair(key: string, value: unknown): string | undefined {
   if (TRUE_OPTED_OUT.has(k) && t === true) return `not a lead: ${key} is ${String(value)}`;
   if (FALSE_OPTED_OUT.has(k) && t === false)
     return `not a lead: ${key} is ${String(value)} (the person did not opt in)`;
+  if (RESPONSE_KEYS.has(k) && typeof value === 'string' && UNFINISHED.has(normalizeHeader(value)))
+    return `a ${value.trim().toLowerCase()} response (${key}: ${value}): the completed response is the lead`;
   if (STATUS_KEYS.has(k) && typeof value === 'string' && OPTED_OUT.has(normalizeHeader(value)))
     return `not a lead: ${key} ${value}`;
   return undefined;
@@ -147,6 +152,7 @@ export function screenedKey(key: string): boolean {
     TRUE_OPTED_OUT.has(k) ||
     FALSE_OPTED_OUT.has(k) ||
     STATUS_KEYS.has(k) ||
+    RESPONSE_KEYS.has(k) ||
     k.endsWith('topic') ||
     k.endsWith('event') ||
     k === 'messagestatus' ||

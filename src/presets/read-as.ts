@@ -8,6 +8,7 @@ import type { OpenedInput } from '../sources/open-input.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import type { ReaderContext } from '../sources/reader-context.js';
 import type { InputInfo, RawUnread, ReadOptions } from '../sources/types.js';
+import { isUnreadable } from '../sources/unreadable.js';
 import { sampleDates } from './date-sample.js';
 import { csvHeader, recognizeHead } from './head.js';
 import { Recognizer } from './recognize.js';
@@ -41,9 +42,25 @@ export function recognizerFor(
 
 /**
  * Reads and maps every input in this thread, each the way recognizerFor chooses: batches of mapped records, with
- * the parts that could not be read beside them.
+ * the parts that could not be read beside them, a record that could not be read (a broken JSON line, a CSV row with
+ * broken quoting) among them as a part of one line (and an invalid record).
  */
 export async function* mapInputs(
+  inputs: string[],
+  read: ReadOptions,
+  map: MapOptions,
+  preset: SourceDef | 'generic' | undefined,
+): AsyncGenerator<Array<Mapped | RawUnread>> {
+  for await (const batch of mapEvery(inputs, read, map, preset)) {
+    const unreadable: Array<Mapped | RawUnread> = [];
+    for (const m of batch)
+      if (m.kind === 'invalid' && isUnreadable(m.reason))
+        unreadable.push({ kind: 'unread', source: m.source, line: m.line, toLine: m.line, reason: m.reason });
+    yield unreadable.length ? unreadable.concat(batch) : batch;
+  }
+}
+
+async function* mapEvery(
   inputs: string[],
   read: ReadOptions,
   map: MapOptions,

@@ -2,10 +2,11 @@
 import { DECISION_KINDS, type Decision, type DecisionKind, type DecisionTally } from '../decide/types.js';
 import type { DeliveryCounts, FieldNotHeldCount, SharedBatches, StopCounts } from '../deliver/delivery-counts.js';
 import type { InDoubtResolution } from '../deliver/resolve-command.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, exitCodeOf } from '../errors.js';
 import type { DefaultCountry } from '../mapping/default-country.js';
 import { warningKind } from '../mapping/phones.js';
 import type { InputRead, RawUnread } from '../sources/types.js';
+import { isUnreadable } from '../sources/unreadable.js';
 
 /** Counts of decisions; `read` is their sum (every record read gets exactly one). */
 export type DecisionCounts = { read: number } & Record<DecisionKind, number>;
@@ -20,12 +21,22 @@ export interface Example {
   reason: string;
 }
 
-/** A part of an input that could not be read: from `line` to `toLine`, or to the end of that input. */
+/**
+ * A part of an input that could not be read: from `line` to `toLine`, or to the end of that input. A record that
+ * could not be read (a broken JSON line, a CSV row with broken quoting) is a part of its own, line to line, as well
+ * as an invalid decision.
+ */
 export interface Unread {
   source: string;
   line: number;
   toLine?: number;
   reason: string;
+  /**
+   * Past the first parts listed one by one, the records of an input that could not be read are counted in one part:
+   * this many, the first at `line` and the last at `toLine` (the lines between them that could be read were read);
+   * `reason` is the first one's.
+   */
+  records?: number;
 }
 
 /** A reader's unread part, as the report keeps it. */
@@ -105,7 +116,7 @@ export interface RunReport {
   examples: Partial<Record<DecisionKind, Example[]>>;
   /** How each input was read (format, encoding, delimiter), with notes a person should read. */
   readAs: InputRead[];
-  /** Parts of the inputs that could not be read (the run then ends with exit code 3). */
+  /** Parts of the inputs that could not be read, records among them (the run then ends with exit code 3). */
   unread: Unread[];
   warnings: Warnings;
   /** The country national phone numbers were read in, when there was one or one was read. */
@@ -149,10 +160,12 @@ export interface RunReport {
 }
 
 /**
- * The exit code of a run: 130 when interrupted; 3 when part of an input could not be read (what could be read was
- * decided and sent, but cron must be able to tell); 1 when a send failed or is in doubt, an event of the input is in
- * doubt in the ledger on another sink, or the --report file could not be written (the run finished and its sends
- * are settled, but not all it was asked for was done); else 0.
+ * The exit code of a run: 130 when interrupted; 3 when part of an input could not be read (a file, the rest of one,
+ * a record: what could be read was decided and sent, but cron must be able to tell); 1 when a send failed or is in
+ * doubt, an event of the input is in doubt in the ledger on another sink, or the --report file could not be written
+ * (the run finished and its sends are settled, but not all it was asked for was done); 6 when events conflict with
+ * the ledger or the input (the same key, another lead: never sent, a person must look); else 0. The first that
+ * applies, in EXIT_PRECEDENCE's order.
  */
 export function runExitCode(
   delivery: DeliveryCounts | undefined,
@@ -160,11 +173,15 @@ export function runExitCode(
   unread: readonly Unread[] = [],
   reportFailed = false,
   inDoubtInLedger = 0,
+  conflicts = 0,
 ): number {
-  if (interrupted) return ExitCode.interrupted;
-  if (unread.length > 0) return ExitCode.input;
-  if (reportFailed || inDoubtInLedger > 0) return ExitCode.incomplete;
-  return delivery && (delivery.failed > 0 || delivery.inDoubt > 0) ? ExitCode.incomplete : ExitCode.ok;
+  const apply = new Set<ExitCode>();
+  if (interrupted) apply.add(ExitCode.interrupted);
+  if (unread.length > 0) apply.add(ExitCode.input);
+  if (reportFailed || inDoubtInLedger > 0 || (delivery && (delivery.failed > 0 || delivery.inDoubt > 0)))
+    apply.add(ExitCode.incomplete);
+  if (conflicts > 0) apply.add(ExitCode.conflict);
+  return exitCodeOf(apply);
 }
 
 /** The words of a --report file's write failure, for the run report; undefined when it was written whole. */
@@ -181,21 +198,44 @@ export function emptyCounts(): DecisionCounts {
 }
 
 const EXAMPLES_PER_KIND = 3;
+// Records that could not be read listed one by one in a run's unread parts; the rest are counted, a part per input.
+const UNREAD_RECORDS_LISTED = 20;
+const INVALID = DECISION_KINDS.indexOf('invalid');
 
 /** Accumulates decisions into counts, per-source counts and a few examples per decision. */
 export class ReportCollector implements DecisionTally {
   readonly counts = emptyCounts();
   readonly perSource: Record<string, DecisionCounts> = {};
   readonly examples: Partial<Record<DecisionKind, Example[]>> = {};
-  /** The kinds (in DECISION_KINDS order) that still want an example: a counting decider makes only those whole. */
+  /**
+   * The kinds (in DECISION_KINDS order) that a counting decider makes whole: those that still want an example, and
+   * every invalid one (whether its record could be read at all is in its reason).
+   */
   readonly wanted = DECISION_KINDS.map((k) => k !== 'new');
   readonly unread: Unread[] = [];
   readonly readAs: InputRead[] = [];
   readonly warnings: Warnings = { records: 0, byReason: {}, examples: [] };
 
-  /** A part of an input that could not be read. */
+  // Per input, the part that counts its records past the first UNREAD_RECORDS_LISTED.
+  private readonly unreadRecords = new Map<string, Unread & { records: number }>();
+  private unreadListed = 0;
+
+  /** A part of an input that could not be read (a record: one line, `toLine` equal to `line`). */
   addUnread(u: Unread): void {
-    this.unread.push(u);
+    if (u.toLine !== u.line || this.unreadListed < UNREAD_RECORDS_LISTED) {
+      if (u.toLine === u.line) this.unreadListed++;
+      this.unread.push(u);
+      return;
+    }
+    const counted = this.unreadRecords.get(u.source);
+    if (counted) {
+      counted.records++;
+      counted.toLine = Math.max(counted.toLine!, u.line);
+      return;
+    }
+    const part = { source: u.source, line: u.line, toLine: u.line, reason: u.reason, records: 1 };
+    this.unreadRecords.set(u.source, part);
+    this.unread.push(part);
   }
 
   /** The warnings of one record read. */
@@ -241,7 +281,11 @@ export class ReportCollector implements DecisionTally {
             ? { source: d.source, line: d.line, key: d.key, reason: d.reason }
             : { source: d.source, line: d.line, item: d.item, key: d.key, reason: d.reason },
         );
-      if (ex.length >= EXAMPLES_PER_KIND) this.wanted[DECISION_KINDS.indexOf(d.kind)] = false;
+      const k = DECISION_KINDS.indexOf(d.kind);
+      if (ex.length >= EXAMPLES_PER_KIND && k !== INVALID) this.wanted[k] = false;
     }
+    // A record that could not be read is also a part of the input not read: the run ends 3, and says where.
+    if (d.kind === 'invalid' && isUnreadable(d.reason))
+      this.addUnread({ source: d.source, line: d.line, toLine: d.line, reason: d.reason });
   }
 }

@@ -3,7 +3,7 @@ import type { ChalkInstance } from 'chalk';
 import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
 import { printable } from './printable.js';
 import type { FieldDates } from '../sources/types.js';
-import type { DatesRead, Example, RunReport } from './run-report.js';
+import type { DatesRead, Example, RunReport, Unread } from './run-report.js';
 
 const LABEL: Record<DecisionKind, string> = {
   new: 'new',
@@ -122,18 +122,19 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       lines.push(c.yellow(`    ×${n} ${printable(reason)}`));
     for (const e of r.warnings.examples) lines.push(c.dim(`    e.g. ${example(e)}`));
   }
+  if (r.counts.conflict) {
+    lines.push('');
+    lines.push(
+      c.yellow(
+        `  conflict (exit code 6): ${r.counts.conflict} event${r.counts.conflict === 1 ? ' whose key came' : 's whose keys came'} with another lead (in the ledger or earlier in the input), never sent: a person must look (the examples above; every one with --report)`,
+      ),
+    );
+  }
   if (r.unread.length) {
     lines.push('');
-    lines.push(c.red('  not read (exit code 3): what could be read before was decided'));
-    for (const u of r.unread) {
-      const part =
-        u.toLine === undefined
-          ? `from line ${u.line} to the end`
-          : u.toLine === u.line
-            ? `line ${u.line}`
-            : `lines ${u.line}-${u.toLine}`;
-      lines.push(c.red(`    ${printable(u.source)} ${part}: ${printable(u.reason, 400)}`));
-    }
+    lines.push(c.red('  not read (exit code 3): the rest of the inputs was decided'));
+    for (const u of r.unread)
+      lines.push(c.red(`    ${printable(u.source)} ${unreadPart(u)}: ${printable(u.reason, 400)}`));
   }
   if (r.interrupted) lines.push(c.yellow(`  ${interruptedLine(r)}`));
   lines.push('');
@@ -190,14 +191,32 @@ export function formatJson(r: RunReport): string {
   return JSON.stringify(r, null, 2) + '\n';
 }
 
+// Where a part not read is: a line, lines, the rest of the input, or the records past those listed one by one.
+function unreadPart(u: Unread): string {
+  if (u.records !== undefined)
+    return `${u.records} more record${u.records === 1 ? '' : 's'} not read from line ${u.line} to ${u.toLine ?? u.line}, the first`;
+  if (u.toLine === undefined) return `from line ${u.line} to the end`;
+  return u.toLine === u.line ? `line ${u.line}` : `lines ${u.line}-${u.toLine}`;
+}
+
+// Parts not read named on the --quiet line; the rest counted.
+const QUIET_UNREAD = 3;
+
 /**
- * What --quiet still prints of a run that did not do all it was asked (exit 1 or 3): one line, its errors, so that
- * a cron mail says why (the summary, which says it at length, is not printed). Undefined for any other run.
+ * What --quiet still prints of a run that did not end 0 (and was not interrupted, which says so itself): a line for
+ * each kind of reason it ended so, in the order of the exit codes' precedence (not read; failed or in doubt;
+ * conflicts), each ending with the run's exit code, so that a cron mail says why (the summary, which says it at
+ * length, is not printed). None for a run that ended 0.
  */
-export function quietErrorLine(r: RunReport): string | undefined {
-  if (r.interrupted) return undefined;
+export function quietErrorLines(r: RunReport): string[] {
+  if (r.interrupted) return [];
+  const lines: string[][] = [];
+  if (r.unread.length) {
+    const named = r.unread.slice(0, QUIET_UNREAD).map((u) => `${u.source} ${unreadPart(u)}: ${u.reason}`);
+    const more = r.unread.length - named.length;
+    lines.push([`not read: ${named.join('; ')}${more ? `; and ${more} more part${more === 1 ? '' : 's'}` : ''}`]);
+  }
   const parts: string[] = [];
-  for (const u of r.unread) parts.push(`${u.source} not read from line ${u.line}: ${u.reason}`);
   const d = r.delivery;
   const top = (m: Record<string, number> | undefined) => Object.entries(m ?? {}).sort((a, b) => b[1] - a[1])[0]?.[0];
   if (d?.failed) parts.push(`${d.failed} failed (${top(r.failures) ?? 'see --json'})`);
@@ -208,6 +227,15 @@ export function quietErrorLine(r: RunReport): string | undefined {
       `${r.inDoubtInLedger} events of the input in doubt on another sink since an earlier run, not sent again`,
     );
   if ((d?.inDoubt || r.inDoubtInLedger) && fix) parts[parts.length - 1] += fix;
-  if (parts.length === 0) return undefined;
-  return `leadledger: ${printable(parts.join('; '), 1000)} (exit ${r.exitCode})`;
+  if (parts.length) lines.push(parts);
+  const n = r.counts.conflict;
+  if (n) {
+    const e = r.examples.conflict?.[0];
+    const where = e ? ` (e.g. ${e.source}:${e.line}${e.key ? ` [${e.key}]` : ''} ${e.reason})` : '';
+    lines.push([
+      `${n} conflict${n === 1 ? ': an event whose key came' : 's: events whose keys came'} with another lead, never sent: a person must look${where}`,
+    ]);
+  }
+  if (r.exitCode === 0) return [];
+  return lines.map((l) => `leadledger: ${printable(l.join('; '), 1000)} (exit ${r.exitCode})`);
 }

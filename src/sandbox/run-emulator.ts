@@ -1,8 +1,10 @@
-// `leadledger sandbox`: run the emulator in the foreground until SIGINT/SIGTERM (or the caller's signal).
+// `leadledger sandbox`: run the emulator in the foreground until SIGINT/SIGTERM/SIGHUP (or the caller's signal).
 import { UsageError } from '../errors.js';
 import { startEmulator, type EmulatorOptions } from './emulator.js';
 import type { Faults } from './faults.js';
 import { parseRateLimit } from './rolling-window.js';
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 export interface SandboxOptions {
   port?: number;
@@ -23,7 +25,7 @@ export interface SandboxOptions {
   env?: Record<string, string | undefined>;
   /** Where the banner goes (default stderr). */
   log?: (line: string) => void;
-  /** Stop when aborted (tests); SIGINT/SIGTERM also stop it. */
+  /** Stop when aborted (tests); SIGINT/SIGTERM/SIGHUP also stop it. */
   signal?: AbortSignal;
 }
 
@@ -69,6 +71,18 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
       throw new UsageError(`--host ${options.host}: no such address on this machine (${err.code})`);
     throw err;
   });
+  // The signals are taken before anything is printed: once "Press Ctrl-C" is out, Ctrl-C (or SIGTERM, or a closed
+  // terminal's SIGHUP) stops the server; before, it would have ended the process as Node's default does.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (): void => {
+      for (const s of STOP_SIGNALS) process.off(s, stop);
+      options.signal?.removeEventListener('abort', stop);
+      resolve();
+    };
+    for (const s of STOP_SIGNALS) process.on(s, stop);
+    if (options.signal?.aborted) stop();
+    else options.signal?.addEventListener('abort', stop, { once: true });
+  });
   const u = emulator.url;
   log(`leadledger sandbox listening on ${u}`);
   log(
@@ -81,18 +95,7 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     `                 POST ${u}/__admin/contacts (JSON [{"properties":{"email":...}}]: people the CRM already holds)`,
   );
   log('Press Ctrl-C to stop.');
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      options.signal?.removeEventListener('abort', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    if (options.signal?.aborted) stop();
-    else options.signal?.addEventListener('abort', stop, { once: true });
-  });
+  await stopped;
   await emulator.close();
   log('sandbox stopped');
 }

@@ -9,15 +9,20 @@
 import { Readable, pipeline } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { CsvGuard, type StrayQuote } from './csv-guard.js';
-import { normalizeHeaders } from './csv-headers.js';
+import { readCsvEscaped } from './csv-escapes.js';
+import { CsvRows } from './csv-rows.js';
 import { createTextDecoding, decodeLines, type Recoded, type TextDecoding } from './decode-text.js';
 import { BATCH_SIZE, type ReaderContext } from './reader-context.js';
 import type { RawItem } from './types.js';
+
+export { CsvRows };
 
 /** How to read one CSV input, decided by read-inputs from options and sniffing. */
 export interface CsvSettings {
   encoding: string;
   delimiter: string;
+  /** Cells written with backslash escapes (\" for a quote, as JSON literals), not RFC 4180's: csv-escapes.ts. */
+  escapes?: 'backslash';
 }
 
 /** Longest row csv-parse reads (a longer one is a reject): far beyond any lead, and bounded memory. */
@@ -29,6 +34,10 @@ export async function* readCsv(
   ctx: ReaderContext,
   settings: CsvSettings,
 ): AsyncGenerator<RawItem[]> {
+  if (settings.escapes === 'backslash') {
+    yield* readCsvEscaped(chunks, ctx, settings);
+    return;
+  }
   const { source } = ctx;
   const offset = ctx.lineOffset ?? 0;
   const parser = parse({
@@ -107,47 +116,6 @@ function shifted(r: Recoded, offset: number): Recoded {
   return { lines: r.lines, first: r.first + offset };
 }
 
-/** Parsed rows to records and rejects: the header, blank rows, column counts, line numbers, --select. */
-export class CsvRows {
-  readonly batch: RawItem[] = [];
-  /** Last line consumed by a row (blank rows included), as the parser counts it. */
-  lastLine = 0;
-  /** The header row's names, once it has been read. */
-  headers: string[] | null = null;
-  private safeHeaders = true; // false when a header is "__proto__": then rows are built the slow, safe way
-  private readonly offset: number;
-
-  constructor(private readonly ctx: ReaderContext) {
-    this.offset = ctx.lineOffset ?? 0;
-  }
-
-  /** One parsed row (its cells); a record or reject goes to `batch`. */
-  add(cells: string[]): void {
-    const { source, selector } = this.ctx;
-    const startLine = this.lastLine + 1;
-    this.lastLine = startLine + countNewlines(cells);
-    this.ctx.progress.line = this.lastLine + this.offset;
-    if (isBlank(cells)) return; // blank line, or a row of bare delimiters (Excel leaves these)
-    if (this.headers === null) {
-      this.headers = normalizeHeaders(cells);
-      this.safeHeaders = !this.headers.includes('__proto__');
-      return;
-    }
-    const line = startLine + this.offset;
-    const item = toItem(cells, this.headers, this.safeHeaders, line, source);
-    if (item.kind === 'record' && selector !== null) {
-      const s = selector.apply(item.fields);
-      this.batch.push(
-        !s.ok
-          ? { kind: 'reject', source, line, reason: s.reason }
-          : s.replaced
-            ? { ...item, fields: s.value, replaced: true }
-            : { ...item, fields: s.value },
-      );
-    } else this.batch.push(item);
-  }
-}
-
 /**
  * Reads CSV already known to be well-formed (RFC 4180 quoting, LF or CRLF line ends, no stray quotes, every
  * quote closed: what csv-cuts.ts vouches for in the blocks it cuts before the last) without csv-parse, several
@@ -159,6 +127,7 @@ export async function* readCsvWellFormed(
   ctx: ReaderContext,
   settings: CsvSettings,
 ): AsyncGenerator<RawItem[]> {
+  if (settings.escapes !== undefined) throw new NotWellFormed('cells written with backslash escapes');
   // The bytes are joined before decoding so the text is one flat string: text made of concatenated pieces would
   // be walked again by every indexOf below.
   const bytes: Buffer[] = [];
@@ -260,37 +229,6 @@ function quotedRow(text: string, i: number, delimiter: string, out: string[][]):
   return i + 1;
 }
 
-function toItem(cells: string[], headers: string[], safeHeaders: boolean, line: number, source: string): RawItem {
-  let n = cells.length;
-  // Trailing empty cells beyond the header (`a;b;c;;`) are what spreadsheets write, not a broken row.
-  while (n > headers.length && cells[n - 1] === '') n--;
-  if (n !== headers.length) {
-    // The cells go with it: a source's definition may know such a row (a report's footer line) as not a record.
-    const reject: RawItem = {
-      kind: 'reject',
-      source,
-      line,
-      reason: `expected ${headers.length} columns, found ${cells.length}`,
-    };
-    if (n < headers.length) reject.cells = cells;
-    return reject;
-  }
-  let fields: Record<string, unknown>;
-  if (safeHeaders) {
-    fields = {};
-    for (let i = 0; i < n; i++) fields[headers[i] as string] = cells[i];
-  } else {
-    // fromEntries defines own properties, so a header named "__proto__" cannot touch the prototype.
-    fields = Object.fromEntries(headers.map((h, i) => [h, cells[i] ?? '']));
-  }
-  return { kind: 'record', source, line, fields };
-}
-
-function isBlank(cells: string[]): boolean {
-  for (const c of cells) if (c !== '' && c.trim() !== '') return false;
-  return true;
-}
-
 function rejectFor(err: CsvError, source: string, lastLine: number, offset: number): RawItem {
   if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
     // The quote opened on the row after the last complete one; everything after it was swallowed into that field.
@@ -308,12 +246,6 @@ function rejectFor(err: CsvError, source: string, lastLine: number, offset: numb
 function errorLine(err: CsvError | undefined): number {
   const lines = err?.['lines'];
   return typeof lines === 'number' ? lines : 0;
-}
-
-function countNewlines(cells: string[]): number {
-  let n = 0;
-  for (const c of cells) for (let i = c.indexOf('\n'); i !== -1; i = c.indexOf('\n', i + 1)) n++;
-  return n;
 }
 
 /**

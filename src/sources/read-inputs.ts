@@ -8,7 +8,7 @@ import { headerCells, repeatedHeaderNote } from './csv-headers.js';
 import { normalizeEncoding } from './detect-encoding.js';
 import { describeGzipTail } from './gunzip-members.js';
 import { openInput, recodedInput, type OpenedInput } from './open-input.js';
-import { readCsv } from './read-csv.js';
+import { readCsv, type CsvSettings } from './read-csv.js';
 import { readJson } from './read-json.js';
 import { readJsonl } from './read-jsonl.js';
 import { readTextLog } from './read-text-log.js';
@@ -112,6 +112,7 @@ async function* readOne<B>(
       const cells = headerCells(opened.head, info);
       const note = cells && repeatedHeaderNote(cells);
       if (note) (ctx.notes ??= []).push(note);
+      if (info.escapes) (ctx.notes ??= []).push(ESCAPES_NOTE);
     }
     opts.onInput?.(info);
     yield* read(opened, info, ctx);
@@ -150,6 +151,9 @@ async function* readOne<B>(
   }
 }
 
+const ESCAPES_NOTE =
+  'its cells are written with backslash escapes, not as RFC 4180 has them (\\" for a quote, \\u00e1 for á, a bare null for none, as JSON literals): they were read so, a row a line';
+
 // What a person should know about how an input was read.
 function notesOf(ctx: ReaderContext): string[] {
   const notes: string[] = [...(ctx.notes ?? [])];
@@ -170,10 +174,17 @@ export function readFormat(opened: OpenedInput, info: InputInfo, ctx: ReaderCont
     case 'json':
       return readJson(opened.chunks, ctx);
     case 'csv':
-      return readCsv(opened.chunks, ctx, { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' });
+      return readCsv(opened.chunks, ctx, csvSettings(info));
     case 'log':
       return readTextLog(opened.chunks, ctx);
   }
+}
+
+/** How a CSV input is read, from how it was decided to be (InputInfo). */
+export function csvSettings(info: InputInfo): CsvSettings {
+  const settings: CsvSettings = { encoding: info.encoding ?? 'utf-8', delimiter: info.delimiter ?? ',' };
+  if (info.escapes) settings.escapes = info.escapes;
+  return settings;
 }
 
 /** Words for a failure inside an input; zlib's terse messages get context. */

@@ -6,6 +6,7 @@ import { detectEncoding } from './detect-encoding.js';
 import { formatFromName, sniffFormat } from './detect-format.js';
 import { type OpenedInput, openInput } from './open-input.js';
 import type { ResolvedInput } from './resolve-inputs.js';
+import { detectBackslashEscapes } from './csv-escapes.js';
 import { sniffDelimiter } from './sniff-delimiter.js';
 import type { InputInfo, ReadOptions } from './types.js';
 
@@ -22,8 +23,10 @@ export function decideInputInfo(input: ResolvedInput, opened: OpenedInput, opts:
   if (format !== 'csv' && encoding !== 'utf-8') info.encoding = encoding;
   if (format === 'csv') {
     info.encoding = encoding;
-    info.delimiter =
-      opts.delimiter ?? hint.delimiter ?? sniffDelimiter(decodeHead(opened.head, encoding), opened.complete);
+    const head = decodeHead(opened.head, encoding);
+    info.delimiter = opts.delimiter ?? hint.delimiter ?? sniffDelimiter(head, opened.complete);
+    // A hand-rolled export's cells written as JSON literals (\" inside a quoted cell): read as they were written.
+    if (detectBackslashEscapes(head, info.delimiter, opened.complete)) info.escapes = 'backslash';
   }
   return info;
 }
@@ -46,6 +49,7 @@ export function describeInput(info: InputInfo): string {
   if (info.crLines) parts.push('lines ending in CR');
   if (info.encoding) parts.push(info.encoding);
   if (info.delimiter) parts.push(info.delimiter === '\t' ? 'tab-separated' : `'${info.delimiter}'-separated`);
+  if (info.escapes) parts.push('backslash escapes');
   return `${info.source}: ${parts.join(', ')}`;
 }
 

@@ -105,6 +105,8 @@ export interface InputInfo {
   crLines?: boolean;
   /** Field delimiter used (CSV only). */
   delimiter?: string;
+  /** Its cells are written with backslash escapes (\" for a quote, JSON literals), not RFC 4180's (CSV only). */
+  escapes?: 'backslash';
 }
 
 /** How the times of one field of an input were read (mapping/times.ts), as its first records showed them. */

@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 import { jsonReport, runCli } from '../helpers/cli.js';
 import { emulator } from '../helpers/emulator.js';
 import { exited, killAfter, killWhen, ledgerState, start, type LedgerState } from '../helpers/kill.js';
+import { heldReceiver } from '../helpers/held-receiver.js';
+import { until } from '../helpers/signals.js';
 import { tmpDir } from '../helpers/tmp.js';
 import { expectedPeople, generateEvents } from '../helpers/events.js';
 
@@ -206,28 +208,19 @@ test('two pushes at once on one ledger, without the run lock: claims alone keep 
 });
 
 test('with the run lock, a second push exits 5 at once, or waits with --wait and then finds nothing new', async () => {
-  const emu = await emulator({ faults: { latencyMs: 10 } });
+  // The first push is held mid-run by its receiver until the test lets it finish.
+  const receiver = await heldReceiver();
   const dir = tmpDir();
   const events = generateEvents(dir, 300, 24);
   const ledger = join(dir, 'l.db');
-  const args = [
-    'push',
-    events,
-    '--sink',
-    'webhook',
-    '--url',
-    `${emu.url}/webhook`,
-    '--ledger',
-    ledger,
-    '--json',
-    '--quiet',
-  ];
-  const first = runCli(args);
-  for (let i = 0; i < 500 && !ledgerState(ledger)?.running; i++) await new Promise((r) => setTimeout(r, 5));
+  const args = ['push', events, '--sink', 'webhook', '--url', receiver.url, '--ledger', ledger, '--json', '--quiet'];
+  const first = runCli([...args, '--timeout', '600']);
+  await receiver.arrived;
   const second = await runCli(args);
   assert.equal(second.code, 5, second.stderr);
   assert.match(second.stderr, /in use by run \d+ \(pid \d+/);
-  const waiting = runCli([...args, '--wait', '60']);
+  const waiting = runCli([...args, '--wait', '600']);
+  receiver.open();
   assert.equal((await first).code, 0);
   const w = await waiting;
   assert.equal(w.code, 0, w.stderr);
@@ -254,7 +247,11 @@ test('Ctrl-C: in-flight sends settle, the run is recorded as interrupted, exit 1
     '--quiet',
   ];
   const child = start(args, { HUBSPOT_TOKEN: TOKEN });
-  for (let i = 0; i < 2000 && !((ledgerState(ledger)?.sent ?? 0) > 0); i++) await new Promise((r) => setTimeout(r, 5));
+  await until(
+    () => (ledgerState(ledger)?.sent ?? 0) > 0,
+    () => child.exitCode === null,
+    'its first send settled',
+  );
   child.kill('SIGINT');
   assert.equal(await exited(child), 130);
   const s = ledgerState(ledger)!;

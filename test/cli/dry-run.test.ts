@@ -17,7 +17,9 @@ test('dry-run of a webhook log: every decision counted, nothing written, summary
   const dir = tmpDir();
   const ledger = join(dir, 'ledger.db');
   const r = await runCli(['push', fx('webhook-events.jsonl'), '--dry-run', '--ledger', ledger]);
-  assert.equal(r.code, 0, r.stderr);
+  // The log's conflicting retry (evt_01JA0009) would never be sent: the audit says so, and ends 6 as a push would.
+  assert.equal(r.code, 6, r.stderr);
+  assert.match(r.stderr, /conflict \(exit code 6\): 1 event whose key came with another lead .*a person must look/);
   assert.equal(r.stdout, '', 'without --json nothing goes to stdout');
   assert.match(r.stderr, /nothing was sent and the ledger was not written/);
   assert.match(r.stderr, /records read\s+25/);
@@ -40,8 +42,9 @@ test('--json is one document on stdout whose counts add up to the records read',
     '--ledger',
     join(tmpDir(), 'l.db'),
   ]);
-  assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stderr, '');
+  // The conflicting retry of the webhook log: exit 6, and --quiet's one line says why.
+  assert.equal(r.code, 6, r.stderr);
+  assert.match(r.stderr, /^leadledger: 1 conflict: an event whose key came with another lead, .*\(exit 6\)\n$/);
   const doc = jsonReport(r);
   assert.equal(doc.dryRun, true);
   assert.equal(doc.counts.read, 36);
@@ -63,7 +66,8 @@ test('--report writes a row per record read, CSV cells neutralized', async () =>
   );
   const report = join(dir, 'r.csv');
   const r = await runCli(['push', input, '--dry-run', '--report', report, '--ledger', join(dir, 'l.db')]);
-  assert.equal(r.code, 0, r.stderr);
+  // The broken line could not be read: its row says so, and the run ends 3.
+  assert.equal(r.code, 3, r.stderr);
   const rows = readFileSync(report, 'utf8').trim().split('\n');
   assert.equal(rows[0], 'source,line,item,key,email,decision,reason,result,crm_id,warnings');
   assert.equal(rows.length, 4);

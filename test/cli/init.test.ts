@@ -30,7 +30,8 @@ async function decisions(input: string, cwd: string, env: Record<string, string>
     cwd,
     env,
   });
-  assert.ok(r.code === 0 || r.code === 3, `${relative(ROOT, input)}: exit ${r.code}\n${r.stderr}`);
+  // 3: a sample with a record that cannot be read; 6: one with a conflicting retry. The decisions are what counts.
+  assert.ok([0, 3, 6].includes(r.code!), `${relative(ROOT, input)}: exit ${r.code}\n${r.stderr}`);
   return readFileSync(report, 'utf8');
 }
 

@@ -124,7 +124,8 @@ test('a stray quote in a CSV swallows no rows: its row is given up with its line
       input: args[0] === '-' ? rows.join('\n') + '\n' : undefined,
       timeoutMs: 120_000,
     });
-    assert.equal(r.code, 0, r.stderr);
+    // The row given up could not be read: the run says where, and ends 3.
+    assert.equal(r.code, 3, r.stderr);
     const doc = jsonReport(r);
     assert.equal(doc.counts.read, 60_000, args.join(' '));
     assert.equal(doc.counts.new, 59_999);
@@ -136,6 +137,10 @@ test('a stray quote in a CSV swallows no rows: its row is given up with its line
           'stray quote? a quote opened at line 12 is not closed within 100 lines or 64 KB: row 12 is left out, and reading goes on at line 13',
         ],
       ],
+    );
+    assert.deepEqual(
+      doc.unread.map((u) => [u.line, u.toLine]),
+      [[12, 12]],
     );
   }
 });
@@ -216,7 +221,14 @@ test('a large JSON array is streamed: every element decided, a malformed one rej
   const doc = jsonReport(r);
   assert.equal(doc.counts.new, 150_000 - 2);
   assert.equal(doc.counts.invalid, 1);
+  // The malformed element is an invalid record, and could not be read either.
   assert.deepEqual(doc.unread, [
+    {
+      source: input,
+      line: 1002,
+      toLine: 1002,
+      reason: "invalid JSON: Expected ',' or '}' after property value at line 1002, column 20",
+    },
     { source: input, line: 2002, toLine: 2002, reason: 'array element 2001 is larger than 64 MB: not read' },
   ]);
 });

@@ -136,7 +136,8 @@ test('replay --force re-sends delivered events only when confirmed, with the sam
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const hook = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', ledger];
-  assert.equal((await runCli(['push', fx('webhook-events.jsonl'), ...hook, '--quiet'])).code, 0);
+  // 6: the log's conflicting retry (evt_01JA0009) is never sent; the rest is.
+  assert.equal((await runCli(['push', fx('webhook-events.jsonl'), ...hook, '--quiet'])).code, 6);
   const keysBefore = emu.webhookReceived().deliveries.map((d) => d.idempotencyKey);
   const refused = await runCli(['replay', '--force', '--keys', 'evt_01JA0001,evt_01JA0002', ...hook]);
   assert.equal(refused.code, 2, 'not on a terminal and no --yes');
@@ -213,7 +214,7 @@ test('forget --email leaves no trace of the address in the ledger bytes, and a n
     '--json',
     '--quiet',
   ];
-  assert.equal((await runCli(push)).code, 0);
+  assert.equal((await runCli(push)).code, 6, 'all sent but the conflicting retry (evt_01JA0009)');
   const address = 'ana.souza@example.com.br';
   assert.ok(
     readFileSync(ledger).includes(Buffer.from(address)) ||
@@ -242,7 +243,8 @@ test('retention "drop": sent events keep no stored lead, and replay says to use 
   writeFileSync(config, JSON.stringify({ retention: { sentPayloads: 'drop' } }));
   const out = join(dir, 'out.jsonl');
   const sink = ['--sink', 'jsonl', '--output', out, '--ledger', ledger, '--config', config];
-  assert.equal((await runCli(['push', fx('webhook-events.jsonl'), ...sink, '--quiet'])).code, 0);
+  // 6: the log's conflicting retry (evt_01JA0009) is never sent; the rest is.
+  assert.equal((await runCli(['push', fx('webhook-events.jsonl'), ...sink, '--quiet'])).code, 6);
   const db = new Database(ledger, { readonly: true });
   const kept = (db.prepare(`SELECT count(*) n FROM events WHERE lead_json IS NOT NULL`).get() as { n: number }).n;
   db.close();
@@ -391,4 +393,26 @@ test('replay --from reads the input as push does: --timezone and --date-order ap
     order: 'month/day',
     orderFrom: '--date-order',
   });
+});
+
+test('replay --from: an input that gives a key two leads is a conflict, reported, and the run ends 6', async () => {
+  const emu = await emulator();
+  const dir = tmpDir();
+  const input = join(dir, 'in.jsonl');
+  const event = (email: string) => JSON.stringify({ event_id: 'evt_C', data: { email } });
+  writeFileSync(input, event('cora@example.com') + '\n');
+  const webhook = ['--sink', 'webhook', '--url', `${emu.url}/webhook`, '--ledger', join(dir, 'l.db')];
+  const quiet = ['--max-retries', '0', '--json', '--quiet'];
+  emu.setFaults({ script: ['503'] });
+  assert.equal((await runCli(['push', input, ...webhook, ...quiet])).code, 1);
+  emu.setFaults({});
+  writeFileSync(input, [event('cora@example.com'), event('other@example.com')].join('\n') + '\n');
+  const r = await runCli(['replay', '--from', input, ...webhook, ...quiet]);
+  assert.equal(r.code, 6, r.stderr);
+  assert.equal(jsonReport(r).counts.conflict, 1);
+  assert.deepEqual(
+    emu.webhookReceived().deliveries.map((d) => (d.body as { lead: { email: string } }).lead.email),
+    ['cora@example.com'],
+    'the first lead of the key is sent, the other never silently',
+  );
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
 import { BIN, ROOT, runCli } from '../helpers/cli.js';
 import { progressText, describeHttpEvent } from '../../src/cli/output.js';
@@ -10,15 +10,7 @@ test('leadledger sandbox serves the emulator until Ctrl-C', async () => {
     cwd: ROOT,
     env: { ...process.env, CI: '1' },
   });
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', () => reject(new Error(err)));
-  });
+  const url = await listening(child);
   const res = await fetch(`${url}/crm/v3/objects/contacts/batch/create`, {
     method: 'POST',
     headers: { authorization: 'Bearer x', 'content-type': 'application/json' },
@@ -30,6 +22,34 @@ test('leadledger sandbox serves the emulator until Ctrl-C', async () => {
   child.kill('SIGINT');
   const code = await new Promise((r) => child.on('exit', r));
   assert.equal(code, 0);
+});
+
+/** The URL the sandbox prints once it serves, and has taken Ctrl-C, SIGTERM and SIGHUP over (the line after). */
+function listening(child: ChildProcessWithoutNullStreams): Promise<string> {
+  let err = '';
+  return new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)[^]*Press Ctrl-C to stop/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', () => reject(new Error(err)));
+  });
+}
+
+test('leadledger sandbox stops on SIGHUP (its terminal closed) as on Ctrl-C: its server closed, exit 0', async () => {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...process.env, CI: '1' },
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const url = await listening(child);
+  const exit = new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (c, s) => r([c, s])));
+  child.kill('SIGHUP');
+  assert.deepEqual(await exit, [0, null]);
+  await assert.rejects(fetch(`${url}/__admin/stats`), 'the server is closed');
+  assert.doesNotMatch(out, /error/i);
 });
 
 test('progress lines carry the share read, counts, rate and an ETA for the whole input; verbose HTTP lines name the retry', () => {

@@ -29,7 +29,7 @@ test('terminal control sequences in keys, emails and file names are shown escape
   writeFileSync(input, lines.join('\n') + '\n');
   const ledger = join(dir, 'l.db');
   const dry = await runCli(['push', input, '--dry-run', '--ledger', ledger]);
-  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(dry.code, 6, dry.stderr); // the conflict
   assert.doesNotMatch(dry.stderr, RAW_CONTROL, 'summary');
   assert.match(dry.stderr, /\\x1b\[2J/);
   const pushed = await runCli([
@@ -42,7 +42,7 @@ test('terminal control sequences in keys, emails and file names are shown escape
     '--ledger',
     ledger,
   ]);
-  assert.equal(pushed.code, 0, pushed.stderr);
+  assert.equal(pushed.code, 6, pushed.stderr);
   assert.doesNotMatch(pushed.stderr, RAW_CONTROL, 'push summary');
   for (const args of [
     ['ledger', 'list'],

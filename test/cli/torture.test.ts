@@ -85,11 +85,12 @@ async function runTime(
       await new Promise((r) => setTimeout(r, 1));
     }
     const ended = Date.now();
-    assert.equal(await exited(child), 0, `${args.join(' ')} on a copy of the ledger`);
+    const code = await exited(child);
     for (const ext of ['', '-wal', '-shm']) rmSync(copy + ext, { force: true });
-    if (since !== undefined) return ended - since;
+    // A poll that held the copy's WAL while it was emptied makes an erasure end 5: that run times nothing.
+    if (since !== undefined && code === 0) return ended - since;
   }
-  assert.fail(`the moment to time ${args.join(' ')} from was never seen`);
+  assert.fail(`${args.join(' ')} on a copy of the ledger was never timed from its moment to a clean end`);
 }
 
 /** Saves the ledger as it is (no process has it open: the file and its WAL are the whole of it); the function puts it back. */
@@ -115,6 +116,58 @@ function msAfter<S>(cond: (s: S) => boolean, ms: number): (s: S) => boolean {
     if (since === undefined && cond(s)) since = Date.now();
     return since !== undefined && Date.now() - since >= ms;
   };
+}
+
+/**
+ * A moment to kill a run at, as it is tried the n-th time (0 first): a state the run passes through, tried again as
+ * it is, or a delay (from start-up, or from a state), halved at each try. A run that ends before the moment came
+ * (a machine slower or quicker than the one the delays were measured on, a poll that came too late) is run again
+ * from the same ledger, earlier, until a kill lands: the test never depends on a delay being right. An `optional`
+ * moment is a window of a few statements that a poll may miss at any speed: tried, never required.
+ */
+interface Moment<S> {
+  name: string;
+  at: (n: number) => ((s: S) => boolean) | { delayMs: number };
+  optional?: boolean;
+}
+
+/** A moment at a state the run passes through. */
+const atState = <S>(name: string, cond: (s: S) => boolean, optional = false): Moment<S> => ({
+  name,
+  at: () => cond,
+  optional,
+});
+
+/** A moment `ms` after start-up, or after `cond` first held: halved at each try. */
+function afterMs<S>(name: string, ms: number, cond?: (s: S) => boolean): Moment<S> {
+  return { name, at: (n) => (cond ? msAfter(cond, ms / 2 ** n) : { delayMs: Math.max(1, Math.round(ms / 2 ** n)) }) };
+}
+
+const TRIES = 8;
+const OPTIONAL_TRIES = 3;
+
+/**
+ * Kills runs of `args`, each from `restore()`, until one is killed at the moment; undefined when an optional moment
+ * was missed at every try. A required moment missed at every try fails the test.
+ */
+async function killAt<S>(
+  args: string[],
+  probe: (pid: number) => S | undefined,
+  m: Moment<S>,
+  restore: () => void | Promise<void>,
+  opts: { env?: Record<string, string>; everyMs?: number } = {},
+): Promise<{ at: S | string; tries: number } | undefined> {
+  const tries = m.optional ? OPTIONAL_TRIES : TRIES;
+  let last: Kill<S> | undefined;
+  for (let n = 0; n < tries; n++) {
+    await restore();
+    last = await killedRun(args, probe, m.at(n), opts);
+    if ('at' in last) return { at: last.at, tries: n + 1 };
+  }
+  if (m.optional) return undefined;
+  assert.fail(
+    `${args.join(' ')}: never killed at "${m.name}" in ${tries} tries; the last ended ${JSON.stringify(last)}`,
+  );
 }
 
 const count = (db: Database.Database, sql: string, ...params: unknown[]) =>
@@ -411,7 +464,7 @@ test('forget --email: SIGKILL at 9 points of an erasure of a 100,000-row ledger 
     ledger,
     '--quiet',
   ]);
-  assert.equal(push.code, 0, push.stderr);
+  assert.equal(push.code, 6, push.stderr); // all sent but the fixture's conflicting retry (evt_01JA0009)
   seedBulk(ledger, 100_000);
   const l = openLedger(ledger)!;
   l.importDelivered(
@@ -456,21 +509,18 @@ test('forget --email: SIGKILL at 9 points of an erasure of a 100,000-row ledger 
   );
   const restore = snapshot(ledger);
   // Each kill point meets the whole erasure, from the same ledger; a killed rerun and a last rerun follow.
-  const plan: Array<{ delayMs: number } | ((s: Progress) => boolean)> = [
-    { delayMs: 40 },
-    (s) => s.running, // the run is recorded: the erasure's transaction is about to start, or under way
-    erased, // erased and committed, VACUUM starting
-    (s) => erased(s) && s.wal === 0, // compacted and the WAL truncated, the run not yet closed
-    ...[0.1, 0.3, 0.5, 0.7, 0.9].map((f) => msAfter(erased, f * ms)), // VACUUM, then the checkpoint
+  const plan: Array<Moment<Progress>> = [
+    afterMs('start-up', 40),
+    atState('its run recorded: the erasure about to start, or under way', (s) => s.running),
+    atState('erased and committed, VACUUM starting', erased),
+    // Between the WAL's truncation and the run's close: a few statements.
+    atState('compacted and the WAL truncated, the run not yet closed', (s) => erased(s) && s.wal === 0, true),
+    ...[0.1, 0.3, 0.5, 0.7, 0.9].map((f) => afterMs(`${f} of the compaction`, f * ms, erased)), // VACUUM, checkpoint
   ];
-  const rerunKilled = msAfter((s: Progress) => s.running, ms / 2);
   const points: string[] = [];
-  for (const when of [...plan, rerunKilled]) {
-    if (when !== rerunKilled) restore();
-    const k = await killedRun(forget, progress, when);
-    if (!('at' in k)) continue;
+  const check = async (k: { at: Progress | string; tries: number }) => {
     const s = k.at;
-    points.push(typeof s === 'string' ? s : `present ${s.present}, wal ${s.wal}`);
+    points.push(`${typeof s === 'string' ? s : `present ${s.present}, wal ${s.wal}`} (try ${k.tries})`);
     await verifyOk(ledger, `forget --email killed at ${points.at(-1)}`);
     const now = person()!;
     assert.ok(
@@ -478,9 +528,28 @@ test('forget --email: SIGKILL at 9 points of an erasure of a 100,000-row ledger 
         (now.present === 0 && now.tombstones === 4 && now.mentions === 0),
       `all of the person or none of them: ${JSON.stringify(now)}`,
     );
+  };
+  for (const m of plan) {
+    const k = await killAt(forget, progress, m, restore);
+    if (k) await check(k);
   }
+  // Then a rerun, killed in its turn, from what a kill during the compaction left (made again when a rerun outran
+  // its moment and finished the erasure).
+  let first = true;
+  const leftByAKill = async () => {
+    if (first) return void (first = false);
+    await killAt(forget, progress, afterMs('0.5 of the compaction', ms / 2, erased), restore);
+  };
+  await check(
+    (await killAt(
+      forget,
+      progress,
+      afterMs('a rerun', ms / 2, (s: Progress) => s.running),
+      leftByAKill,
+    ))!,
+  );
   t.diagnostic(`compaction takes ${ms} ms; killed at: ${points.join(' | ')}`);
-  assert.ok(points.length >= 8, `forgets killed at: ${points.join(' | ')}`);
+  assert.ok(points.length >= plan.length, `forgets killed at: ${points.join(' | ')}`);
 
   const rerun = await runCli([...forget, '--json']);
   assert.equal(rerun.code, 0, rerun.stderr);
@@ -574,20 +643,21 @@ test('forget <keys>: SIGKILL at 5 points of forgetting 8,000 keys, each from the
     }));
   const forget = ['ledger', 'forget', ...keys, '--yes', '--ledger', ledger];
   const restore = snapshot(ledger); // each kill point meets the whole forget, from the same ledger
-  const plan: Array<{ delayMs: number } | ((s: { present: number; running: boolean }) => boolean)> = [
-    { delayMs: 40 },
-    { delayMs: 150 }, // planning: the keys looked up read-only
-    (s) => s.running && s.present === 0, // deleted, the run not yet closed
-    (s) => s.running,
-    msAfter((s) => s.running, 15), // the delete under way
+  type Quick = { present: number; running: boolean };
+  const plan: Array<Moment<Quick>> = [
+    afterMs('start-up', 40),
+    afterMs('planning: the keys looked up read-only', 150),
+    // Between the delete's commit and the run's close: a statement or two.
+    atState('deleted, the run not yet closed', (s) => s.running && s.present === 0, true),
+    atState('its run recorded', (s) => s.running),
+    afterMs('the delete under way', 15, (s) => s.running),
   ];
   const points: string[] = [];
-  for (const when of plan) {
-    restore();
-    const k = await killedRun(forget, quick, when);
-    if (!('at' in k)) continue;
+  for (const m of plan) {
+    const k = await killAt(forget, quick, m, restore);
+    if (!k) continue;
     const s = k.at;
-    points.push(typeof s === 'string' ? s : JSON.stringify(s));
+    points.push(`${typeof s === 'string' ? s : JSON.stringify(s)} (try ${k.tries})`);
     await verifyOk(ledger, `forget killed at ${points.at(-1)}`);
     const now = state()!;
     assert.ok(
@@ -596,7 +666,7 @@ test('forget <keys>: SIGKILL at 5 points of forgetting 8,000 keys, each from the
     );
   }
   t.diagnostic(`killed at: ${points.join(' | ')}`);
-  assert.ok(points.length >= 4, `forgets killed at: ${points.join(' | ')}`);
+  assert.ok(points.length >= plan.length - 1, `forgets killed at: ${points.join(' | ')}`);
   const rerun = await runCli(forget); // from what the last kill left
   assert.equal(rerun.code, 0, rerun.stderr);
   assert.deepEqual(state(), { present: 0, attempts: 0 });
@@ -642,23 +712,20 @@ test('prune --older-than, payloads then --rows: SIGKILL at 5 points of each, eac
     // From the run's start: the one transaction, then closing the run and the checkpoint.
     const ms = await runTime(prune, ledger, (db, pid) => runningAs(db, 'ledger prune', pid));
     const restore = snapshot(ledger); // each kill point meets the whole prune, from the same ledger
-    const plan: Array<{ delayMs: number } | ((s: NonNullable<ReturnType<typeof quick>>) => boolean)> = [
-      { delayMs: 40 },
-      (s) => s.running && !(mode === 'rows' ? s.row : s.payload), // applied, the run not yet closed
-      (s) => s.running,
-      ...[0.3, 0.6].map((f) => msAfter((s: { running: boolean }) => s.running, f * ms)), // under way
+    type Quick = NonNullable<ReturnType<typeof quick>>;
+    const plan: Array<Moment<Quick>> = [
+      afterMs('start-up', 40),
+      // Between the one transaction's commit and the run's close: a statement or two.
+      atState('applied, the run not yet closed', (s) => s.running && !(mode === 'rows' ? s.row : s.payload), true),
+      atState('its run recorded', (s) => s.running),
+      ...[0.3, 0.6].map((f) => afterMs(`${f} of the prune`, f * ms, (s: Quick) => s.running)), // under way
     ];
     const points: string[] = [];
-    for (const when of plan) {
-      // A prune lasts well under a second: a point it outran (it ended first) is tried again, at most three times.
-      let k: Awaited<ReturnType<typeof killedRun>> | undefined;
-      for (let tries = 0; tries < 3 && !(k && 'at' in k); tries++) {
-        restore();
-        k = await killedRun(prune, quick, when);
-      }
-      if (!k || !('at' in k)) continue;
+    for (const m of plan) {
+      const k = await killAt(prune, quick, m, restore);
+      if (!k) continue;
       const s = k.at;
-      points.push(typeof s === 'string' ? s : JSON.stringify(s));
+      points.push(`${typeof s === 'string' ? s : JSON.stringify(s)} (try ${k.tries})`);
       await verifyOk(ledger, `prune (${mode}) killed at ${points.at(-1)}`);
       const now = state()!;
       assert.equal(now.newPayloads, total - old, 'recent events are never touched');
@@ -672,7 +739,7 @@ test('prune --older-than, payloads then --rows: SIGKILL at 5 points of each, eac
         );
     }
     t.diagnostic(`${mode}: ${ms} ms from its run's start to its end; killed at ${points.join(' | ')}`);
-    assert.ok(points.length >= 4, `prunes (${mode}) killed at: ${points.join(' ')}`);
+    assert.ok(points.length >= plan.length - 1, `prunes (${mode}) killed at: ${points.join(' ')}`);
     const rerun = await runCli(prune); // from what the last kill left
     assert.equal(rerun.code, 0, rerun.stderr);
     const end = state()!;
@@ -832,7 +899,7 @@ test('in-doubt JSONL events after a full disk, beside events written before: wha
   const good = join(dir, 'good.jsonl');
   const jsonl = (output: string) => ['--sink', 'jsonl', '--output', output, '--ledger', ledger, '--json'];
   const first = await runCli(['push', FIXTURE, ...jsonl(good)]);
-  assert.equal(first.code, 0, first.stderr);
+  assert.equal(first.code, 6, first.stderr); // all sent but the fixture's conflicting retry (evt_01JA0009)
   const more = join(dir, 'more.jsonl');
   writeFileSync(
     more,

@@ -456,6 +456,35 @@ test('well-formed CSV is cut into blocks that every worker parses, and decides e
   }
 });
 
+test('CSV written with backslash escapes is streamed to one worker, never cut, and decides exactly as in-thread', async () => {
+  const dir = tmpDir();
+  const input = join(dir, 'leads.csv');
+  // A PHP export: each cell json_encode()d, so a cell holding JSON is full of \" (which a cut by RFC 4180 would misread).
+  const cell = (v: string | null) => (v === null ? 'null' : JSON.stringify(v).replace(/\//g, '\\/'));
+  const rows = ['"id","nome","email","telefone","dados"'];
+  for (let i = 0; i < 30_000; i++) {
+    const dados = JSON.stringify({ plano: i % 3 ? 'pro' : 'básico', pagina: `https://example.com/lp/${i}` });
+    rows.push(
+      [
+        String(i % 997 === 0 ? i - 1 : i),
+        cell(i % 5 === 0 ? 'Marcos "Marquinhos" Souza' : 'João Batista'),
+        cell(i % 11 === 0 ? null : `p${i % 20_000}@example.com.br`),
+        cell(i % 7 === 0 ? null : `+55 11 9${String(10000000 + i)}`),
+        cell(dados).replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
+      ].join(','),
+    );
+  }
+  writeFileSync(input, rows.join('\n') + '\n');
+  const sequential = await decide({ inputs: [input], workers: 0 });
+  const before = { ...csvReadStats };
+  const parallel = await decide({ inputs: [input], workers: 2, memoryCapacity: 2000, blockBytes: 1 << 16 });
+  assert.equal(csvReadStats.blocks, before.blocks, 'no block cut');
+  assert.equal(sequential.length, 30_000);
+  assert.ok(sequential.every((d) => d.kind !== 'invalid' || /no email/.test(d.reason ?? '')));
+  assert.ok(sequential.some((d) => d.kind === 'duplicate_in_input' || d.kind === 'conflict'));
+  assertSameDecisions(parallel, sequential);
+});
+
 test('CSV that leaves the well-formed grammar midway is streamed from the last safe cut, and still decides as in-thread', async () => {
   const dir = tmpDir();
   const good = regularCsv(40_000, ',', '\n');

@@ -123,6 +123,10 @@ const FIELDS = {
   mail: text(['bia@example.com.br'], EMAILS),
   phone: text(['+5511987654321', '+55 21 99876-5432', '+55 11 98765-4321'], PHONES),
   telefone: text(['+5521998765432'], PHONES),
+  // Localized columns with a label or an owner (column-roles.ts): plans of several columns, tried in order.
+  Celular: text(['+5511912345678', '+55 11 91234-5678'], PHONES),
+  'Pessoa - E-mail - Trabalho': text(['ana@example.com', 'edu@example.com'], EMAILS),
+  'Proprietário - E-mail': text(['owner@example.com']),
   name: text(['Ana Lima', 'José Conceição', 'Ωmega'], NAMES),
   nome: text(['Bia Souza'], NAMES),
   first_name: text(['Ana', 'Bia']),

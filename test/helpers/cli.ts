@@ -77,7 +77,9 @@ export function runCli(
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    // A failure bound, not a measure: a CLI still running then is killed (and fails its test) rather than left behind.
+    // Generous, for a machine under load; below the runner's 180 s per test (scripts/run-tests.mjs).
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 150_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -519,9 +519,9 @@ test('postgres: the analyze skips a table another session holds locked: the push
     await tx.run('LOCK TABLE events IN SHARE UPDATE EXCLUSIVE MODE');
     await claimBatches(s, run, 5);
     await s.finishRun(run, 'done', {});
-    const t0 = Date.now();
+    // A close that waited for the lock would wait for this transaction, which waits for the close: it would never
+    // return, and the runner's timeout would fail the test. Timing it (it was < 2 s) failed on a loaded machine.
     await s.close();
-    assert.ok(Date.now() - t0 < 2_000, `close() took ${Date.now() - t0} ms with the table locked`);
   });
   await locker.close();
 });

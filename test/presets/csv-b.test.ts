@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpDir } from '../helpers/tmp.js';
-import { decided, dryRun, fx, nonZero, phones, pushTwice, readAs } from './helpers.js';
+import { decided, dryRun, fx, nonZero, phones, pushTwice, readAs, run } from './helpers.js';
 
 const FOOTER = "not a record: the report's footer";
 
@@ -97,8 +97,22 @@ test('a Salesforce footer is filtered whatever its line ends, and read by field 
     decided(resaved.rows, 'filtered').map(([line]) => line),
     [8, 10, 11],
   );
-  // --preset generic reads it by field names alone: the footer lines are short rows, nothing filters them.
-  const generic = await dryRun(dir, fx('salesforce-report/leads-report.csv'), '--preset', 'generic');
+  // --preset generic reads it by field names alone: the footer lines are short rows, nothing filters them, and
+  // rows whose cells do not line up with the header could not be read: exit 3.
+  const generic = await run(
+    dir,
+    'generic',
+    [
+      'push',
+      fx('salesforce-report/leads-report.csv'),
+      '--dry-run',
+      '--ledger',
+      join(dir, 'g.db'),
+      '--preset',
+      'generic',
+    ],
+    [3],
+  );
   assert.deepEqual(readAs(generic.doc), []);
   assert.equal(generic.doc.counts.filtered, 0);
   assert.deepEqual(

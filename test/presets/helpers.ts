@@ -15,6 +15,8 @@ export interface Doc {
   counts: Record<string, number>;
   delivery?: Record<string, number>;
   readAs: Array<{ readAs?: Array<{ as: string; events: number }> }>;
+  /** Parts of the inputs not read, records that could not be read among them. */
+  unread: Array<{ source: string; line: number; toLine?: number; reason: string }>;
   exitCode: number;
 }
 
@@ -48,12 +50,15 @@ export interface Ran {
 
 /**
  * Runs `leadledger <args> --json`, with `--report <report>` when one is named. It must exit 0, or with `orFailed`
- * 0 or 1 (finished, but some events failed or are in doubt).
+ * 0 or 1 (finished, but some events failed or are in doubt), or with one of `exit` when given.
  */
-export async function runJson(args: string[], opts: { report?: string; orFailed?: boolean } = {}): Promise<Ran> {
+export async function runJson(
+  args: string[],
+  opts: { report?: string; orFailed?: boolean; exit?: number[] } = {},
+): Promise<Ran> {
   const r = await runCli([...args, '--json', ...(opts.report ? ['--report', opts.report] : [])]);
-  if (opts.orFailed) assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
-  else assert.equal(r.code, 0, r.stderr);
+  const exit = opts.exit ?? (opts.orFailed ? [0, 1] : [0]);
+  assert.ok(exit.includes(r.code!), `exit ${r.code}: ${r.stderr}`);
   const rows = opts.report ? jsonLines<Row>(opts.report) : [];
   return { doc: JSON.parse(r.stdout) as Doc, rows, stdout: r.stdout, stderr: r.stderr };
 }
@@ -69,9 +74,12 @@ export async function audit(input: string, ...flags: string[]): Promise<Ran & { 
   return { ...ran, report };
 }
 
-/** Runs `leadledger <args> --json --report <dir>/<name>.jsonl`, which may exit 1; the report and its rows. */
-export function run(dir: string, name: string, args: string[]): Promise<Ran> {
-  return runJson(args, { report: join(dir, `${name}.jsonl`), orFailed: true });
+/**
+ * Runs `leadledger <args> --json --report <dir>/<name>.jsonl`, which may exit 1 (or, given `exit`, must end with
+ * one of those codes); the report and its rows.
+ */
+export function run(dir: string, name: string, args: string[], exit = [0, 1]): Promise<Ran> {
+  return runJson(args, { report: join(dir, `${name}.jsonl`), exit });
 }
 
 /** `push <input> --dry-run` in the test's dir, against a ledger of its own unless `extra` names one. */
@@ -98,14 +106,25 @@ export const emailsOfNew = (rows: Row[]): string[] => rows.filter((r) => r.decis
  * Pushes the input to the JSONL sink, then pushes it again: the first sends `sends` leads (returned as the sink wrote
  * them), the second sends nothing, since every key is in the ledger.
  */
-export async function pushTwice(dir: string, input: string, sends: number, ...extra: string[]): Promise<Sent[]> {
+export function pushTwice(dir: string, input: string, sends: number, ...extra: string[]): Promise<Sent[]> {
+  return pushTwiceEnding([0, 1], dir, input, sends, ...extra);
+}
+
+/** pushTwice of an input whose pushes end with one of the codes `exit` (3: a record of it cannot be read). */
+export async function pushTwiceEnding(
+  exit: number[],
+  dir: string,
+  input: string,
+  sends: number,
+  ...extra: string[]
+): Promise<Sent[]> {
   const out = join(dir, 'out.jsonl');
   const args = ['push', input, '--ledger', join(dir, 'push.db'), '--sink', 'jsonl', '--output', out, ...extra];
-  const first = await run(dir, 'push-1', args);
+  const first = await run(dir, 'push-1', args, exit);
   assert.equal(first.doc.delivery?.sent, sends, JSON.stringify(first.doc.delivery));
   const sent = jsonLines<Sent>(out);
   assert.equal(sent.length, sends);
-  const second = await run(dir, 'push-2', args);
+  const second = await run(dir, 'push-2', args, exit);
   assert.equal(second.doc.delivery?.sent, 0, 'the second push sends nothing');
   assert.equal(second.doc.counts.new, 0);
   assert.equal(jsonLines<Sent>(out).length, sends, 'nothing more was written to the sink');

@@ -34,19 +34,27 @@ test('a request waiting for the rate limiter when the run stops is abandoned: Re
 });
 
 test('a request on the wire when the run stops is answered; one cut after it left is not "not sent"', async () => {
+  // Stopped, or cut, once the emulator has the request: on the wire, whatever the speed of the machine.
+  const arrived = async (n: number) => {
+    while (emu.stats().requests < n) await new Promise((r) => setTimeout(r, 5));
+  };
   const emu = await startEmulator({ faults: { latencyMs: 400 } });
   try {
     const http = new HttpClient();
     const stop = new AbortController();
     http.abandonUnsentOn(stop.signal);
     const onWire = http.request(req(emu.url));
-    setTimeout(() => stop.abort(), 150);
+    await arrived(1);
+    stop.abort();
     const r = await onWire;
     assert.equal(r.kind, 'response');
+    // A request never answered: the cut comes while it is on the wire.
+    emu.setFaults({ script: ['hang'] });
     const http2 = new HttpClient();
     const hard = new AbortController();
     const cut = http2.request(req(emu.url, hard.signal));
-    setTimeout(() => hard.abort(), 150);
+    await arrived(2);
+    hard.abort();
     await assert.rejects(cut, (e: unknown) => !(e instanceof RequestNotSent));
     http.close();
     http2.close();

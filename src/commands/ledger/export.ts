@@ -4,7 +4,7 @@ import { stringify } from 'csv-stringify/sync';
 import { once } from 'node:events';
 import { constants, createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../../errors.js';
+import { ExitCode, LeadledgerError, UsageError } from '../../errors.js';
 import { ledgerFailure } from '../../ledger/failure.js';
 import type { LedgerEventRow } from '../../ledger/types.js';
 import { iterateEvents } from '../../ledger/queries.js';
@@ -84,6 +84,11 @@ export async function ledgerExport(o: LedgerExportOptions, ctx: CommandContext):
       (out as WriteStream).destroy();
       rmSync(tmp, { force: true });
     }
+    // Stdout that cannot be written (a full disk behind `> file`) is said as such; a reader that has gone (EPIPE) is
+    // left to the CLI, for which it is a normal end.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (toStdout && e === failed && code !== 'EPIPE')
+      throw new LeadledgerError(`cannot write stdout: ${(e as Error).message}`, ExitCode.incomplete);
     throw ledgerFailure(e, ledger.path);
   } finally {
     out.off('error', onError);
