@@ -13,13 +13,11 @@ import {
   pathText,
   planFields,
   scalarText,
-  wrapperObjects,
   type FieldName,
   type FieldPath,
 } from '../mapping/fields.js';
 import { type Config, DEFAULT_CONFIG_FILE } from '../mapping/config.js';
 import { discoverPerson } from '../mapping/discover.js';
-import { screenedKey } from '../mapping/screen.js';
 import { recognizeHead } from '../presets/head.js';
 import { Recognizer, type SeenEvent } from '../presets/recognize.js';
 import type { Mapped } from '../mapping/types.js';
@@ -127,11 +125,10 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
     // Read by field names: the columns found are written out, so that the config says where each field is.
     // Paths found by discovery are not written: push finds the person the same way, record by record, and its
     // filters of generic records (screen.ts) stay on.
-    // A config naming the email or the phone turns discovery off, and with it the filters of generic records
-    // (screen.ts): where any sample needed discovery, or holds a key those filters read (a status, a test flag),
-    // neither is written.
+    // A config naming the email or the phone turns discovery off (the filters of generic records hold either way):
+    // where any sample needed discovery, neither is written.
     const byDiscovery = (f: FieldStats) => f.paths.some((p) => p.endsWith(`(${DISCOVERED})`));
-    const discovered = fields.all.some(byDiscovery) || seen.some((e) => !e.def && screenedRecord(e.event));
+    const discovered = fields.all.some(byDiscovery);
     const explicit: NonNullable<Config['fields']> = {};
     for (const f of fields.all) {
       if (!f.paths.length || byDiscovery(f) || (discovered && (f.field === 'email' || f.field === 'phone'))) continue;
@@ -185,11 +182,6 @@ interface FieldStats extends FieldFound {
   paths: string[];
   /** Events read by field names that had no value for it. */
   without: number;
-}
-
-// Whether the generic filters (screen.ts) look at this record's values: it has a key they read.
-function screenedRecord(event: Record<string, unknown>): boolean {
-  return wrapperObjects(event).some((o) => Object.keys(o).some(screenedKey));
 }
 
 // Per field, which path gave each event its value: the source's declared paths, or those detected by name.

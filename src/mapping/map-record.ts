@@ -44,6 +44,12 @@ import type { Lead, MapReject, Mapped } from './types.js';
 export interface MapOptions {
   config: Config;
   /**
+   * The config is a source definition's mapping (a preset's, merged with the user's): the preset knows its source's
+   * events, and the generic filters of records that say they are no lead (screen.ts) hold only where it names
+   * neither the email nor the phone.
+   */
+  fromPreset?: boolean;
+  /**
    * ISO 3166 code for national phone numbers: the command resolves it (flag, config, locale: default-country.ts);
    * without it the config's defaultCountry applies.
    */
@@ -97,6 +103,11 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
   const types = opts.types ?? cfg.types;
   // A config (or a source's definition) that names where the email or the phone is: the person is looked for there.
   const discover = !explicit.email && !explicit.phone;
+  // The filters of records that say they are no lead (screen.ts: a test flag, a refund, a ping) hold whether the
+  // person is found by names, by a config's paths or by discovery: a config init writes decides as push without one.
+  // A list of accepted event types (the config's, a source's, --type) replaces them: the user chose; so does a
+  // preset that says where its source's person is.
+  const screening = !types && (discover || !opts.fromPreset);
   const typeSet = types ? new Set(types) : undefined;
   const zone = opts.timezone ?? (cfg.timezone ? checkTimezone(cfg.timezone, 'the config\'s "timezone"') : 'UTC');
   const defaultOrder =
@@ -129,7 +140,7 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (!plan) {
       const planned = planFields(fields, explicit);
       // Keys that may say a generic record is no lead (a test flag, a status): each record's values are looked at.
-      if (discover && wrapperObjects(fields).some((o) => Object.keys(o).some(screenedKey))) planned.screened = true;
+      if (screening && wrapperObjects(fields).some((o) => Object.keys(o).some(screenedKey))) planned.screened = true;
       if (!discover) delete planned.complement;
       plan = compilePlan(planned);
       // Shapes are few in real exports; a pathological input must not grow this without bound.
@@ -182,8 +193,8 @@ export function createMapper(opts: MapOptions, { hashLater = false } = {}): Mapp
     if (typeSet && (!type || !typeSet.has(type))) {
       return { kind: 'filtered', source, line, key, reason: type ? `type ${type} not accepted` : 'no event type' };
     }
-    if (discover) {
-      // A generic record that says it is no lead (a test, a refund, a product's event): filtered, with why.
+    if (screening) {
+      // A record that says it is no lead (a test, a refund, a product's event): filtered, with why.
       const why =
         (type !== undefined ? screenType(type) : undefined) ?? (plan.screened ? screenShallow(fields) : undefined);
       if (why !== undefined) return { kind: 'filtered', source, line, key, reason: why };

@@ -411,7 +411,10 @@ export class Recognizer {
   private mapperFor(def: SourceDef): Mapper {
     let m = this.mappers.get(def.name);
     if (!m) {
-      m = createMapper({ ...this.o.map, config: mergeMapping(def, this.o.map.config) }, { hashLater: true });
+      m = createMapper(
+        { ...this.o.map, config: mergeMapping(def, this.o.map.config), fromPreset: true },
+        { hashLater: true },
+      );
       this.mappers.set(def.name, m);
     }
     return m;

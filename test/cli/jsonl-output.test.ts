@@ -88,10 +88,10 @@ test('jsonl: an --output in a directory that does not exist, or that is a direct
     assert.match(r.stderr, why);
     assert.equal(eventCount(ledger), 0, 'nothing claimed');
   }
-  // The path fixed, the same push sends all 16.
+  // The path fixed, the same push sends all 15.
   const r = await pushJsonl(join(dir, 'out.jsonl'), ledger, '--json');
   assert.equal(r.code, SENT_ALL_BUT_CONFLICT, r.stderr);
-  assert.equal(jsonReport(r).delivery.sent, 16);
+  assert.equal(jsonReport(r).delivery.sent, 15);
 });
 
 test('jsonl: an --output ending in a slash, or a file leadledger may write but not read, is refused before any claim', async () => {
@@ -130,7 +130,7 @@ test('jsonl: --output /dev/null sends every event (a device is written, not fsyn
   const dir = tmpDir();
   const r = await pushJsonl('/dev/null', join(dir, 'l.db'), '--json', '--quiet');
   assert.equal(r.code, SENT_ALL_BUT_CONFLICT, r.stdout);
-  assert.equal(jsonReport(r).delivery.sent, 16);
+  assert.equal(jsonReport(r).delivery.sent, 15);
   assert.equal(jsonReport(r).delivery.inDoubt, 0);
 });
 
@@ -180,13 +180,13 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   ];
   const r = await runCli(full);
   assert.equal(r.code, 1, r.stderr);
-  assert.equal(jsonReport(r).delivery.inDoubt, 16);
+  assert.equal(jsonReport(r).delivery.inDoubt, 15);
   const reasons = Object.entries(jsonReport(r).inDoubtReasons ?? {});
   assert.equal(reasons.length, 1, JSON.stringify(reasons));
   const [reason, n] = reasons[0]!;
-  assert.equal(n, 16);
+  assert.equal(n, 15);
   assert.match(reason, /^cannot write JSONL file \/dev\/full: ENOSPC/);
-  assert.ok(r.stderr.includes(`in doubt ×16: ${reason}`), r.stderr);
+  assert.ok(r.stderr.includes(`in doubt ×15: ${reason}`), r.stderr);
   // A device cannot be read back: the next push leaves them as they are, and the summary says so.
   assert.equal(jsonReport(r).inDoubtResolution?.nextPush, 'the next push on this sink leaves them in doubt');
   assert.match(r.stderr, /may get them twice; the next push on this sink leaves them in doubt\)/);
@@ -205,16 +205,16 @@ test('in doubt: the summary and --json give the reason of every in-doubt event, 
   // not found settles nothing, so they stay in doubt, and the reason says what re-sends them.
   const again = await runCli(args);
   assert.equal(again.code, 1, again.stderr);
-  assert.equal(jsonReport(again).delivery.inDoubt, 16);
+  assert.equal(jsonReport(again).delivery.inDoubt, 15);
   assert.equal(jsonReport(again).delivery.recovered, 0);
   const left = Object.entries(jsonReport(again).inDoubtReasons ?? {});
   assert.equal(left.length, 1, JSON.stringify(left));
-  assert.equal(left[0]![1], 16);
+  assert.equal(left[0]![1], 15);
   assert.match(
     left[0]![0],
     /^in doubt, and not in JSONL file .*out\.jsonl \(which may have been rotated since\): leadledger replay --in-doubt --resend re-sends it$/,
   );
-  assert.ok(again.stderr.includes(`in doubt ×16: ${left[0]![0]}`), again.stderr);
+  assert.ok(again.stderr.includes(`in doubt ×15: ${left[0]![0]}`), again.stderr);
   // The command the summary names looks for them in the output first, and writes the others (--resend).
   assert.equal(
     jsonReport(again).inDoubtResolution?.how,
@@ -237,9 +237,9 @@ test('ledger runs and ledger show print the counts a push recorded (delivered fi
   assert.equal(r.code, SENT_ALL_BUT_CONFLICT, r.stderr);
   const runs = await runCli(['ledger', 'runs', '--ledger', ledger]);
   assert.equal(runs.code, 0, runs.stderr);
-  assert.match(runs.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=16 read=25 new=16 duplicate_in_input=4/);
+  assert.match(runs.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=15 read=25 new=15 duplicate_in_input=4/);
   const show = await runCli(['ledger', 'show', 'evt_01JA0001', '--ledger', ledger]);
-  assert.match(show.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=16 read=25 new=16/);
+  assert.match(show.stdout, /\n\s*1\s+push\s+done\s.*\s+sent=15 read=25 new=15/);
 });
 
 test('--quiet still says, a line for each kind, why a run ends 1: what failed or is in doubt, what settles it, and its conflict', async () => {
@@ -251,7 +251,7 @@ test('--quiet still says, a line for each kind, why a run ends 1: what failed or
   assert.equal(lines.length, 2, r.stderr);
   assert.match(
     lines[0]!,
-    /^leadledger: 16 in doubt \(cannot write JSONL file \/dev\/full: ENOSPC[^)]*\); to settle them: leadledger replay --in-doubt --resend --sink jsonl --output \/dev\/full --ledger .* \(exit 1\)$/,
+    /^leadledger: 15 in doubt \(cannot write JSONL file \/dev\/full: ENOSPC[^)]*\); to settle them: leadledger replay --in-doubt --resend --sink jsonl --output \/dev\/full --ledger .* \(exit 1\)$/,
   );
   // The conflicting retry, after what decided the exit code (1 comes before 6).
   assert.match(
@@ -280,25 +280,25 @@ test('events in doubt since an earlier run on another output do not let a push t
   const ledger = join(dir, 'l.db');
   const full = await pushJsonl('/dev/full', ledger, '--quiet');
   assert.equal(full.code, 1, full.stderr);
-  // The output changed (a date in its name, a disk replaced): the 16 are duplicates in the ledger, in doubt.
+  // The output changed (a date in its name, a disk replaced): the 15 are duplicates in the ledger, in doubt.
   const out = join(dir, 'leads-2026-12-03.jsonl');
   const moved = await pushJsonl(out, ledger, '--json');
   assert.equal(moved.code, 1, moved.stderr);
   const doc = jsonReport(moved);
   assert.equal(doc.delivery.sent, 0);
   assert.equal(doc.delivery.inDoubt, 0, 'none of them is this sink’s');
-  assert.equal(doc.inDoubtInLedger, 16);
-  assert.match(moved.stderr, /in doubt on another sink since an earlier run: 16 events of this input/);
+  assert.equal(doc.inDoubtInLedger, 15);
+  assert.match(moved.stderr, /in doubt on another sink since an earlier run: 15 events of this input/);
   assert.match(moved.stderr, /no push settles another sink's: only this replay does\)/);
   // On the sink they are in doubt on, the same events are counted once: by the recovery, as this sink's.
   const same = await pushJsonl('/dev/full', ledger, '--json');
   assert.equal(same.code, 1, same.stderr);
-  assert.equal(jsonReport(same).delivery.inDoubt, 16);
+  assert.equal(jsonReport(same).delivery.inDoubt, 15);
   assert.equal(jsonReport(same).inDoubtInLedger, undefined);
   // The run records it: ledger runs shows why a run ended 1.
   assert.match(
     (await runCli(['ledger', 'runs', '--ledger', ledger])).stdout,
-    /\n\s*2\s+push\s+done\s.*inDoubtInLedger=16/,
+    /\n\s*2\s+push\s+done\s.*inDoubtInLedger=15/,
   );
   const command = doc.inDoubtResolution?.command ?? '';
   assert.match(command, /^leadledger replay --in-doubt --resend --sink jsonl --output \S+leads-2026-12-03\.jsonl /);
@@ -308,6 +308,6 @@ test('events in doubt since an earlier run on another output do not let a push t
   assert.equal(again.code, SENT_ALL_BUT_CONFLICT, again.stderr);
   assert.equal(jsonReport(again).inDoubtInLedger, undefined);
   const keys = readFileSync(out, 'utf8').trim().split('\n');
-  assert.equal(keys.length, 16);
-  assert.equal(new Set(keys).size, 16);
+  assert.equal(keys.length, 15);
+  assert.equal(new Set(keys).size, 15);
 });

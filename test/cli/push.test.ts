@@ -51,13 +51,13 @@ test('hubspot: a push delivers every new lead once; a rerun sends nothing; the l
   ];
   const first = await runCli(args, { env });
   assert.equal(first.code, SENT_ALL_BUT_CONFLICT, first.stderr);
-  assert.equal(jsonReport(first).delivery.sent, 16);
-  assert.equal(emu.contacts().length, 16);
+  assert.equal(jsonReport(first).delivery.sent, 15);
+  assert.equal(emu.contacts().length, 15);
   const second = await runCli(args, { env });
   assert.equal(second.code, SENT_ALL_BUT_CONFLICT, second.stderr);
   assert.equal(jsonReport(second).delivery.sent, 0);
-  assert.equal(jsonReport(second).counts.duplicate, 16);
-  assert.equal(emu.contacts().length, 16);
+  assert.equal(jsonReport(second).counts.duplicate, 15);
+  assert.equal(emu.contacts().length, 15);
   const sent = ledgerRows(ledger).filter((r) => r.status === 'sent');
   assert.deepEqual(new Set(sent.map((r) => r.crm_id)), new Set(emu.contacts().map((c) => c.id)));
   const report = readFileSync(join(dir, 'r.csv'), 'utf8');
@@ -205,7 +205,7 @@ test('jsonl sink: one line per new lead; a rerun appends nothing', async () => {
     '--quiet',
   ];
   assert.equal((await runCli(args)).code, SENT_ALL_BUT_CONFLICT);
-  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
+  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 15);
   // The ledger keeps each event's time as the input gave it (a regression: it was recorded empty).
   const db = new Database(join(dir, 'l.db'), { readonly: true });
   try {
@@ -217,7 +217,7 @@ test('jsonl sink: one line per new lead; a rerun appends nothing', async () => {
     db.close();
   }
   assert.equal((await runCli(args)).code, SENT_ALL_BUT_CONFLICT);
-  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 16);
+  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 15);
 });
 
 test('--existing update: a known lead is upserted by email instead of skipped', async () => {
@@ -240,9 +240,9 @@ test('--existing update: a known lead is upserted by email instead of skipped', 
     { env },
   );
   assert.equal(r.code, SENT_ALL_BUT_CONFLICT, r.stderr);
-  assert.equal(jsonReport(r).delivery.sent, 16);
+  assert.equal(jsonReport(r).delivery.sent, 15);
   assert.equal(jsonReport(r).delivery.updated, 2);
-  assert.equal(emu.contacts().length, 16);
+  assert.equal(emu.contacts().length, 15);
   const ana = emu.contacts().find((c) => c.properties.email === 'ana.souza@example.com.br')!;
   assert.equal(ana.properties.phone, '+5511987650199', 'the lead.updated event changed the phone');
 });
@@ -378,11 +378,11 @@ test("a key in --hubspot-url's query string reaches HubSpot on the right paths, 
   ];
   const first = await runCli(args, { env });
   assert.equal(first.code, 1, first.stderr);
-  assert.equal(jsonReport(first).delivery.inDoubt, 16);
+  assert.equal(jsonReport(first).delivery.inDoubt, 15);
   const second = await runCli(args, { env });
   assert.equal(second.code, SENT_ALL_BUT_CONFLICT, second.stderr);
-  assert.equal(jsonReport(second).delivery.sent, 16, 'the in-doubt leads were looked up, not found, and sent');
-  assert.equal(emu.contacts().length, 16);
+  assert.equal(jsonReport(second).delivery.sent, 15, 'the in-doubt leads were looked up, not found, and sent');
+  assert.equal(emu.contacts().length, 15);
 
   for (const r of [first, second]) {
     assert.ok(!r.stdout.includes(SECRET), `--json: ${r.stdout}`);
