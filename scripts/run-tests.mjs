@@ -22,7 +22,7 @@ if (files.length === 0) {
 }
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files],
   { stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);

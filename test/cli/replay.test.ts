@@ -192,7 +192,9 @@ test('replay --permanent --from: after a mapping fix, permanently failed events 
   assert.equal(jsonReport(plain).counts.read, 0, 'permanent failures are not replayed without --permanent');
   writeFileSync(config, JSON.stringify({}));
   const r = await runCli(['replay', '--permanent', '--from', fx('webhook-events.jsonl'), ...hub], { env });
-  assert.equal(r.code, 0, r.stderr);
+  // The log's conflicting retry (evt_01JA0009, line 16) is reported as a conflict, as push reports it: exit 6.
+  assert.equal(r.code, 6, r.stderr);
+  assert.equal(jsonReport(r).counts.conflict, 1);
   assert.equal(jsonReport(r).delivery.sent, failed);
   assert.equal(emu.contacts().length, 15);
   assert.ok(emu.contacts().every((c) => !('favourite_colour' in c.properties)));
