@@ -54,8 +54,12 @@ export class LeadWriter {
   private lastScreened = false;
 
   private screenedType(b: Buffer, start: number, end: number): boolean {
+    const last = this.lastType;
     const len = end - start;
-    if (len !== this.lastType.length || b.compare(this.lastType, 0, len, start, end) !== 0) {
+    // Compared byte by byte: a type is a few bytes, and a native compare per record costs more than the loop.
+    let same = len === last.length;
+    for (let i = 0; same && i < len; i++) same = b[start + i] === last[i];
+    if (!same) {
       this.lastType = Buffer.from(b.subarray(start, end));
       this.lastScreened = screenType(this.lastType.toString('utf8')) !== undefined;
     }
