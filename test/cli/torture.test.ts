@@ -461,7 +461,7 @@ function seedBulk(ledger: string, n: number): void {
   l.close();
 }
 
-test('forget --email: SIGKILL at 9 points of an erasure of a 50,000-row ledger (its delete, VACUUM, checkpoint) and once in its rerun: all or nothing each time, and a last rerun leaves no byte of the address', async (t) => {
+test('forget --email: SIGKILL at 9 points of an erasure of a 100,000-row ledger (its delete, VACUUM, checkpoint) and once in its rerun: all or nothing each time, and a last rerun leaves no byte of the address', async (t) => {
   const dir = tmpDir();
   const ledger = join(dir, 'l.db');
   const address = 'ana.souza@example.com.br';
@@ -479,7 +479,7 @@ test('forget --email: SIGKILL at 9 points of an erasure of a 50,000-row ledger (
     '--quiet',
   ]);
   assert.equal(push.code, 6, push.stderr); // all sent but the fixture's conflicting retry (evt_01JA0009)
-  seedBulk(ledger, 50_000);
+  seedBulk(ledger, 100_000);
   const l = openLedger(ledger)!;
   l.importDelivered(
     [1, 2, 3].map((i) => ({ key: `legacy-ana-${i}`, naturalKey: address })),
