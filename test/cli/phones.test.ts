@@ -5,13 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Chalk } from 'chalk';
-import { push as pushCommand } from '../../src/commands/push.js';
-import { toPushOptions } from '../../src/cli/run-push.js';
-import { formatSummary } from '../../src/report/summary.js';
-import { jsonReport, runCli, type JsonReport } from '../helpers/cli.js';
+import { jsonReport, runCli } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
-import { testCtx } from '../commands/ledger/seed.js';
 
 const CSV = [
   'event_id,email,phone,name',
@@ -23,40 +18,31 @@ const CSV = [
   '',
 ].join('\n');
 
-// The push of CSV into a JSONL file: by the built CLI, or (inProcess) by the push command with the same options,
-// environment and working directory, its summary formatted as the CLI prints it. In-process is for what the CLI's
-// wiring adds nothing to (the locale and the config are read by the command from its context).
-async function push(dir: string, extra: string[], env: Record<string, string | undefined> = {}, inProcess = false) {
+async function push(dir: string, extra: string[], env: Record<string, string | undefined> = {}) {
   const input = join(dir, 'leads.csv');
   writeFileSync(input, CSV);
   const out = join(dir, `out-${Math.random().toString(36).slice(2)}.jsonl`);
-  const ledger = join(dir, `l-${Math.random()}.db`);
-  let report: JsonReport;
-  let stderr: string;
-  if (inProcess) {
-    assert.deepEqual(extra, [], "flags are the CLI's to read");
-    const opts = toPushOptions([input], { sink: 'jsonl', output: out, ledger });
-    const r = await pushCommand(opts, testCtx(dir, env));
-    assert.equal(r.exitCode, 0);
-    report = r as JsonReport;
-    stderr = formatSummary(r, new Chalk({ level: 0 }));
-  } else {
-    const r = await runCli(
-      ['push', input, '--sink', 'jsonl', '--output', out, '--ledger', ledger, '--json', ...extra],
-      {
-        env,
-        cwd: dir,
-      },
-    );
-    assert.equal(r.code, 0, r.stderr);
-    report = jsonReport(r);
-    stderr = r.stderr;
-  }
+  const r = await runCli(
+    [
+      'push',
+      input,
+      '--sink',
+      'jsonl',
+      '--output',
+      out,
+      '--ledger',
+      join(dir, `l-${Math.random()}.db`),
+      '--json',
+      ...extra,
+    ],
+    { env, cwd: dir },
+  );
+  assert.equal(r.code, 0, r.stderr);
   const leads = readFileSync(out, 'utf8')
     .trim()
     .split('\n')
     .map((l) => (JSON.parse(l) as { lead: Record<string, string> }).lead);
-  return { report, leads, stderr };
+  return { report: jsonReport(r), leads, stderr: r.stderr };
 }
 
 test('a phone that cannot be read leaves the lead kept, its phone left out, with a warning; without an email it is invalid', async () => {
@@ -103,11 +89,7 @@ test('the default country: --default-country, then the config, then LC_ALL, LC_T
   for (const [flags, env, country, from, config] of cases) {
     const dir = tmpDir();
     if (config) writeFileSync(join(dir, 'leadledger.config.json'), JSON.stringify(config));
-    // The flag and LEADLEDGER_DEFAULT_COUNTRY are read by the CLI's options, and the first and last cases are where
-    // its summary comes from: those run the built CLI. The config and the locale are read by the command from its
-    // working directory and environment: those run in-process, as the CLI would call it.
-    const spawned = flags.length > 0 || 'LEADLEDGER_DEFAULT_COUNTRY' in env || country === undefined;
-    const { report, leads, stderr } = await push(dir, flags, env, !spawned);
+    const { report, leads, stderr } = await push(dir, flags, env);
     const what = JSON.stringify({ flags, env });
     assert.equal(report.phones?.defaultCountry, country, what);
     assert.equal(report.phones?.from, from, what);
