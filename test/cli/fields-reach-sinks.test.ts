@@ -123,7 +123,8 @@ test('hubspot: an export with Nome and Sobrenome, as init maps it, makes a conta
   const written = JSON.parse(readFileSync(join(dir, 'leadledger.config.json'), 'utf8')) as {
     fields: Record<string, string>;
   };
-  assert.equal(written.fields.name, 'Nome');
+  // Beside a last-name column, Nome is the first name (mapping/column-roles.ts).
+  assert.equal(written.fields.firstName, 'Nome');
   assert.equal(written.fields.lastName, 'Sobrenome');
   const r = await runCli(
     ['push', csv, '--sink', 'hubspot', '--hubspot-url', emu.url, '--ledger', join(dir, 'l.db'), '--json'],
