@@ -12,6 +12,7 @@ export interface OneOfSeveral {
 
 // Values are separated by a comma, a semicolon, a pipe or a slash between spaces (a phone's own slashes stay).
 const SEPARATOR = /\s*[,;|]\s*|\s+\/\s+/;
+const EXCEL_NUMBER = /^[+-]?\d+[.,]\d+E[+-]?\d+$/i;
 const LABELLED = /^([\p{L}][\p{L} _-]{0,23}?)\s*:\s*(\S.*)$/u;
 
 /** Whether a cell may hold several values, or a labelled one (has a separator or a colon). */
@@ -25,6 +26,9 @@ export function mayHoldSeveral(text: string): boolean {
  * Undefined when the cell holds fewer than two and no labelled one.
  */
 export function oneOfSeveral(text: string, field: 'email' | 'phone'): OneOfSeveral | undefined {
+  // Excel's scientific notation with a decimal comma ("5,5119E+12") is one number whose digits are lost, not two
+  // values: the phone reader says so.
+  if (field === 'phone' && EXCEL_NUMBER.test(text.trim())) return undefined;
   const parts = text
     .split(SEPARATOR)
     .map((p) => p.trim())

@@ -75,3 +75,9 @@ test("a partial or started response (a form's results download) is filtered; a c
   assert.equal(row('started').kind, 'filtered');
   assert.equal(row('completed').kind, 'event');
 });
+
+test("Excel's scientific notation with a decimal comma is one number whose digits are lost, not two phones", () => {
+  assert.equal(oneOfSeveral('5,5119E+12', 'phone'), undefined);
+  assert.equal(oneOfSeveral('5.5119e+12', 'phone'), undefined);
+  assert.equal(oneOfSeveral('+55 21 3333-1002, +55 21 98888-1002', 'phone')?.of, 2);
+});
