@@ -24,8 +24,8 @@ import {
 } from '../report/run-report.js';
 import type { SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
-import type { HttpClient } from '../sinks/http.js';
-import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
+import type { HttpClient } from '../sinks/transport/http.js';
+import { redactPgUrl, redactUrl } from '../sinks/transport/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';

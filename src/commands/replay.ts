@@ -36,8 +36,8 @@ import {
   type RunReport,
   type Unread,
 } from '../report/run-report.js';
-import type { HttpClient } from '../sinks/http.js';
-import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
+import type { HttpClient } from '../sinks/transport/http.js';
+import { redactPgUrl, redactUrl } from '../sinks/transport/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';

@@ -15,7 +15,7 @@ import {
   type SharedBatches,
   type StopCounts,
 } from './delivery-counts.js';
-import { RequestNotSent } from '../sinks/http.js';
+import { RequestNotSent } from '../sinks/transport/http.js';
 import type { FieldNotHeld, LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkOutcome } from '../sinks/types.js';
 
 /** Options of the deliver stage. */

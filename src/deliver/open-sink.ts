@@ -1,7 +1,7 @@
 // Building the sink a push or replay sends to, from flags and the config file. Shared so both send alike.
 import { UsageError } from '../errors.js';
 import type { Config } from '../mapping/config.js';
-import type { HttpClient, HttpEvent } from '../sinks/http.js';
+import type { HttpClient, HttpEvent } from '../sinks/transport/http.js';
 import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
 import type { Sink } from '../sinks/types.js';
 

@@ -1,5 +1,5 @@
 // The command a person runs to settle what a run left in doubt, written from the run's own sink flags.
-import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
+import { redactPgUrl, redactUrl } from '../sinks/transport/secure-url.js';
 import type { Sink } from '../sinks/types.js';
 import type { SinkFlags } from './open-sink.js';
 

@@ -60,7 +60,7 @@ function makeSchema(z: typeof Zod) {
     })
     .transform((k) => k as KeyConfig);
 
-  // The webhook sink's section (sinks/webhook.ts WebhookConfig).
+  // The webhook sink's section (sinks/webhook/sink.ts WebhookConfig).
   const webhookSchema = z
     .object({
       // A JSON value with {{placeholders}}, checked against the lead's fields below.
@@ -289,7 +289,7 @@ function templatePlaceholders(template: unknown): Array<{ at: Array<string | num
   return out;
 }
 
-// The names a webhook template may use (sinks/webhook-body.ts renderTemplate), for a config's custom fields.
+// The names a webhook template may use (sinks/webhook/body.ts renderTemplate), for a config's custom fields.
 function placeholderNames(custom: readonly string[]): string[] {
   return [...TEMPLATE_NAMES, ...custom.flatMap((c) => [`lead.custom.${c}`, `lead.${c}`])];
 }

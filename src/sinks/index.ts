@@ -1,14 +1,14 @@
 // Choosing and building a sink from options; the CLI describes the sinks in --help from SINKS.
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
-import { HttpClient, type HttpEvent } from './http.js';
-import { HubSpotSink } from './hubspot.js';
-import { JsonlSink } from './jsonl.js';
-import type { RateLimiter } from './rate-limiter.js';
-import { readToken } from './token.js';
-import type { PostgresSinkConfig } from './postgres.js';
+import { HttpClient, type HttpEvent } from './transport/http.js';
+import { HubSpotSink } from './hubspot/sink.js';
+import { JsonlSink } from './jsonl/sink.js';
+import type { RateLimiter } from './transport/rate-limiter.js';
+import { readToken } from './transport/token.js';
+import type { PostgresSinkConfig } from './postgres/sink.js';
 import type { Sink } from './types.js';
-import { WebhookSink, type WebhookConfig } from './webhook.js';
+import { WebhookSink, type WebhookConfig } from './webhook/sink.js';
 import { SINK_NAMES, type SinkName } from './names.js';
 
 export { SINK_NAMES, type SinkName } from './names.js';
@@ -132,7 +132,7 @@ export async function createSink(opts: SinkOptions): Promise<Sink & { http?: Htt
     }
     case 'postgres': {
       // Loaded only for this sink: the driver costs the other sinks' start nothing.
-      const { PostgresSink } = await import('./postgres.js');
+      const { PostgresSink } = await import('./postgres/sink.js');
       return PostgresSink.open({
         url: opts.pgUrl,
         urlFrom: opts.pgUrlFrom,

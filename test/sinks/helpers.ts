@@ -1,6 +1,6 @@
 // Shared test helpers: items, and an HttpClient whose sleeps are instant but recorded.
 import type { Lead } from '../../src/mapping/types.js';
-import { HttpClient, type HttpClientOptions } from '../../src/sinks/http.js';
+import { HttpClient, type HttpClientOptions } from '../../src/sinks/transport/http.js';
 import type { SendItem } from '../../src/sinks/types.js';
 
 export const CANARY = 'canary-tok-7f3a9c2e51d84b06';

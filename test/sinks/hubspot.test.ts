@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { HubSpotSink, hubspotContact, leadToHubSpotProperties, nameParts } from '../../src/sinks/hubspot.js';
-import { describeHubSpotError, duplicateContactId } from '../../src/sinks/hubspot-errors.js';
+import { HubSpotSink, hubspotContact, leadToHubSpotProperties, nameParts } from '../../src/sinks/hubspot/sink.js';
+import { describeHubSpotError, duplicateContactId } from '../../src/sinks/hubspot/errors.js';
 import { createSink } from '../../src/sinks/index.js';
 import { CANARY, fastClient, item } from './helpers.js';
 

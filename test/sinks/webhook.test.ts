@@ -11,7 +11,7 @@ import {
   receiverMessage,
   renderTemplate,
   WebhookSink,
-} from '../../src/sinks/webhook.js';
+} from '../../src/sinks/webhook/sink.js';
 import { CANARY, fastClient, item } from './helpers.js';
 
 const lead = {

@@ -18,13 +18,13 @@
 // lost connection, a deadlock, the server restarting) are retried with backoff, the batch whole; errors about the
 // table or the server (a column dropped, a read-only server, a full disk) fail the batch whole, retryable.
 import pg from 'pg';
-import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../errors.js';
-import type { Lead } from '../mapping/types.js';
-import { chooseUrl, resolvePgConnection, type PgConnection } from './pg-connection.js';
-import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
-import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './pg-table.js';
-import { databaseIdentity } from '../pg-identity.js';
-import { redact } from './redact.js';
+import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../../errors.js';
+import type { Lead } from '../../mapping/types.js';
+import { chooseUrl, resolvePgConnection, type PgConnection } from './connection.js';
+import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './identifier.js';
+import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './table.js';
+import { databaseIdentity } from '../../pg-identity.js';
+import { redact } from '../transport/redact.js';
 import type {
   FieldNotHeld,
   LookupResult,
@@ -33,7 +33,7 @@ import type {
   Sink,
   SinkCapabilities,
   SinkOutcome,
-} from './types.js';
+} from '../types.js';
 
 /** The config file's `sinks.postgres` section. */
 export interface PostgresSinkConfig {
@@ -63,7 +63,7 @@ export interface PostgresSinkOptions {
   warn?: (message: string) => void;
 }
 
-/** The lead's standard fields and the columns named after them (pg-table.ts LEAD_COLUMNS; email is always one). */
+/** The lead's standard fields and the columns named after them (table.ts LEAD_COLUMNS; email is always one). */
 const LEAD_FIELD_COLUMNS: Array<[keyof Omit<Lead, 'custom'>, string]> = [
   ['name', 'name'],
   ['firstName', 'first_name'],

@@ -12,12 +12,12 @@
 // was committed but whose answer was lost gets a 409 naming the existing contact, reported as `exists` with its id.
 // Only that answer ("Contact already exists. Existing ID: N") is `exists`; any other 409 or CONFLICT is a failure
 // with the CRM's message, permanent, since the same request gets the same answer.
-import { CredentialsError } from '../errors.js';
-import type { Lead } from '../mapping/types.js';
-import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
-import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from './http.js';
-import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
-import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import { CredentialsError } from '../../errors.js';
+import type { Lead } from '../../mapping/types.js';
+import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './errors.js';
+import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from '../transport/http.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
+import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
 
 export interface HubSpotSinkOptions {
   http: HttpClient;

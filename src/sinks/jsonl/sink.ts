@@ -28,9 +28,9 @@ import { constants } from 'node:fs';
 import { access, lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { UsageError } from '../errors.js';
-import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
-import { shadowedCustomFields, snakeLead } from './webhook-body.js';
+import { UsageError } from '../../errors.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import { shadowedCustomFields, snakeLead } from '../lead-body.js';
 
 export interface JsonlSinkOptions {
   /** File path, or '-' for stdout. */

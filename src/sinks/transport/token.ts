@@ -1,6 +1,6 @@
 // Secrets by reference: a token comes from an environment variable or a file, never from a flag value.
 import { readFile } from 'node:fs/promises';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** Read a token from a file (trimmed) when a path is given, else from env[envName]; UsageError saying how to set it. */
 export async function readToken(opts: {
