@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { RateLimiter, readRateLimitHeaders, realSleep, type Sleep } from './rate-limiter.js';
 import { redact } from './redact.js';
+import type { SinkOpenContext } from '../definition.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -454,4 +455,16 @@ export function read429Policy(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The client a sink sends with, under the run's policy (--timeout, --max-retries, --backoff, --rate). */
+export function httpClientFor(ctx: Pick<SinkOpenContext, 'transport' | 'onHttpEvent'>): HttpClient {
+  const t = ctx.transport;
+  return new HttpClient({
+    ...(t.timeoutMs !== undefined ? { timeoutMs: t.timeoutMs } : {}),
+    ...(t.maxRetries !== undefined ? { maxRetries: t.maxRetries } : {}),
+    ...(t.rate !== undefined ? { rate: t.rate } : {}),
+    ...(t.baseDelayMs !== undefined ? { baseDelayMs: t.baseDelayMs } : {}),
+    ...(ctx.onHttpEvent ? { onEvent: ctx.onHttpEvent } : {}),
+  });
 }
