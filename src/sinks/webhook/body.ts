@@ -2,8 +2,8 @@
 import type { Lead } from '../../mapping/types.js';
 import { SNAKE_FIELDS, snakeLead } from '../lead-body.js';
 import type { FieldNotHeld } from '../types.js';
+import { PLACEHOLDER } from './placeholders.js';
 
-const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([\w.]+)\s*\}\}$/;
 
 /**
