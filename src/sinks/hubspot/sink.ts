@@ -144,9 +144,7 @@ export class HubSpotSink implements Sink {
   readonly name = 'hubspot';
   readonly capabilities: SinkCapabilities = {
     maxBatch: HUBSPOT_MAX_BATCH,
-    lookupByNaturalKey: true,
     honoursIdempotencyKey: false,
-    upsertByNaturalKey: true,
   };
   /** The base URL, its path without trailing slashes; its query string (a key, say) goes on every request. */
   private readonly base: URL;

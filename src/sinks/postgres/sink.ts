@@ -162,9 +162,7 @@ export class PostgresSink implements Sink {
   readonly name = 'postgres';
   readonly capabilities: SinkCapabilities = {
     maxBatch: PG_MAX_BATCH,
-    lookupByNaturalKey: true,
     honoursIdempotencyKey: false,
-    upsertByNaturalKey: true,
   };
   private readonly sql: Statements;
   readonly shared: SharedDatabaseWriter;

@@ -85,9 +85,7 @@ export class WebhookSink implements Sink {
     }
     this.capabilities = {
       maxBatch: 1,
-      lookupByNaturalKey: false,
       honoursIdempotencyKey: this.config.honoursIdempotencyKey ?? false,
-      upsertByNaturalKey: false,
     };
   }
 
