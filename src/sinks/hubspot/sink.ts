@@ -338,7 +338,7 @@ export class HubSpotSink implements Sink {
   }
 
   /**
-   * POST /crm/v3/objects/contacts/batch/read with idProperty email (specs/hubspot/contacts-v3.json,
+   * POST /crm/v3/objects/contacts/batch/read with idProperty email (HubSpot's contacts v3 OpenAPI document,
    * BatchReadInputSimplePublicObjectId: inputs [{id}], properties and propertiesWithHistory required). HubSpot
    * answers 200 when it holds every input, 207 (BatchResponseSimplePublicObjectWithErrors) when some are not found,
    * those listed in an OBJECT_NOT_FOUND error: found people are exactly the results, each with its id and email.
