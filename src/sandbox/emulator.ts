@@ -40,6 +40,8 @@ export interface EmulatorOptions {
   webhook?: WebhookReceiverOptions;
   /** Keep every non-admin request's method, path and query string, for requests() (default false). */
   logRequests?: boolean;
+  /** The rate limit's clock (default Date.now): a test holds it still so that a loaded machine cannot stretch a window. */
+  now?: () => number;
 }
 
 /** One request as the emulator received it (logRequests). */
@@ -120,7 +122,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     ...(opts.multiStatus !== undefined ? { multiStatus: opts.multiStatus } : {}),
   });
   const receiver = new WebhookReceiver(opts.webhook ?? {});
-  const window = new RollingWindow(limit.max, limit.intervalMs);
+  const window = new RollingWindow(limit.max, limit.intervalMs, opts.now);
   let faults: Faults = cloneFaults(opts.faults ?? {});
   let random = seededRandom(opts.seed ?? 1);
   let stats = emptyStats();

@@ -4,8 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { planInit, writeInitConfig } from '../../src/commands/init.js';
+import { push } from '../../src/commands/push.js';
+import { toPushOptions } from '../../src/cli/run-push.js';
 import { runCli, ROOT } from '../helpers/cli.js';
 import { tmpDir } from '../helpers/tmp.js';
+import { testCtx } from '../commands/ledger/seed.js';
 
 const FIXTURES = join(ROOT, 'fixtures');
 
@@ -24,33 +28,71 @@ function samples(): string[] {
   return out;
 }
 
-async function decisions(input: string, cwd: string, env: Record<string, string>, extra: string[] = []) {
+// How a sample is run: by the built CLI (spawned), or by the same commands in this process with the same options,
+// environment and working directory. The CLI's own wiring is not what this test is about; a few samples of each
+// kind go through it all the same (spawnedSamples), the rest run in-process, many times quicker.
+type How = 'spawned' | 'in-process';
+
+async function decisions(how: How, input: string, cwd: string, env: Record<string, string>, config?: string) {
   const report = join(cwd, `r-${Math.random().toString(36).slice(2)}.csv`);
-  const r = await runCli(['push', input, '--dry-run', '--ledger', join(cwd, 'l.db'), '--report', report, ...extra], {
-    cwd,
-    env,
-  });
+  const ledger = join(cwd, 'l.db');
+  let code: number | null;
+  let stderr: string;
+  if (how === 'spawned') {
+    const extra = config ? ['--config', config] : [];
+    const r = await runCli(['push', input, '--dry-run', '--ledger', ledger, '--report', report, ...extra], {
+      cwd,
+      env,
+    });
+    code = r.code;
+    stderr = r.stderr;
+  } else {
+    const ctx = testCtx(cwd, env);
+    code = (await push(toPushOptions([input], { dryRun: true, ledger, report, config }), ctx)).exitCode;
+    stderr = ctx.warnings.join('\n');
+  }
   // 3: a sample with a record that cannot be read; 6: one with a conflicting retry. The decisions are what counts.
-  assert.ok([0, 3, 6].includes(r.code!), `${relative(ROOT, input)}: exit ${r.code}\n${r.stderr}`);
+  assert.ok([0, 3, 6].includes(code!), `${relative(ROOT, input)}: exit ${code}\n${stderr}`);
   return readFileSync(report, 'utf8');
+}
+
+async function init(how: How, input: string, cwd: string, env: Record<string, string>): Promise<void> {
+  if (how === 'spawned') {
+    const r = await runCli(['init', input, '--yes'], { cwd, env });
+    assert.equal(r.code, 0, `${relative(ROOT, input)}: ${r.stderr}`);
+  } else {
+    writeInitConfig(await planInit({ samples: [input], read: {} }, testCtx(cwd, env)), false);
+  }
+}
+
+// The first sample of each kind of file (by its extension, .gz included) is run by the spawned CLI.
+function spawnedSamples(list: string[]): Set<string> {
+  const kinds = new Map<string, string>();
+  for (const p of list) {
+    const kind = /(\.[a-z]+(\.gz)?)$/.exec(p)![1]!;
+    if (!kinds.has(kind)) kinds.set(kind, p);
+  }
+  return new Set(kinds.values());
 }
 
 test('the config init writes reproduces the decisions push makes without one, for every sample', async () => {
   const list = samples();
   // The bundled fixtures and one or more per source (fixtures/sources/*/).
   assert.ok(list.length >= 35, `samples found: ${list.length}`);
+  const spawned = spawnedSamples(list);
+  assert.ok(spawned.size >= 5, `kinds of sample run by the CLI: ${spawned.size}`);
   for (const input of list) {
+    const how: How = spawned.has(input) ? 'spawned' : 'in-process';
     const dir = tmpDir();
     // The user's machine, with a Brazilian locale; then cron's, with none: the config carries the country.
     const home = { LANG: 'pt_BR.UTF-8' };
-    const before = await decisions(input, dir, home);
-    const init = await runCli(['init', input, '--yes'], { cwd: dir, env: home });
-    assert.equal(init.code, 0, `${relative(ROOT, input)}: ${init.stderr}`);
+    const before = await decisions(how, input, dir, home);
+    await init(how, input, dir, home);
     const config = JSON.parse(readFileSync(join(dir, 'leadledger.config.json'), 'utf8')) as Record<string, unknown>;
     assert.equal(config.defaultCountry, 'BR', relative(ROOT, input));
     const cron = { LANG: 'C' };
-    const after = await decisions(input, dir, cron, ['--config', join(dir, 'leadledger.config.json')]);
-    assert.equal(after, before, `${relative(ROOT, input)}: decisions differ with the config init wrote`);
+    const after = await decisions(how, input, dir, cron, join(dir, 'leadledger.config.json'));
+    assert.equal(after, before, `${relative(ROOT, input)}: decisions differ with the config init wrote (${how})`);
   }
 });
 

@@ -47,16 +47,16 @@ async function assertExactlyOnce(emu: Emulator, ledger: string, want: Set<string
 for (const mode of ['locked', 'no-lock'] as const) {
   test(
     `four pushes at once on one PostgreSQL ledger (${mode}), SIGKILLed at many points, then reruns: every person in the CRM exactly once`,
-    // Sixteen runs and their reruns on a slow CRM: longer than the suite's 180 s default on a busy machine.
+    // Eight runs and their reruns on a slow CRM: longer than the suite's 180 s default on a busy machine.
     { timeout: 600_000 },
     async () => {
       const emu = await emulator({ token: TOKEN, rateLimit: NO_LIMIT, faults: { latencyMs: 120 } });
       const dir = tmpDir();
-      // One input in four parts, a part per round (new people each time), so that every round has sends to kill.
-      const all = generateEvents(dir, 4800, mode === 'locked' ? 51 : 52);
+      // One input in two parts, a part per round (new people each time), so that every round has sends to kill.
+      const all = generateEvents(dir, 2400, mode === 'locked' ? 51 : 52);
       const want = await expectedPeople(all, dir);
       const lines = readFileSync(all, 'utf8').trimEnd().split('\n');
-      const inputs = [0, 1, 2, 3].map((i) => {
+      const inputs = [0, 1].map((i) => {
         const part = join(dir, `part-${i}.jsonl`);
         writeFileSync(part, lines.slice(i * 1200, (i + 1) * 1200).join('\n') + '\n');
         return part;
@@ -79,13 +79,14 @@ for (const mode of ['locked', 'no-lock'] as const) {
       ];
       // Kill points of the four processes of each round, read on the ledger for the process's own run: how many of
       // its claims it has settled, with claims still pending (mid-send) where asked; undefined: let it finish. Sends
-      // go in batches of 100, and four processes share one round's thousand people.
+      // go in batches of 100, and four processes share one round's thousand people. Each state a kill can leave is
+      // here: a run that has claimed nothing yet or settled its batches and claimed no more (settled, none pending),
+      // one mid-send in its first batch, and one mid-send after settling others; the second round has a run that
+      // finishes among the killed ones.
       type Point = { settled: number; pending?: boolean } | undefined;
       const rounds: Point[][] = [
         [{ settled: 0 }, { settled: 0, pending: true }, { settled: 100, pending: true }, { settled: 200 }],
-        [{ settled: 0, pending: true }, { settled: 100 }, undefined, { settled: 100, pending: true }],
-        [{ settled: 200, pending: true }, { settled: 0, pending: true }, { settled: 0 }, undefined],
-        [{ settled: 0, pending: true }, undefined, { settled: 100, pending: true }, { settled: 300, pending: true }],
+        [{ settled: 0, pending: true }, { settled: 100 }, undefined, { settled: 200, pending: true }],
       ];
       let killed = 0;
       // The kill points not reached, as round:index: what the assertion below names when it fails.
@@ -101,15 +102,23 @@ for (const mode of ['locked', 'no-lock'] as const) {
       for (const [round, points] of rounds.entries()) {
         const push = () => start(argsFor([inputs[round]!]), env, ['ignore', 'ignore', 'pipe']);
         const kill = async (p: NonNullable<Point>) => {
-          const child = push();
-          let stderr = '';
-          child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-300)));
-          const when = (s: { settled: number; pending: number }) =>
-            s.settled >= p.settled && (!p.pending || s.pending > 0);
-          if (await killWhen(child, () => progress(child.pid!), when, 5)) killed++;
-          else
-            missed.push(`${round}:${points.indexOf(p)} ${JSON.stringify(p)} exit ${child.exitCode} ${stderr.trim()}`);
-          await exited(child);
+          // A run starved of CPU on a loaded machine may miss its short lease's renewal and stop by itself (exit 5,
+          // "lost its lease"): that is the fence working, not a point that cannot be reached, so the point is tried
+          // again with a new run (what the run had claimed is recovered as a killed run's would be).
+          for (let attempt = 1; ; attempt++) {
+            const child = push();
+            let stderr = '';
+            child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-300)));
+            const when = (s: { settled: number; pending: number }) =>
+              s.settled >= p.settled && (!p.pending || s.pending > 0);
+            const hit = await killWhen(child, () => progress(child.pid!), when, 5);
+            await exited(child);
+            if (hit) killed++;
+            else if (attempt < 4 && child.exitCode === 5 && stderr.includes('lost its lease')) continue;
+            else
+              missed.push(`${round}:${points.indexOf(p)} ${JSON.stringify(p)} exit ${child.exitCode} ${stderr.trim()}`);
+            return;
+          }
         };
         const finish = async () => void (await exited(push()));
         if (mode === 'locked') {
