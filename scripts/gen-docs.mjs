@@ -1,11 +1,23 @@
 #!/usr/bin/env node
-// Regenerates the README's option and exit-code tables from the one option table (src/cli/options.ts), and its
-// table of sources from the source definitions (src/presets/catalog.ts). Run `npm run docs` after changing a flag
-// or a source; a test fails when the README is out of date.
+// Regenerates the README's option and exit-code tables from the one option table (src/cli/options.ts), its table of
+// sources from the source definitions (src/presets/catalog.ts), and its table of sinks from the sink registry
+// (src/sinks/registry.ts). Run `npm run docs` after changing a flag, a source or a sink; a test fails when the README
+// is out of date.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const { OPTIONS, EXIT_CODES, EXIT_PRECEDENCE_TEXT } = await import('../dist/cli/options.js');
 const { SOURCES, LOGS } = await import('../dist/presets/catalog.js');
+const { SINKS } = await import('../dist/sinks/registry.js');
+
+/** The README's table of sinks: one row per definition. */
+export function renderSinks() {
+  const cell = (t) => String(t).replace(/\|/g, '\\|');
+  return [
+    '| sink | sends | batch | in-doubt recovery |',
+    '|---|---|---|---|',
+    ...SINKS.map((s) => `| \`${s.name}\` | ${cell(s.docs.sends)} | ${cell(s.docs.batch)} | ${cell(s.docs.inDoubt)} |`),
+  ].join('\n');
+}
 
 /** The README's table of sources: one row per definition. */
 export function renderSources() {
@@ -75,10 +87,14 @@ function between(text, name, body) {
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
   const readme = readFileSync('README.md', 'utf8');
-  const next = between(between(readme, 'options', renderOptions()), 'sources', renderSources());
+  const next = between(
+    between(between(readme, 'options', renderOptions()), 'sources', renderSources()),
+    'sinks',
+    renderSinks(),
+  );
   if (process.argv.includes('--check')) {
     if (next !== readme) {
-      console.error('README.md option or source tables are out of date: run npm run docs');
+      console.error('README.md option, source or sink tables are out of date: run npm run docs');
       process.exit(1);
     }
   } else writeFileSync('README.md', next);

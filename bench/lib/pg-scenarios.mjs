@@ -17,7 +17,7 @@ import { startPgCluster } from './postgres.mjs';
 
 const fmtInt = (n) => (n == null ? '—' : Number(n).toLocaleString('en-US'));
 const DB = 'bench';
-// What `--create-table` creates (src/sinks/pg-table.ts createTableSql): the table both leadledger and the peer fill.
+// What `--create-table` creates (src/sinks/postgres/table.ts createTableSql): the table both leadledger and the peer fill.
 const CREATE_TABLE = `CREATE TABLE leads (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   email text NOT NULL UNIQUE,

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { isClosedStdout, watchClosedOutput } from './closed-output.js';
 import { addOptions, EXIT_CODES, EXIT_PRECEDENCE_TEXT, valuesFromEnv } from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
+import { SINKS } from '../sinks/registry.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -13,12 +14,13 @@ Examples:
   $ leadledger push events.jsonl --dry-run                   audit: what would be sent, and why not the rest
   $ leadledger push export.csv --dry-run --report plan.csv   the decision for every row, as a spreadsheet
   $ leadledger push 'logs/*.jsonl.gz' --select body --dry-run
-  $ HUBSPOT_TOKEN=... leadledger push events.jsonl --sink hubspot
-  $ leadledger push events.jsonl --sink webhook --url https://example.com/hooks/leads
-  $ leadledger ledger import hubspot-contacts.csv --as emails  adopt leadledger on a CRM that has data
-  $ leadledger replay --failed --sink hubspot                 after an outage, send what failed
+${SINKS.flatMap((s) => s.examples.map((e) => `  $ ${e}\n`)).join('')}  $ leadledger ledger import crm-contacts.csv --as emails    adopt leadledger on a CRM that has data
+  $ leadledger replay --failed --sink ${SINKS[0].name}                 after an outage, send what failed
   $ leadledger presets                                        the exports and webhooks read without configuration
   $ leadledger init export.csv                                what it recognizes, written as leadledger.config.json
+
+Sinks (--sink):
+${SINKS.map((s) => `  ${s.name.padEnd(10)} ${s.summary}`).join('\n')}
 
 Exit codes:
 ${EXIT_CODES.map(([c, d]) => `  ${String(c).padEnd(4)} ${d}`).join('\n')}

@@ -2,6 +2,7 @@
 // generated from it (npm run docs). Keep this file free of heavy imports: --help and --version load it.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EXIT_PRECEDENCE, ExitCode } from '../errors.js';
+import { sinkFlags, sinkNamesText } from '../sinks/registry.js';
 
 /** One flag. */
 export interface OptionDef {
@@ -138,51 +139,12 @@ export const OPTIONS: OptionDef[] = [
   },
   {
     flags: '--sink <name>',
-    description: 'destination: hubspot, webhook, jsonl or postgres',
+    description: `destination: ${sinkNamesText()}`,
     env: 'LEADLEDGER_SINK',
     commands: ['push', 'replay'],
   },
-  {
-    flags: '--url <url>',
-    description: 'webhook URL (webhook sink)',
-    env: 'LEADLEDGER_WEBHOOK_URL',
-    commands: ['push', 'replay'],
-  },
-  {
-    flags: '--output <file>',
-    description: 'jsonl sink: file to append to, - for stdout',
-    commands: ['push', 'replay'],
-  },
-  {
-    flags: '--hubspot-url <url>',
-    description: 'HubSpot API base URL',
-    env: 'LEADLEDGER_HUBSPOT_URL',
-    default: 'https://api.hubapi.com',
-    commands: ['push', 'replay'],
-  },
-  {
-    flags: '--token-file <file>',
-    description: 'file holding the CRM token (else HUBSPOT_TOKEN); tokens are never flag values',
-    commands: ['push', 'replay'],
-  },
-  {
-    flags: '--pg-url <url>',
-    description:
-      'postgres sink: postgres://user@host:port/database, without a password (that comes from PGPASSWORD, ~/.pgpass, or a URL in LEADLEDGER_PG_URL or DATABASE_URL)',
-    env: 'LEADLEDGER_PG_URL',
-    commands: ['push', 'replay'],
-  },
-  {
-    flags: '--table <name>',
-    description: 'postgres sink: the table leads go into, by its unique index on email (schema.table allowed)',
-    default: 'leads',
-    commands: ['push', 'replay'],
-  },
-  {
-    flags: '--create-table',
-    description: 'postgres sink: create the table when it does not exist (the CREATE TABLE is printed)',
-    commands: ['push', 'replay'],
-  },
+  // Each sink's own flags, from its definition (sinks/registry.ts).
+  ...sinkFlags().map(({ key: _key, sinks: _sinks, ...f }): OptionDef => ({ ...f, commands: ['push', 'replay'] })),
   {
     flags: '--allow-insecure',
     description: 'allow plain http:// to a host other than loopback',
@@ -339,7 +301,7 @@ export function addOptions(cmd: Command, name: OptionDef['commands'][number]): C
     if (!def.commands.includes(name)) continue;
     const o = new Option(def.flags, def.description);
     if (def.env) o.env(def.env);
-    if (def.parse) o.argParser(def.parse);
+    if (def.parse) o.argParser(asArgParser(def.parse));
     // Commander does not pass defaults through the parser: parse them here, show them as written.
     if (def.default !== undefined && !(typeof def.default === 'string' && def.default.includes(' '))) {
       o.default(def.parse ? def.parse(String(def.default), undefined) : def.default, String(def.default));
@@ -348,6 +310,18 @@ export function addOptions(cmd: Command, name: OptionDef['commands'][number]): C
     cmd.addOption(o);
   }
   return cmd;
+}
+
+// Commander reports a bad value only from an InvalidArgumentError: a sink's parser throws a plain Error with its message.
+function asArgParser(parse: NonNullable<OptionDef['parse']>): NonNullable<OptionDef['parse']> {
+  return (value, previous) => {
+    try {
+      return parse(value, previous);
+    } catch (e) {
+      if (e instanceof InvalidArgumentError) throw e;
+      throw new InvalidArgumentError((e as Error).message);
+    }
+  };
 }
 
 /** The flags whose value the command took from their environment variable: attribute name → variable. */

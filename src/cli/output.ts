@@ -3,7 +3,7 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Progress } from '../commands/context.js';
 import { printableLines } from '../report/printable.js';
-import type { HttpEvent } from '../sinks/http.js';
+import type { HttpEvent } from '../sinks/transport/http.js';
 
 /** How a command talks to the person running it. */
 export interface Output {

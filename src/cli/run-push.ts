@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { loadConfig } from '../mapping/config.js';
 import { readTimeBound, type TimeBoundOptions } from '../mapping/map-record.js';
 import { checkTimezone, resolveDateOrder, type DateOrder } from '../mapping/times.js';
-import { SINK_NAMES } from '../sinks/names.js';
+import { SINK_NAMES, sinkFlagValues } from '../sinks/registry.js';
 import { runWithReport } from './run-with-report.js';
 
 /** Runs `push` from parsed flags (fromEnv: those taken from their environment variable); returns the exit code. */
@@ -58,6 +58,7 @@ export function toPushOptions(
   if (existing !== 'skip' && existing !== 'update')
     throw new UsageError(`--existing takes skip or update, not '${existing}'`);
   const delimiter = str('delimiter');
+  const sinkFlagsGiven = sinkFlagValues(f, fromEnv);
   const wait = f.wait === true ? 600_000 : typeof f.wait === 'number' ? f.wait : undefined;
   return {
     inputs,
@@ -78,14 +79,9 @@ export function toPushOptions(
     until: time('until'),
     report: str('report'),
     sink,
-    url: str('url'),
-    output: str('output'),
-    hubspotUrl: str('hubspotUrl'),
-    tokenFile: str('tokenFile'),
-    pgUrl: str('pgUrl'),
-    pgUrlFrom: fromEnv.pgUrl,
-    table: str('table'),
-    createTable: !!f.createTable,
+    // Each sink's own flags go to its definition as they are (sinks/registry.ts), which reads and checks them.
+    sinkFlags: sinkFlagsGiven.flags,
+    sinkFlagsFromEnv: sinkFlagsGiven.fromEnv,
     allowInsecure: !!f.allowInsecure,
     concurrency: f.concurrency as number | undefined,
     rate: f.rate as number | undefined,

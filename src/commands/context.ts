@@ -1,4 +1,4 @@
-import type { HttpEvent } from '../sinks/http.js';
+import type { HttpEvent } from '../sinks/transport/http.js';
 
 // What a command gets from its caller instead of reaching for process globals.
 

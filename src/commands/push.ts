@@ -22,10 +22,9 @@ import {
   unreadPart,
   type RunReport,
 } from '../report/run-report.js';
-import type { SinkFlags } from '../deliver/open-sink.js';
+import { configureSink, httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
-import type { HttpClient } from '../sinks/http.js';
-import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
+import type { HttpClient } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
 import { resolvePreset } from '../presets/catalog.js';
@@ -84,14 +83,15 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   });
   const dates = resolveDates(opts, config);
   const path = ledgerPath(opts.ledger, ctx.env);
-  const params = publicParams(opts);
+  // The sink's options, read by its definition: recorded by a dry-run too, which opens nothing.
+  const chosen = configureSink(opts, config);
+  const params = publicParams(opts, chosen?.shown());
   const stats: DecideStats = { nationalPhones: 0 };
 
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
-  // What only sending or report rows need is loaded only then: a dry-run starts ~20 ms sooner (measured).
-  const sinks = opts.dryRun ? undefined : await import('../deliver/open-sink.js');
-  if (sinks) ({ sink, http } = await sinks.openSink('push', opts, config, ctx));
+  // A sink's own module (its driver, its HTTP client) is loaded by its definition's open(), only when sending.
+  if (!opts.dryRun) ({ sink, http } = await openSink('push', opts, config, ctx, chosen));
   // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
   http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
@@ -280,10 +280,11 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       inDoubtReasons: deliverer?.inDoubtReasons,
       sharedTransactions: deliverer?.sharedBatches,
       fieldsNotHeld: deliverer?.fieldsNotHeld(),
-      http: http && sinks ? sinks.httpSummary(http) : undefined,
+      http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
-      inDoubtResolution: (delivery?.inDoubt || inDoubtInLedger) && sink ? inDoubtResolution(opts, sink) : undefined,
+      inDoubtResolution:
+        (delivery?.inDoubt || inDoubtInLedger) && sink && chosen ? inDoubtResolution(opts, chosen, sink) : undefined,
       inDoubtInLedger: inDoubtInLedger || undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
@@ -300,19 +301,17 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   }
 }
 
-/** The run's parameters as recorded in the ledger and the JSON report: never a token or secret. */
-function publicParams(o: PushOptions): Record<string, unknown> {
+/**
+ * The run's parameters as recorded in the ledger and the JSON report: never a token or secret. Of the sink flags,
+ * only those of the run's sink, as its definition shows them (a flag with a default, --hubspot-url, is no target of
+ * a push elsewhere).
+ */
+function publicParams(o: PushOptions, sink: Record<string, unknown> = {}): Record<string, unknown> {
   const p: Record<string, unknown> = {
     inputs: o.inputs,
     dryRun: o.dryRun,
     sink: o.sink,
-    url: o.url ? redactUrl(o.url) : undefined,
-    output: o.output,
-    // Only for HubSpot: the flag has a default, which a push elsewhere must not record as if it were a target.
-    hubspotUrl: o.sink === 'hubspot' && o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
-    pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
-    table: o.sink === 'postgres' ? o.table : undefined,
-    createTable: o.createTable || undefined,
+    ...sink,
     format: o.format,
     encoding: o.encoding,
     delimiter: o.delimiter,

@@ -36,15 +36,15 @@ import {
   type RunReport,
   type Unread,
 } from '../report/run-report.js';
-import type { HttpClient } from '../sinks/http.js';
-import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
-import type { Sink } from '../sinks/types.js';
+import type { HttpClient } from '../sinks/transport/http.js';
+import type { ConfiguredSink } from '../sinks/definition.js';
+import { canFindWritten, canLookUp, type Sink } from '../sinks/types.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 import { openExistingLedger, resolveLedger } from './ledger/access.js';
 import { resolveDates } from './dates.js';
 import type { DateOrder } from '../mapping/times.js';
-import { httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
+import { configureSink, httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
 
 /** Options of `replay`. */
@@ -143,7 +143,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   const started = Date.now();
   const { config } = loadConfig(o.config, ctx.cwd);
   const path = resolveLedger(o.ledger, ctx);
-  const params = { ...publicReplayParams(o) };
+  const chosen: ConfiguredSink | undefined = configureSink(o, config);
+  const params = { ...publicReplayParams(o, chosen?.shown()) };
   if (o.resend && !o.inDoubt)
     throw new UsageError(
       '--resend re-sends in-doubt events only: give it with --in-doubt (--force re-sends sent ones)',
@@ -172,7 +173,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
     if (!o.dryRun) {
-      ({ sink, http } = await openSink('replay', o, config, ctx));
+      ({ sink, http } = await openSink('replay', o, config, ctx, chosen));
       // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
       http?.abandonUnsentOn(ctx.stop);
       // The run takes the ledger before anything is selected: the claims of a run that died mid-send are marked in
@@ -303,12 +304,11 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     for (const s of selected) {
       const d = decisions.get(s.row.key)!;
       if (d.kind === 'new' && s.from === 'in_doubt' && deliverer) {
-        const caps = sink!.capabilities;
         const checkable =
-          caps.honoursIdempotencyKey ||
-          (caps.lookupByNaturalKey && !!s.row.natural_key) ||
+          sink!.capabilities.honoursIdempotencyKey ||
+          (canLookUp(sink!) && !!s.row.natural_key) ||
           // A file read back: what it holds is settled; the rest stays in doubt without --resend.
-          !!caps.lookupByDownstreamKey;
+          canFindWritten(sink!);
         if (!checkable && !o.resend) {
           d.kind = 'filtered';
           d.reason = `in doubt, and ${sink!.name} can neither look it up nor drop a repeat: ${RESEND_IN_DOUBT} re-sends it`;
@@ -376,7 +376,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
-      inDoubtResolution: delivery?.inDoubt && sink ? inDoubtResolution(o, sink) : undefined,
+      inDoubtResolution: delivery?.inDoubt && sink && chosen ? inDoubtResolution(o, chosen, sink) : undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
@@ -509,7 +509,8 @@ async function select(
   return out;
 }
 
-function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
+// The replay's parameters as the ledger's run record keeps them; of the sink flags, only its sink's, as shown.
+function publicReplayParams(o: ReplayOptions, sink: Record<string, unknown> = {}): Record<string, unknown> {
   const p: Record<string, unknown> = {
     dryRun: o.dryRun,
     sink: o.sink,
@@ -526,10 +527,7 @@ function publicReplayParams(o: ReplayOptions): Record<string, unknown> {
     run: o.run,
     limit: o.limit,
     from: o.from,
-    hubspotUrl: o.sink === 'hubspot' && o.hubspotUrl ? redactUrl(o.hubspotUrl) : undefined,
-    pgUrl: o.pgUrl ? redactPgUrl(o.pgUrl) : undefined,
-    table: o.sink === 'postgres' ? o.table : undefined,
-    output: o.output,
+    ...sink,
   };
   for (const k of Object.keys(p)) if (p[k] === undefined || p[k] === false) delete p[k];
   return p;

@@ -15,8 +15,17 @@ import {
   type SharedBatches,
   type StopCounts,
 } from './delivery-counts.js';
-import { RequestNotSent } from '../sinks/http.js';
-import type { FieldNotHeld, LookupResult, SendItem, SharedDatabaseWriter, Sink, SinkOutcome } from '../sinks/types.js';
+import { RequestNotSent } from '../sinks/transport/http.js';
+import {
+  canFindWritten,
+  canLookUp,
+  type FieldNotHeld,
+  type LookupResult,
+  type SendItem,
+  type SharedDatabaseWriter,
+  type Sink,
+  type SinkOutcome,
+} from '../sinks/types.js';
 
 /** Options of the deliver stage. */
 export interface DeliverOptions {
@@ -245,10 +254,12 @@ export class Deliverer {
     const { ledger, sink, runId } = this.o;
     const caps = sink.capabilities;
     const rows = opts.rows ?? (await ledger.rowsInStatus('in_doubt', this.sinkId));
-    const canLookup = (r: LedgerEventRow) => caps.lookupByNaturalKey && !!sink.lookup && !!r.natural_key;
+    // What the sink can check is what it has the methods for (sinks/types.ts): lookup or lookupMany by natural key,
+    // findWritten by downstream key.
+    const canLookup = (r: LedgerEventRow) => canLookUp(sink) && !!r.natural_key;
     // A sink that holds the key each lead was sent with (the JSONL file) is read back once for all of them: a lead
     // found there is delivered; one not found may be in a file rotated away, so only --resend (blind) writes it.
-    const canFind = (r: LedgerEventRow) => !!caps.lookupByDownstreamKey && !!sink.findWritten && !canLookup(r);
+    const canFind = (r: LedgerEventRow) => canFindWritten(sink) && !canLookup(r);
     const dkOf = (r: LedgerEventRow) => r.downstream_key ?? downstreamKey(this.o.namespace, r.key);
     const leadOf = (r: LedgerEventRow): Lead | undefined =>
       opts.leads?.get(r.key) ?? (r.lead_json ? (JSON.parse(r.lead_json) as Lead) : undefined);
@@ -281,7 +292,7 @@ export class Deliverer {
     // A sink that looks many people up in one query (the postgres sink) is asked a batch at a time, up front; a
     // failed batch of lookups leaves each of its rows to the error handling below.
     const looked = new Map<string, LookupResult | Error>();
-    if (sink.lookupMany && caps.lookupByNaturalKey) {
+    if (sink.lookupMany) {
       const rowsToLook = mine.filter(canLookup);
       const chunks: LedgerEventRow[][] = [];
       for (let i = 0; i < rowsToLook.length; i += caps.maxBatch) chunks.push(rowsToLook.slice(i, i + caps.maxBatch));
@@ -324,7 +335,7 @@ export class Deliverer {
         try {
           const pre = looked.get(row.key);
           if (pre instanceof Error) throw pre;
-          found = pre ?? (await sink.lookup!(row.natural_key!, this.o.hardStop));
+          found = pre ?? (await lookupOne(sink, row.natural_key!, this.o.hardStop));
         } catch (e) {
           const cred = e instanceof CredentialsError;
           // Stopped before the lookup left: nothing was asked, the event simply stays in doubt.
@@ -643,6 +654,12 @@ export class Deliverer {
 /** A plan of reports only: nothing for the ledger to record. */
 function planOf(done: SettledItem[]): SettlePlan {
   return { settlements: [], releases: [], done, stopped: { settled: 0, cut: 0, released: 0 } };
+}
+
+/** Looks one person up: by lookup, or by lookupMany where the sink has only that. */
+async function lookupOne(sink: Sink, naturalKey: string, signal: AbortSignal): Promise<LookupResult> {
+  if (sink.lookup) return sink.lookup(naturalKey, signal);
+  return (await sink.lookupMany!([naturalKey], signal))[0] ?? { found: false };
 }
 
 /** Runs fn over items with at most n at a time. */

@@ -1,32 +1,41 @@
-// Building the sink a push or replay sends to, from flags and the config file. Shared so both send alike.
+// Building the sink a push or replay sends to, from flags and the config file, through its definition in the sink
+// registry (sinks/registry.ts). Shared so both send alike; no sink is named here.
 import { UsageError } from '../errors.js';
 import type { Config } from '../mapping/config.js';
-import type { HttpClient, HttpEvent } from '../sinks/http.js';
-import { createSink, SINK_NAMES, type SinkName } from '../sinks/index.js';
+import type { ConfiguredSink, SinkOpenContext } from '../sinks/definition.js';
+import { findSink, SINK_NAMES } from '../sinks/registry.js';
+import type { HttpClient, HttpEvent } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
 
 /** The delivery flags push and replay share. */
 export interface SinkFlags {
   sink?: string;
-  url?: string;
-  output?: string;
-  hubspotUrl?: string;
-  tokenFile?: string;
+  /** The values of the sinks' own flags by attribute name (sinks/registry.ts sinkFlagValues). */
+  sinkFlags?: Readonly<Record<string, unknown>>;
+  /** Of those, the ones taken from their environment variable: attribute name → variable. */
+  sinkFlagsFromEnv?: Readonly<Record<string, string>>;
   allowInsecure?: boolean;
   concurrency?: number;
   rate?: number;
   maxRetries?: number;
   backoffMs?: number;
   timeoutMs?: number;
-  /** postgres sink: --pg-url, and the environment variable it came from (undefined: the command line). */
-  pgUrl?: string;
-  pgUrlFrom?: string;
-  table?: string;
-  createTable?: boolean;
   existing?: 'skip' | 'update';
 }
 
-/** Creates the sink named by --sink; a usage error names what is missing. */
+/**
+ * The sink named by --sink with its options read from flags and the config (undefined without --sink): what a run
+ * records and a replay hint repeats of it, before anything is opened. A dry-run reads it too, and opens nothing.
+ */
+export function configureSink(f: SinkFlags, config: Config): ConfiguredSink | undefined {
+  if (!f.sink) return undefined;
+  const def = findSink(f.sink);
+  if (!def) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
+  const sections = (config.sinks ?? {}) as Readonly<Record<string, unknown>>;
+  return def.configure({ flags: f.sinkFlags ?? {}, fromEnv: f.sinkFlagsFromEnv ?? {}, config: sections[def.name] });
+}
+
+/** Opens the sink named by --sink; a usage error names what is missing. */
 export async function openSink(
   command: string,
   f: SinkFlags,
@@ -36,39 +45,29 @@ export async function openSink(
     onHttpEvent?: (e: HttpEvent) => void;
     warn?: (message: string) => void;
   },
-): Promise<{ sink: Sink; http?: HttpClient }> {
-  if (!f.sink)
+  chosen = configureSink(f, config),
+): Promise<{ sink: Sink; http?: HttpClient; chosen: ConfiguredSink }> {
+  if (!chosen)
     throw new UsageError(
       `${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`,
     );
-  if (!(SINK_NAMES as readonly string[]).includes(f.sink))
-    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
-  const sink = await createSink({
-    sink: f.sink as SinkName,
-    url: f.url,
-    output: f.output,
-    hubspotUrl: f.hubspotUrl,
-    tokenFile: f.tokenFile,
-    allowInsecure: f.allowInsecure,
-    rate: f.rate,
-    maxRetries: f.maxRetries,
-    timeoutMs: f.timeoutMs,
-    baseDelayMs: f.backoffMs,
+  const open: SinkOpenContext = {
     env: ctx.env,
-    webhook: config.sinks?.webhook,
-    hubspotSourceProperty: config.sinks?.hubspot?.sourceProperty,
-    onHttpEvent: ctx.onHttpEvent,
-    pgUrl: f.pgUrl,
-    pgUrlFrom: f.pgUrlFrom,
-    table: f.table,
-    createTable: f.createTable,
-    existing: f.existing,
-    concurrency: f.concurrency,
-    postgres: config.sinks?.postgres,
+    transport: {
+      timeoutMs: f.timeoutMs,
+      maxRetries: f.maxRetries,
+      baseDelayMs: f.backoffMs,
+      rate: f.rate,
+      allowInsecure: f.allowInsecure,
+    },
+    existing: f.existing ?? 'skip',
+    concurrency: f.concurrency ?? 4,
     customFields: Object.keys(config.fields?.custom ?? {}),
-    warn: ctx.warn,
-  });
-  return { sink, http: sink.http };
+    ...(ctx.onHttpEvent ? { onHttpEvent: ctx.onHttpEvent } : {}),
+    ...(ctx.warn ? { warn: ctx.warn } : {}),
+  };
+  const { sink, http } = await chosen.open(open);
+  return { sink, http, chosen };
 }
 
 /** The HTTP counters a report shows: requests, retries, 429s, network errors, time waited for the rate limit. */

@@ -1,7 +1,6 @@
-// The command a person runs to settle what a run left in doubt, written from the run's own sink flags.
-import { redactPgUrl, redactUrl } from '../sinks/secure-url.js';
-import type { Sink } from '../sinks/types.js';
-import type { SinkFlags } from './open-sink.js';
+// The command a person runs to settle what a run left in doubt, written from the run's own sink options.
+import type { ConfiguredSink } from '../sinks/definition.js';
+import { canFindWritten, canLookUp, type Sink } from '../sinks/types.js';
 
 /** How in-doubt events of a sink get settled, and the replay command that does it. */
 export interface InDoubtResolution {
@@ -17,31 +16,26 @@ export interface InDoubtResolution {
  * --token-file as it did for this run), and what it will do: look each event up in the CRM first where the sink
  * can, re-send it with its key where the destination drops repeats, else (--resend) re-send it as is.
  */
-export function inDoubtResolution(f: SinkFlags & { ledger?: string }, sink: Sink): InDoubtResolution {
-  const caps = sink.capabilities;
+export function inDoubtResolution(f: { ledger?: string }, chosen: ConfiguredSink, sink: Sink): InDoubtResolution {
+  const lookup = canLookUp(sink);
+  const find = canFindWritten(sink);
+  const drops = sink.capabilities.honoursIdempotencyKey;
   const args = ['leadledger', 'replay', '--in-doubt'];
   // A file read back settles what it holds, and re-sends the rest only with --resend (it may have been rotated).
-  if (!caps.lookupByNaturalKey && !caps.honoursIdempotencyKey) args.push('--resend');
-  if (f.sink) args.push('--sink', f.sink);
-  if (f.hubspotUrl && sink.name === 'hubspot') args.push('--hubspot-url', redactUrl(f.hubspotUrl));
-  if (f.url) args.push('--url', redactUrl(f.url));
-  if (f.output) args.push('--output', f.output);
-  if (f.tokenFile) args.push('--token-file', f.tokenFile);
-  // A --pg-url from the environment comes from there again; one given on the command line is repeated.
-  if (f.pgUrl && f.pgUrlFrom === undefined) args.push('--pg-url', redactPgUrl(f.pgUrl));
-  if (f.sink === 'postgres' && f.table) args.push('--table', f.table);
+  if (!lookup && !drops) args.push('--resend');
+  args.push('--sink', chosen.name, ...chosen.replayArgs());
   if (f.ledger) args.push('--ledger', f.ledger);
-  const how = caps.lookupByNaturalKey
+  const how = lookup
     ? 'each looked up in the CRM first, re-sent only where it is not there'
-    : caps.lookupByDownstreamKey
+    : find
       ? 'each looked for in the output first: those there are settled, the others written again'
-      : caps.honoursIdempotencyKey
+      : drops
         ? 're-sent with the same key, which the destination drops if it has it'
         : 're-sent as they are: the destination may get them twice';
   const nextPush =
-    caps.lookupByNaturalKey || caps.honoursIdempotencyKey
+    lookup || drops
       ? 'the next push on this sink does the same first'
-      : caps.lookupByDownstreamKey
+      : find
         ? 'the next push on this sink settles those it finds there first, and writes none of the others'
         : 'the next push on this sink leaves them in doubt';
   return { command: args.map(shellWord).join(' '), how, nextPush };

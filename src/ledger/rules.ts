@@ -1,5 +1,6 @@
-// The ledger's rules, written once for every storage (ARCHITECTURE.md, the state machine): what a claim takes, what a
-// settle records, which rows a dead run leaves in doubt, when a run holds the ledger, and what an erasure leaves.
+// The ledger's rules, written once for every storage (docs/architecture.md, the state machine): what a claim takes,
+// what a settle records, which rows a dead run leaves in doubt, when a run holds the ledger, and what an erasure
+// leaves.
 // Storage (sqlite-store in ledger.ts, postgres/store.ts) only carries them out, each in one committed write.
 import { LedgerError } from '../errors.js';
 import { sha256 } from '../hash.js';

@@ -1,6 +1,6 @@
 // The ledger's vocabulary: statuses, rows, claims and settlements, shared by the store, its lookups and its users.
 
-/** Event statuses of the ledger state machine (ARCHITECTURE.md). */
+/** Event statuses of the ledger state machine (docs/architecture.md). */
 export type EventStatus = 'pending' | 'sent' | 'failed' | 'in_doubt';
 
 /** What decide/ needs to know about a key already in the ledger. */

@@ -1,4 +1,4 @@
-// `ledger verify`: SQLite's own integrity check, then the invariants of the ledger state machine (ARCHITECTURE.md)
+// `ledger verify`: SQLite's own integrity check, then the invariants of the ledger state machine (docs/architecture.md)
 // that the schema alone does not enforce. Read-only: it reports, it never repairs.
 import { EVENT_STATUSES, tombstoneHash } from './queries.js';
 import type { LedgerStore } from './store.js';

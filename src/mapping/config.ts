@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 import type * as Libphonenumber from 'libphonenumber-js';
 import type * as ZodModule from 'zod';
 import type { z as Zod } from 'zod';
+import { closest } from '../did-you-mean.js';
 import { UsageError } from '../errors.js';
+import type { RegisteredSink } from '../sinks/definition.js';
+import { SINKS, type SinkSections } from '../sinks/registry.js';
 import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { FIELD_NAMES } from './fields.js';
 import { checkTimezone } from './times.js';
@@ -60,20 +63,16 @@ function makeSchema(z: typeof Zod) {
     })
     .transform((k) => k as KeyConfig);
 
-  // The webhook sink's section (sinks/webhook.ts WebhookConfig).
-  const webhookSchema = z
-    .object({
-      // A JSON value with {{placeholders}}, checked against the lead's fields below.
-      template: z.unknown().optional(),
-      headers: z.record(z.string(), z.string()).optional(),
-      sign: z.boolean().optional(),
-      secretEnv: z.string().min(1).optional(),
-      signatureHeader: z.string().min(1).optional(),
-      idPath: z.string().min(1).optional(),
-      honoursIdempotencyKey: z.boolean().optional(),
-      conflictMeans: z.enum(['failure', 'duplicate']).optional(),
-    })
-    .strict();
+  // Each sink's section, by its own definition's schema (sinks/registry.ts): an unknown sink is an unknown key.
+  const sinksSchema = z
+    .object(
+      Object.fromEntries(
+        SINKS.map((d: RegisteredSink) => [d.name, (d.configSchema?.(z) ?? z.object({}).strict()).optional()]),
+      ),
+    )
+    .strict()
+    // Typed as each definition's schema makes its section.
+    .transform((c) => c as SinkSections);
 
   return z
     .object({
@@ -108,38 +107,18 @@ function makeSchema(z: typeof Zod) {
         .object({ sentPayloads: z.enum(['keep', 'drop']).optional() })
         .strict()
         .optional(),
-      sinks: z
-        .object({
-          webhook: webhookSchema.optional(),
-          // The contact property that receives the lead's source (HubSpot has no standard one).
-          hubspot: z
-            .object({ sourceProperty: z.string().min(1).optional() })
-            .strict()
-            .optional(),
-          // The jsonl sink takes no settings: the section may be there, empty.
-          jsonl: z.object({}).strict().optional(),
-          // The postgres sink: lead field (email, name, ..., created_at, or a custom field) → column of the table.
-          postgres: z
-            .object({ columns: z.record(z.string().min(1), z.string().min(1)).optional() })
-            .strict()
-            .optional(),
-        })
-        .strict()
-        .optional(),
+      sinks: sinksSchema.optional(),
     })
     .strict()
     .superRefine((c, ctx) => {
-      const template = c.sinks?.webhook?.template;
-      if (template === undefined) return;
-      const custom = Object.keys(c.fields?.custom ?? {});
-      for (const { at, name } of templatePlaceholders(template)) {
-        if (placeholderKnown(name, custom)) continue;
-        const near = closest(name, placeholderNames(custom));
-        ctx.addIssue({
-          code: 'custom',
-          path: ['sinks', 'webhook', 'template', ...at],
-          message: `unknown placeholder {{${name}}}${near ? ` (did you mean {{${near}}}?)` : ''}`,
-        });
+      // What a sink's schema cannot check alone: its section against the rest of the config (the custom fields).
+      const customFields = Object.keys(c.fields?.custom ?? {});
+      const sections = (c.sinks ?? {}) as Record<string, unknown>;
+      for (const d of SINKS as readonly RegisteredSink[]) {
+        const section = sections[d.name];
+        if (section === undefined || !d.checkConfig) continue;
+        for (const issue of d.checkConfig(section, { customFields }))
+          ctx.addIssue({ code: 'custom', path: ['sinks', d.name, ...issue.path], message: issue.message });
       }
     });
 }
@@ -245,74 +224,4 @@ function knownKeysAt(schema: { _zod: { def: unknown } }, path: readonly Property
     unwrap();
   }
   return def.type === 'object' ? Object.keys(def.shape ?? {}) : [];
-}
-
-/** The known name nearest to a misspelt one (case aside, or a few edits away), if one is near enough. */
-function closest(word: string, names: readonly string[]): string | undefined {
-  const lower = word.toLowerCase();
-  const same = names.find((n) => n.toLowerCase() === lower);
-  if (same) return same;
-  let best: string | undefined;
-  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
-  for (const n of names) {
-    const d = editDistance(lower, n.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [n, d];
-  }
-  return best;
-}
-
-// Edits (insert, delete, replace, swap of two neighbours) that turn a into b: optimal string alignment.
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  return d[a.length]![b.length]!;
-}
-
-const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
-
-/** Every {{placeholder}} of a webhook template, with the path of the string that holds it. */
-function templatePlaceholders(template: unknown): Array<{ at: Array<string | number>; name: string }> {
-  const out: Array<{ at: Array<string | number>; name: string }> = [];
-  const walk = (v: unknown, at: Array<string | number>): void => {
-    if (typeof v === 'string') for (const m of v.matchAll(PLACEHOLDER)) out.push({ at, name: m[1]! });
-    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...at, i]));
-    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
-  };
-  walk(template, []);
-  return out;
-}
-
-// The names a webhook template may use (sinks/webhook-body.ts renderTemplate), for a config's custom fields.
-function placeholderNames(custom: readonly string[]): string[] {
-  return [...TEMPLATE_NAMES, ...custom.flatMap((c) => [`lead.custom.${c}`, `lead.${c}`])];
-}
-
-const TEMPLATE_NAMES = [
-  'downstream_key',
-  'event_key_hash',
-  'occurred_at',
-  'lead',
-  'lead.custom',
-  'lead.email',
-  'lead.phone',
-  'lead.name',
-  'lead.first_name',
-  'lead.firstName',
-  'lead.last_name',
-  'lead.lastName',
-  'lead.company',
-  'lead.source',
-];
-
-function placeholderKnown(name: string, custom: readonly string[]): boolean {
-  if (TEMPLATE_NAMES.includes(name)) return true;
-  const c = name.startsWith('lead.custom.') ? name.slice(12) : name.startsWith('lead.') ? name.slice(5) : undefined;
-  return c !== undefined && custom.includes(c);
 }

@@ -1,10 +1,11 @@
 // The emulator's HubSpot contacts v3 behaviour: an in-memory store and one handler per endpoint, each returning
-// a status and a JSON body. Request shapes follow specs/hubspot/contacts-v3.json (where it is stricter than the
-// reference page, e.g. `associations` is required on create inputs and search needs after/limit/properties/sorts).
+// a status and a JSON body. Request shapes follow HubSpot's OpenAPI document of contacts v3 (published with
+// developers.hubspot.com/docs/api-reference/latest/crm/objects/contacts/guide), where it is stricter than the
+// reference page (e.g. `associations` is required on create inputs and search needs after/limit/properties/sorts).
 //
-// Batch create semantics chosen here (reference §1: "to get partial success, give every input a unique
-// objectWriteTraceId; without it, one bad input fails the whole batch"; "batch create with several existing emails
-// reports only the first conflict"):
+// Batch create semantics chosen here (HubSpot's contacts guide: "to get partial success, give every input a unique
+// objectWriteTraceId; without it, one bad input fails the whole batch"; and, as observed in HubSpot's client
+// libraries' issues, "batch create with several existing emails reports only the first conflict"):
 // - without a unique objectWriteTraceId on every input: any invalid input → 400 for the whole batch (first invalid
 //   input's errors in the message), nothing stored; otherwise any existing email → 409 naming only the first.
 // - with unique objectWriteTraceIds: invalid inputs become errors[] in a 207 and the valid ones are created.
@@ -387,7 +388,7 @@ export class HubSpotApi {
   }
 
   /**
-   * POST /crm/v3/objects/contacts/batch/read, as specs/hubspot/contacts-v3.json defines it: the body is a
+   * POST /crm/v3/objects/contacts/batch/read, as HubSpot's contacts v3 OpenAPI document defines it: the body is a
    * BatchReadInputSimplePublicObjectId (required: inputs [{id}], properties, propertiesWithHistory; optional
    * idProperty, a unique property such as email, absent to read by contact id). Found contacts come back as
    * SimplePublicObjects (id, properties: the ones asked for plus hs_object_id, createdate, lastmodifieddate); when

@@ -1,22 +1,17 @@
-// The one interface every destination implements. deliver/ reads the capabilities instead of special-casing sinks.
+// The one interface every destination implements. deliver/ reads what a sink can do from its methods and its
+// capabilities instead of special-casing sinks.
 import type pg from 'pg';
 import type { Lead } from '../mapping/types.js';
 
-/** What a sink can do; deliver/ plans batching, in-doubt recovery and the update policy from this. */
+/**
+ * What a sink declares besides its methods. What it can look up is not declared: it is the presence of lookup,
+ * lookupMany and findWritten on the sink (canLookUp, canFindWritten), which deliver/ tests.
+ */
 export interface SinkCapabilities {
   /** Largest number of leads one send() call takes. */
   maxBatch: number;
-  /** lookup(naturalKey) is implemented: in-doubt events can be checked in the CRM before a re-send. */
-  lookupByNaturalKey: boolean;
   /** The destination drops a repeated downstream key: an in-doubt event may simply be re-sent with the same key. */
   honoursIdempotencyKey: boolean;
-  /**
-   * findWritten(downstreamKeys) is implemented: in-doubt events can be looked for in the destination itself, by the
-   * key they were sent with (a JSONL file: its whole lines), before a re-send.
-   */
-  lookupByDownstreamKey?: boolean;
-  /** The destination can create-or-update by natural key (used by `--existing update`). */
-  upsertByNaturalKey: boolean;
 }
 
 /** One lead handed to a sink. */
@@ -64,20 +59,24 @@ export interface FieldNotHeld {
 /** The result of looking a person up in the CRM. */
 export type LookupResult = { found: true; crmId?: string } | { found: false };
 
-/** A destination. Implementations live one per file in sinks/. */
+/** A destination. Implementations live one per folder in sinks/, each with its definition (definition.ts). */
 export interface Sink {
   readonly name: string;
   readonly capabilities: SinkCapabilities;
   /** Send up to capabilities.maxBatch leads; one outcome per item, same order. Throws CredentialsError on 401/403. */
   send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]>;
-  /** Look a person up by natural key (email, or E.164 phone). Only when capabilities.lookupByNaturalKey. */
+  /** Look a person up by natural key (email, or E.164 phone): in-doubt events are checked in the CRM before a re-send. */
   lookup?(naturalKey: string, signal?: AbortSignal): Promise<LookupResult>;
   /**
    * Looks many people up at once (one result per key, same order), where the destination can do it in one query:
    * in-doubt recovery then checks a batch at a time instead of one request per event.
    */
   lookupMany?(naturalKeys: string[], signal?: AbortSignal): Promise<LookupResult[]>;
-  /** Which of these downstream keys the destination holds whole. Only when capabilities.lookupByDownstreamKey. */
+  /**
+   * Which of these downstream keys the destination holds whole: in-doubt events are looked for in the destination
+   * itself, by the key they were sent with (a JSONL file: its whole lines), before a re-send. Absent where the
+   * destination cannot be read back (stdout, a device).
+   */
   findWritten?(downstreamKeys: string[], signal?: AbortSignal): Promise<Set<string>>;
   /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
   describe(): string;
@@ -100,4 +99,14 @@ export interface SharedDatabaseWriter {
    * the database threw; the caller then rolls the transaction back and nothing of it happened.
    */
   write(client: pg.ClientBase, items: SendItem[]): Promise<SinkOutcome[]>;
+}
+
+/** Whether in-doubt events can be looked up in the destination by natural key (lookup or lookupMany). */
+export function canLookUp(sink: Sink): boolean {
+  return !!sink.lookup || !!sink.lookupMany;
+}
+
+/** Whether in-doubt events can be looked for in the destination by the downstream key they were sent with. */
+export function canFindWritten(sink: Sink): boolean {
+  return !!sink.findWritten;
 }

@@ -560,7 +560,7 @@ test('a run that cannot renew its lease in time stops sending: nothing is claime
   const sent: string[] = [];
   const sink: Sink = {
     name: 'spy',
-    capabilities: { maxBatch: 1, lookupByNaturalKey: false, honoursIdempotencyKey: false, upsertByNaturalKey: false },
+    capabilities: { maxBatch: 1, honoursIdempotencyKey: false },
     send: (items) => {
       sent.push(...items.map((i) => i.key));
       return Promise.resolve(items.map(() => ({ kind: 'created' as const })));

@@ -1,4 +1,4 @@
-// The emulator's batch read and batch update (specs/hubspot/contacts-v3.json) and its seeded portal: what the
+// The emulator's batch read and batch update (as HubSpot's contacts v3 OpenAPI document defines them) and its seeded portal: what the
 // HubSpot sink meets on a CRM that already holds the people.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';

@@ -1,7 +1,9 @@
 // Shared test helpers: items, and an HttpClient whose sleeps are instant but recorded.
 import type { Lead } from '../../src/mapping/types.js';
-import { HttpClient, type HttpClientOptions } from '../../src/sinks/http.js';
-import type { SendItem } from '../../src/sinks/types.js';
+import { HttpClient, type HttpClientOptions } from '../../src/sinks/transport/http.js';
+import type { SinkOpenContext } from '../../src/sinks/definition.js';
+import { findSink, type SinkName } from '../../src/sinks/registry.js';
+import type { SendItem, Sink } from '../../src/sinks/types.js';
 
 export const CANARY = 'canary-tok-7f3a9c2e51d84b06';
 
@@ -13,6 +15,28 @@ export function item(n: number | string, lead: Lead, mode: 'create' | 'update' =
     mode,
     ...(lead.email ? { naturalKey: lead.email } : {}),
   };
+}
+
+/**
+ * Opens a sink as push does, through its definition in the registry: its flags by attribute name (as commander
+ * gives them), its config section, and the run's settings.
+ */
+export async function openSinkFor(
+  name: SinkName,
+  flags: Record<string, unknown>,
+  ctx: Partial<SinkOpenContext> & { config?: unknown; fromEnv?: Record<string, string> } = {},
+): Promise<Sink> {
+  const def = findSink(name)!;
+  const { config, fromEnv, ...open } = ctx;
+  const { sink } = await def.configure({ flags, fromEnv: fromEnv ?? {}, config }).open({
+    env: {},
+    transport: {},
+    existing: 'skip',
+    concurrency: 4,
+    customFields: [],
+    ...open,
+  });
+  return sink;
 }
 
 export function fastClient(extra: HttpClientOptions = {}): { client: HttpClient; sleeps: number[] } {

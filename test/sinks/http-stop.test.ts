@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startEmulator } from '../../src/sandbox/emulator.js';
-import { HttpClient, RequestNotSent } from '../../src/sinks/http.js';
-import { RateLimiter } from '../../src/sinks/rate-limiter.js';
+import { HttpClient, RequestNotSent } from '../../src/sinks/transport/http.js';
+import { RateLimiter } from '../../src/sinks/transport/rate-limiter.js';
 
 const req = (url: string, signal?: AbortSignal) => ({
   method: 'POST' as const,

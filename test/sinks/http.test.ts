@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { HttpClient, parseRetryAfter, type HttpEvent } from '../../src/sinks/http.js';
-import { RateLimiter } from '../../src/sinks/rate-limiter.js';
-import { redact } from '../../src/sinks/redact.js';
+import { HttpClient, parseRetryAfter, type HttpEvent } from '../../src/sinks/transport/http.js';
+import { RateLimiter } from '../../src/sinks/transport/rate-limiter.js';
+import { redact } from '../../src/sinks/transport/redact.js';
 import { CANARY, fastClient } from './helpers.js';
 
 const body = JSON.stringify({ inputs: [{ properties: { email: 'a@example.com' }, associations: [] }] });

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { HubSpotSink, hubspotContact, leadToHubSpotProperties, nameParts } from '../../src/sinks/hubspot.js';
-import { describeHubSpotError, duplicateContactId } from '../../src/sinks/hubspot-errors.js';
-import { createSink } from '../../src/sinks/index.js';
-import { CANARY, fastClient, item } from './helpers.js';
+import { HubSpotSink, hubspotContact, leadToHubSpotProperties, nameParts } from '../../src/sinks/hubspot/sink.js';
+import { describeHubSpotError, duplicateContactId } from '../../src/sinks/hubspot/errors.js';
+import { CANARY, fastClient, item, openSinkFor } from './helpers.js';
 
 describe('HubSpot sink against the emulator', () => {
   let emu: Emulator;
@@ -347,21 +346,25 @@ describe('HubSpot sink against the emulator', () => {
 
   it('reads the token from HUBSPOT_TOKEN or a token file, never silently missing', async () => {
     await assert.rejects(
-      createSink({ sink: 'hubspot', env: {}, hubspotUrl: emu.url }),
+      openSinkFor('hubspot', { hubspotUrl: emu.url }, { env: {} }),
       (err: unknown) => err instanceof UsageError && /HUBSPOT_TOKEN/.test(err.message),
     );
     const dir = await mkdtemp(join(tmpdir(), 'll-hs-'));
     const file = join(dir, 'token');
     await writeFile(file, `  ${CANARY}\n`);
-    const s = await createSink({ sink: 'hubspot', env: {}, tokenFile: file, hubspotUrl: emu.url, maxRetries: 0 });
+    const s = await openSinkFor(
+      'hubspot',
+      { tokenFile: file, hubspotUrl: emu.url },
+      { env: {}, transport: { maxRetries: 0 } },
+    );
     assert.equal((await s.send([item(1, { email: 'a@x.com' })]))[0]?.kind, 'created');
     assert.ok(!s.describe().includes(CANARY));
     await s.close?.();
-    const s2 = await createSink({ sink: 'hubspot', env: { HUBSPOT_TOKEN: CANARY }, hubspotUrl: emu.url });
+    const s2 = await openSinkFor('hubspot', { hubspotUrl: emu.url }, { env: { HUBSPOT_TOKEN: CANARY } });
     assert.equal(s2.capabilities.maxBatch, 100);
     await s2.close?.();
     await assert.rejects(
-      createSink({ sink: 'hubspot', env: { HUBSPOT_TOKEN: CANARY }, hubspotUrl: 'http://example.com' }),
+      openSinkFor('hubspot', { hubspotUrl: 'http://example.com' }, { env: { HUBSPOT_TOKEN: CANARY } }),
       UsageError,
     );
   });

@@ -7,14 +7,13 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../src/errors.js';
-import { createSink } from '../../src/sinks/index.js';
-import { item } from './helpers.js';
+import { item, openSinkFor } from './helpers.js';
 
 describe('jsonl sink', () => {
   it('appends one line per lead to a 0600 file, across batches', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const file = join(dir, 'out.jsonl');
-    const s = await createSink({ sink: 'jsonl', output: file });
+    const s = await openSinkFor('jsonl', { output: file });
     assert.deepEqual(
       await s.send([item(1, { email: 'a@x.com', firstName: 'A' }), item(2, { phone: '+15550001111' })]),
       [{ kind: 'created' }, { kind: 'created' }],
@@ -36,7 +35,7 @@ describe('jsonl sink', () => {
     const file = join(dir, 'out.jsonl');
     const whole = JSON.stringify({ key: 'k0', lead: { email: 'z@x.com' } });
     await writeFile(file, `${whole}\n{"key":"k1","lead":{"ema`);
-    const s = await createSink({ sink: 'jsonl', output: file });
+    const s = await openSinkFor('jsonl', { output: file });
     await s.send([item(1, { email: 'a@x.com' })]);
     await s.send([item(2, { email: 'b@x.com' })]);
     await s.close?.();
@@ -51,7 +50,7 @@ describe('jsonl sink', () => {
     // A file that ends whole, or is empty, gets no extra line.
     const clean = join(dir, 'clean.jsonl');
     await writeFile(clean, `${whole}\n`);
-    const c = await createSink({ sink: 'jsonl', output: clean });
+    const c = await openSinkFor('jsonl', { output: clean });
     await c.send([item(3, { email: 'c@x.com' })]);
     await c.close?.();
     assert.equal((await readFile(clean, 'utf8')).split('\n').length, 3);
@@ -60,8 +59,8 @@ describe('jsonl sink', () => {
   it('findWritten: the downstream keys the file holds on whole lines (the last one may lack its newline); a cut line or another key holds none', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const file = join(dir, 'out.jsonl');
-    const s = await createSink({ sink: 'jsonl', output: file });
-    assert.equal(s.capabilities.lookupByDownstreamKey, true);
+    const s = await openSinkFor('jsonl', { output: file });
+    assert.equal(typeof s.findWritten, 'function', 'a file can be read back');
     assert.equal(s.describe(), `JSONL file ${file}`);
     const [a, b, c, d, e] = [1, 2, 3, 4, 5].map((n) => item(n, { email: `p${n}@x.com` }));
     const keys = [a, b, c, d, e].map((x) => x!.downstreamKey);
@@ -69,7 +68,7 @@ describe('jsonl sink', () => {
     await s.send([a!, b!]);
     // The cut line of a run killed mid-write: c's key is there, its lead is not.
     await writeFile(file, `${await readFile(file, 'utf8')}{"key":"${c!.downstreamKey}","lead":{"ema`);
-    const again = await createSink({ sink: 'jsonl', output: file });
+    const again = await openSinkFor('jsonl', { output: file });
     await again.send([d!]);
     assert.deepEqual(await again.findWritten!([...keys, 'f'.repeat(64)]), new Set([keys[0], keys[1], keys[3]]));
     assert.deepEqual(await again.findWritten!([keys[1]!]), new Set([keys[1]]), 'only the keys asked for');
@@ -79,14 +78,14 @@ describe('jsonl sink', () => {
       file,
       `${await readFile(file, 'utf8')}${JSON.stringify({ key: keys[4], lead: { email: 'p5@x.com' } })}`,
     );
-    const third = await createSink({ sink: 'jsonl', output: file });
+    const third = await openSinkFor('jsonl', { output: file });
     assert.deepEqual(await third.findWritten!([keys[4]!]), new Set([keys[4]]));
     await third.close?.();
     await s.close?.();
-    const out = await createSink({ sink: 'jsonl', output: '-', stdout: new PassThrough() });
-    assert.equal(out.capabilities.lookupByDownstreamKey, false, 'stdout cannot be read back');
-    const dev = await createSink({ sink: 'jsonl', output: '/dev/null' });
-    assert.equal(dev.capabilities.lookupByDownstreamKey, false, 'nor can a device');
+    const out = await openSinkFor('jsonl', { output: '-' }, { stdout: new PassThrough() });
+    assert.equal(out.findWritten, undefined, 'stdout cannot be read back');
+    const dev = await openSinkFor('jsonl', { output: '/dev/null' });
+    assert.equal(dev.findWritten, undefined, 'nor can a device');
   });
 
   it('findWritten skips a line longer than any lead (16 Mi characters) instead of holding it, and reads on after it', async () => {
@@ -95,24 +94,23 @@ describe('jsonl sink', () => {
     const [k1, k2] = [1, 2].map((n) => item(n, { email: `p${n}@x.com` }).downstreamKey);
     const huge = JSON.stringify({ key: k1, lead: { note: 'y'.repeat(20 << 20) } });
     await writeFile(file, `${huge}\n${JSON.stringify({ key: k2, lead: {} })}\n`);
-    const s = await createSink({ sink: 'jsonl', output: file });
+    const s = await openSinkFor('jsonl', { output: file });
     assert.deepEqual(await s.findWritten!([k1!, k2!]), new Set([k2]));
   });
 
-  it('findWritten on a FIFO fails: it cannot be read back', async () => {
+  it('a FIFO output has no findWritten: it cannot be read back', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const fifo = join(dir, 'leads.fifo');
     execFileSync('mkfifo', [fifo]);
-    const s = await createSink({ sink: 'jsonl', output: fifo });
-    assert.equal(s.capabilities.lookupByDownstreamKey, false);
-    await assert.rejects(s.findWritten!(['k']), /not a regular file/);
+    const s = await openSinkFor('jsonl', { output: fifo });
+    assert.equal(s.findWritten, undefined, 'a FIFO cannot be read back');
   });
 
   it("writes to stdout for '-'", async () => {
     const out = new PassThrough();
     let text = '';
     out.on('data', (c: Buffer) => (text += c.toString()));
-    const s = await createSink({ sink: 'jsonl', output: '-', stdout: out });
+    const s = await openSinkFor('jsonl', { output: '-' }, { stdout: out });
     await s.send([item(1, { email: 'a@x.com' })]);
     assert.equal(text, `${JSON.stringify({ key: item(1, {}).downstreamKey, lead: { email: 'a@x.com' } })}\n`);
     assert.equal(s.describe(), 'JSONL on stdout');
@@ -125,7 +123,7 @@ describe('jsonl sink', () => {
     const link = join(dir, 'out.jsonl');
     await symlink(target, link);
     await assert.rejects(
-      createSink({ sink: 'jsonl', output: link }),
+      openSinkFor('jsonl', { output: link }),
       (err: unknown) => err instanceof UsageError && err.message.includes(link) && /symbolic link/.test(err.message),
     );
     assert.equal(await readFile(target, 'utf8'), 'keep\n');
@@ -138,7 +136,7 @@ describe('jsonl sink', () => {
     let text = '';
     const reader = createReadStream(fifo, 'utf8').on('data', (c) => (text += String(c)));
     const ended = new Promise((resolve) => reader.on('close', resolve));
-    const s = await createSink({ sink: 'jsonl', output: fifo });
+    const s = await openSinkFor('jsonl', { output: fifo });
     assert.deepEqual(await s.send([item(1, { email: 'a@x.com' })]), [{ kind: 'created' }]);
     await s.close?.();
     await ended;
@@ -149,18 +147,18 @@ describe('jsonl sink', () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const missing = join(dir, 'no-such-dir', 'out.jsonl');
     await assert.rejects(
-      createSink({ sink: 'jsonl', output: missing }),
+      openSinkFor('jsonl', { output: missing }),
       (err: unknown) =>
         err instanceof UsageError && err.message.includes(missing) && /no-such-dir does not exist/.test(err.message),
     );
     await assert.rejects(
-      createSink({ sink: 'jsonl', output: dir }),
+      openSinkFor('jsonl', { output: dir }),
       (err: unknown) => err instanceof UsageError && err.message.includes(dir) && /is a directory/.test(err.message),
     );
     const file = join(dir, 'plain.txt');
     await writeFile(file, '');
     await assert.rejects(
-      createSink({ sink: 'jsonl', output: join(file, 'out.jsonl') }),
+      openSinkFor('jsonl', { output: join(file, 'out.jsonl') }),
       (err: unknown) => err instanceof UsageError && /is not a directory/.test(err.message),
     );
   });
@@ -169,7 +167,7 @@ describe('jsonl sink', () => {
     const dir = await mkdtemp(join(tmpdir(), 'll-jsonl-'));
     const sub = join(dir, 'out');
     await mkdir(sub);
-    const s = await createSink({ sink: 'jsonl', output: join(sub, 'leads.jsonl') });
+    const s = await openSinkFor('jsonl', { output: join(sub, 'leads.jsonl') });
     await rm(sub, { recursive: true });
     const [o] = await s.send([item(1, { email: 'a@x.com' })]);
     assert.equal(o?.kind, 'failed');
@@ -184,7 +182,7 @@ describe('jsonl sink', () => {
 
   it('a write that fails once the file is open makes the batch in doubt (some lines may be there)', async () => {
     // /dev/full opens, and every write to it fails with ENOSPC, as a full disk does.
-    const s = await createSink({ sink: 'jsonl', output: '/dev/full' });
+    const s = await openSinkFor('jsonl', { output: '/dev/full' });
     const [o] = await s.send([item(1, { email: 'a@x.com' })]);
     assert.equal(o?.kind, 'unknown');
     assert.match((o as { reason: string }).reason, /ENOSPC/);

@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chooseUrl, resolvePgConnection } from '../../src/sinks/pg-connection.js';
-import { parsePgpassLine, passwordFromPgpass } from '../../src/sinks/pgpass.js';
-import { redactPgUrl } from '../../src/sinks/secure-url.js';
+import { chooseUrl, resolvePgConnection } from '../../src/sinks/postgres/connection.js';
+import { parsePgpassLine, passwordFromPgpass } from '../../src/sinks/postgres/pgpass.js';
+import { redactPgUrl } from '../../src/sinks/transport/secure-url.js';
 import { tmpDir } from '../helpers/tmp.js';
 
 test('a password in --pg-url is refused, in any of its forms, without repeating it', () => {

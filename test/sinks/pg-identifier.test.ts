@@ -2,7 +2,7 @@
 // identifier and start SQL of its own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { displayName, parseQualifiedName, quoteIdent, quoteQualified } from '../../src/sinks/pg-identifier.js';
+import { displayName, parseQualifiedName, quoteIdent, quoteQualified } from '../../src/sinks/postgres/identifier.js';
 
 test('quoteIdent: always double quotes, a quote inside doubled, NUL and empty refused', () => {
   assert.equal(quoteIdent('leads'), '"leads"');

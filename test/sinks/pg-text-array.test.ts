@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { textArray } from '../../src/sinks/postgres.js';
+import { textArray } from '../../src/sinks/postgres/sink.js';
 import { pgDatabase } from '../helpers/postgres.js';
 
 // The driver's own conversion of a parameter (an array becomes its literal).

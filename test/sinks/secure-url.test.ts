@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../src/errors.js';
-import { checkSinkUrl, redactUrl, urlSecrets } from '../../src/sinks/secure-url.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from '../../src/sinks/transport/secure-url.js';
 
 describe('sink URLs', () => {
   it('redactUrl masks userinfo, the query string and the fragment, and keeps the rest as given', () => {

@@ -4,15 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/sandbox/emulator.js';
-import { createSink } from '../../src/sinks/index.js';
 import {
   buildDefaultBody,
   MAX_RECEIVER_MESSAGE,
   receiverMessage,
   renderTemplate,
   WebhookSink,
-} from '../../src/sinks/webhook.js';
-import { CANARY, fastClient, item } from './helpers.js';
+} from '../../src/sinks/webhook/sink.js';
+import { CANARY, fastClient, item, openSinkFor } from './helpers.js';
 
 const lead = {
   email: 'ana@x.com',
@@ -182,15 +181,19 @@ describe('webhook sink against the emulator', () => {
   });
 
   it('refuses plain http to a non-loopback host unless allowed', async () => {
-    await assert.rejects(createSink({ sink: 'webhook', url: 'http://example.com/hook', env: {} }), UsageError);
-    const ok = await createSink({ sink: 'webhook', url: 'http://example.com/hook', env: {}, allowInsecure: true });
+    await assert.rejects(openSinkFor('webhook', { url: 'http://example.com/hook' }, { env: {} }), UsageError);
+    const ok = await openSinkFor(
+      'webhook',
+      { url: 'http://example.com/hook' },
+      { env: {}, transport: { allowInsecure: true } },
+    );
     assert.equal(ok.capabilities.maxBatch, 1);
     await ok.close?.();
     for (const url of ['http://127.0.0.5:9/x', 'http://localhost:9/x', 'http://[::1]:9/x', 'https://example.com/x']) {
-      const s = await createSink({ sink: 'webhook', url, env: {} });
+      const s = await openSinkFor('webhook', { url }, { env: {} });
       await s.close?.();
     }
-    await assert.rejects(createSink({ sink: 'webhook', env: {} }), UsageError);
+    await assert.rejects(openSinkFor('webhook', {}, { env: {} }), UsageError);
   });
 });
 

@@ -8,6 +8,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { RateLimiter, readRateLimitHeaders, realSleep, type Sleep } from './rate-limiter.js';
 import { redact } from './redact.js';
+import { backoffDelay, retryPolicy, type RetryPolicy } from './retry.js';
+import type { SinkOpenContext } from '../definition.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -88,7 +90,7 @@ export interface HttpStats {
 export interface HttpClientOptions {
   /** Per-attempt timeout (default 30 s). */
   timeoutMs?: number;
-  /** Retries after the first attempt (default 4). */
+  /** Retries after the first attempt (default 5, as every sink's: retry.ts). */
   maxRetries?: number;
   /** First backoff step (default 500 ms); doubles each retry. */
   baseDelayMs?: number;
@@ -164,9 +166,9 @@ export class HttpClient {
     byStatus: {},
     rateLimitWaitMs: 0,
   };
-  private readonly opts: Required<
-    Pick<HttpClientOptions, 'timeoutMs' | 'maxRetries' | 'baseDelayMs' | 'maxDelayMs' | 'maxRetryAfterMs'>
-  >;
+  private readonly opts: Required<Pick<HttpClientOptions, 'timeoutMs' | 'maxRetryAfterMs'>>;
+  /** The retry and backoff policy of every sink (retry.ts). */
+  private readonly retry: RetryPolicy;
   private readonly secrets: string[];
   private readonly onEvent: ((event: HttpEvent) => void) | undefined;
   private readonly sleep: Sleep;
@@ -181,11 +183,9 @@ export class HttpClient {
   constructor(options: HttpClientOptions = {}) {
     this.opts = {
       timeoutMs: options.timeoutMs ?? 30_000,
-      maxRetries: options.maxRetries ?? 4,
-      baseDelayMs: options.baseDelayMs ?? 500,
-      maxDelayMs: options.maxDelayMs ?? 30_000,
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
     };
+    this.retry = retryPolicy(options);
     this.secrets = [...(options.secrets ?? [])];
     this.onEvent = options.onEvent;
     this.sleep = options.sleep ?? realSleep;
@@ -268,7 +268,7 @@ export class HttpClient {
         .finally(() => ticket.done());
       if (result === undefined) return notLeft();
       const durationMs = this.now() - started;
-      const canRetry = attempt <= this.opts.maxRetries;
+      const canRetry = attempt <= this.retry.maxRetries;
 
       if (result.ok) {
         this.stats.byStatus[result.status] = (this.stats.byStatus[result.status] ?? 0) + 1;
@@ -357,10 +357,9 @@ export class HttpClient {
     this.httpsAgent.destroy();
   }
 
-  /** Exponential backoff with 0.5x-1x jitter, so parallel clients don't retry in lockstep. */
+  /** The wait after attempt number `attempt`, under the policy every sink shares. */
   private backoff(attempt: number): number {
-    const exp = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** (attempt - 1));
-    return Math.round(exp * (0.5 + 0.5 * this.random()));
+    return backoffDelay(this.retry, attempt, this.random);
   }
 
   private emit(event: HttpEvent): void {
@@ -454,4 +453,16 @@ export function read429Policy(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The client a sink sends with, under the run's policy (--timeout, --max-retries, --backoff, --rate). */
+export function httpClientFor(ctx: Pick<SinkOpenContext, 'transport' | 'onHttpEvent'>): HttpClient {
+  const t = ctx.transport;
+  return new HttpClient({
+    ...(t.timeoutMs !== undefined ? { timeoutMs: t.timeoutMs } : {}),
+    ...(t.maxRetries !== undefined ? { maxRetries: t.maxRetries } : {}),
+    ...(t.rate !== undefined ? { rate: t.rate } : {}),
+    ...(t.baseDelayMs !== undefined ? { baseDelayMs: t.baseDelayMs } : {}),
+    ...(ctx.onHttpEvent ? { onEvent: ctx.onHttpEvent } : {}),
+  });
 }

@@ -12,12 +12,12 @@
 // was committed but whose answer was lost gets a 409 naming the existing contact, reported as `exists` with its id.
 // Only that answer ("Contact already exists. Existing ID: N") is `exists`; any other 409 or CONFLICT is a failure
 // with the CRM's message, permanent, since the same request gets the same answer.
-import { CredentialsError } from '../errors.js';
-import type { Lead } from '../mapping/types.js';
-import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './hubspot-errors.js';
-import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from './http.js';
-import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
-import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
+import { CredentialsError } from '../../errors.js';
+import type { Lead } from '../../mapping/types.js';
+import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './errors.js';
+import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from '../transport/http.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
+import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
 
 export interface HubSpotSinkOptions {
   http: HttpClient;
@@ -144,9 +144,7 @@ export class HubSpotSink implements Sink {
   readonly name = 'hubspot';
   readonly capabilities: SinkCapabilities = {
     maxBatch: HUBSPOT_MAX_BATCH,
-    lookupByNaturalKey: true,
     honoursIdempotencyKey: false,
-    upsertByNaturalKey: true,
   };
   /** The base URL, its path without trailing slashes; its query string (a key, say) goes on every request. */
   private readonly base: URL;
@@ -340,7 +338,7 @@ export class HubSpotSink implements Sink {
   }
 
   /**
-   * POST /crm/v3/objects/contacts/batch/read with idProperty email (specs/hubspot/contacts-v3.json,
+   * POST /crm/v3/objects/contacts/batch/read with idProperty email (HubSpot's contacts v3 OpenAPI document,
    * BatchReadInputSimplePublicObjectId: inputs [{id}], properties and propertiesWithHistory required). HubSpot
    * answers 200 when it holds every input, 207 (BatchResponseSimplePublicObjectWithErrors) when some are not found,
    * those listed in an OBJECT_NOT_FOUND error: found people are exactly the results, each with its id and email.

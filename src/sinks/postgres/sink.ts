@@ -18,13 +18,14 @@
 // lost connection, a deadlock, the server restarting) are retried with backoff, the batch whole; errors about the
 // table or the server (a column dropped, a read-only server, a full disk) fail the batch whole, retryable.
 import pg from 'pg';
-import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../errors.js';
-import type { Lead } from '../mapping/types.js';
-import { chooseUrl, resolvePgConnection, type PgConnection } from './pg-connection.js';
-import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
-import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './pg-table.js';
-import { databaseIdentity } from '../pg-identity.js';
-import { redact } from './redact.js';
+import { CredentialsError, ExitCode, LeadledgerError, UsageError } from '../../errors.js';
+import type { Lead } from '../../mapping/types.js';
+import { chooseUrl, resolvePgConnection, type PgConnection } from './connection.js';
+import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './identifier.js';
+import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './table.js';
+import { databaseIdentity } from '../../pg-identity.js';
+import { redact } from '../transport/redact.js';
+import { backoffDelay, pause, retryPolicy, withRetries } from '../transport/retry.js';
 import type {
   FieldNotHeld,
   LookupResult,
@@ -33,7 +34,7 @@ import type {
   Sink,
   SinkCapabilities,
   SinkOutcome,
-} from './types.js';
+} from '../types.js';
 
 /** The config file's `sinks.postgres` section. */
 export interface PostgresSinkConfig {
@@ -63,7 +64,7 @@ export interface PostgresSinkOptions {
   warn?: (message: string) => void;
 }
 
-/** The lead's standard fields and the columns named after them (pg-table.ts LEAD_COLUMNS; email is always one). */
+/** The lead's standard fields and the columns named after them (table.ts LEAD_COLUMNS; email is always one). */
 const LEAD_FIELD_COLUMNS: Array<[keyof Omit<Lead, 'custom'>, string]> = [
   ['name', 'name'],
   ['firstName', 'first_name'],
@@ -162,9 +163,7 @@ export class PostgresSink implements Sink {
   readonly name = 'postgres';
   readonly capabilities: SinkCapabilities = {
     maxBatch: PG_MAX_BATCH,
-    lookupByNaturalKey: true,
     honoursIdempotencyKey: false,
-    upsertByNaturalKey: true,
   };
   private readonly sql: Statements;
   readonly shared: SharedDatabaseWriter;
@@ -349,8 +348,8 @@ export class PostgresSink implements Sink {
 
   /** The batch, retried while its errors pass with time, split while the database refuses some of its leads. */
   private async write(rows: Row[], signal?: AbortSignal): Promise<Map<number, SinkOutcome>> {
-    const maxRetries = this.o.maxRetries ?? 5;
-    for (let attempt = 0; ; attempt++) {
+    const policy = retryPolicy(this.o);
+    for (let retry = 1; ; retry++) {
       const r = await this.attempt(rows, signal);
       if (r.kind === 'done') return r.outcomes;
       if (r.kind === 'credentials') throw new CredentialsError(r.reason);
@@ -361,8 +360,9 @@ export class PostgresSink implements Sink {
         const b = await this.write(rows.slice(half), signal);
         return new Map([...a, ...b]);
       }
-      if (r.kind === 'transient' && attempt < maxRetries && !signal?.aborted) {
-        await sleep(backoff(this.o, attempt), signal);
+      // The batch whole, under the same policy as every sink's requests.
+      if (r.kind === 'transient' && retry <= policy.maxRetries && !signal?.aborted) {
+        await pause(backoffDelay(policy, retry), signal);
         continue;
       }
       const outcome: SinkOutcome =
@@ -576,40 +576,18 @@ async function prepareTable(pool: pg.Pool, q: QualifiedName, o: PostgresSinkOpti
   }
 }
 
-/** Runs fn, retrying errors that pass with time (a server starting, a lost connection) with backoff. */
-async function retrying<T>(
+/** Runs fn under the sinks' retry policy (transport/retry.ts): errors that pass with time are retried. */
+function retrying<T>(
   o: { maxRetries?: number; baseDelayMs?: number; signal?: AbortSignal },
   fn: () => Promise<T>,
 ): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (e) {
-      const state = sqlState(e);
-      const transient =
-        !(e instanceof LeadledgerError) && (isLostConnection(e) || (!!state && TRANSIENT_STATE.test(state)));
-      if (!transient || attempt >= (o.maxRetries ?? 5) || o.signal?.aborted) throw e;
-      await sleep(backoff(o, attempt), o.signal);
-    }
-  }
+  return withRetries(retryPolicy(o), isTransient, fn, o.signal);
 }
 
-/** Exponential backoff with jitter (0.5-1x), as the HTTP policy does, at most 30 s. */
-function backoff(o: { baseDelayMs?: number }, attempt: number): number {
-  const base = o.baseDelayMs ?? 500;
-  return Math.min(30_000, base * 2 ** attempt) * (0.5 + Math.random() / 2);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** An error that passes with time: a lost connection, a deadlock, a server starting or shutting down. */
+function isTransient(e: unknown): boolean {
+  const state = sqlState(e);
+  return !(e instanceof LeadledgerError) && (isLostConnection(e) || (!!state && TRANSIENT_STATE.test(state)));
 }
 
 /** The error a failed start ends the run with: the password's source named, the password itself never. */

@@ -1,8 +1,9 @@
 // What a webhook receives: a default body, or a template from the config with {{...}} placeholders.
-import type { Lead } from '../mapping/types.js';
-import type { FieldNotHeld } from './types.js';
+import type { Lead } from '../../mapping/types.js';
+import { SNAKE_FIELDS, snakeLead } from '../lead-body.js';
+import type { FieldNotHeld } from '../types.js';
+import { PLACEHOLDER } from './placeholders.js';
 
-const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([\w.]+)\s*\}\}$/;
 
 /**
@@ -16,56 +17,6 @@ export function buildDefaultBody(downstreamKey: string, lead: Lead, occurredAt?:
   return occurredAt === undefined
     ? { event_key_hash: downstreamKey, lead: snakeLead(lead) }
     : { event_key_hash: downstreamKey, occurred_at: occurredAt, lead: snakeLead(lead) };
-}
-
-/** The lead in snake_case without empty fields; custom fields are merged in as they are (standard fields win). */
-export function snakeLead(lead: Lead): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (lead.custom) for (const [k, v] of Object.entries(lead.custom)) if (v !== '') out[k] = v;
-  // Field by field rather than from a table of pairs: a push to a file calls this once per lead.
-  if (lead.email) out.email = lead.email;
-  if (lead.phone) out.phone = lead.phone;
-  if (lead.name) out.name = lead.name;
-  if (lead.firstName) out.first_name = lead.firstName;
-  if (lead.lastName) out.last_name = lead.lastName;
-  if (lead.company) out.company = lead.company;
-  if (lead.source) out.source = lead.source;
-  return out;
-}
-
-/** The lead's standard fields by their snake_case names in a body. */
-const SNAKE: Record<string, keyof Omit<Lead, 'custom'>> = {
-  email: 'email',
-  phone: 'phone',
-  name: 'name',
-  first_name: 'firstName',
-  last_name: 'lastName',
-  company: 'company',
-  source: 'source',
-};
-
-const NONE: readonly FieldNotHeld[] = Object.freeze([]);
-const shadowed = new Map<string, FieldNotHeld>();
-
-/**
- * The custom fields snakeLead leaves out: those named like a standard field the lead has (`custom.email` beside the
- * lead's email), which holds that name in the body. `where` names the body ("the webhook body", "the JSONL line").
- */
-export function shadowedCustomFields(lead: Lead, where: string): readonly FieldNotHeld[] {
-  if (!lead.custom) return NONE;
-  let out: FieldNotHeld[] | undefined;
-  for (const [k, v] of Object.entries(lead.custom)) {
-    const std = SNAKE[k];
-    if (std === undefined || v === '' || !lead[std]) continue;
-    const id = `${where}\0${k}`;
-    let f = shadowed.get(id);
-    if (!f) {
-      f = { field: `custom.${k}`, why: `${where} holds the lead's ${std} as ${k}: rename the custom field` };
-      shadowed.set(id, f);
-    }
-    (out ??= []).push(f);
-  }
-  return out ?? NONE;
 }
 
 /** Which of a lead's fields a webhook template places somewhere. */
@@ -89,7 +40,7 @@ export function templateUse(template: unknown): TemplateUse {
     else if (name.startsWith('lead.custom.')) use.custom.add(name.slice('lead.custom.'.length));
     else if (name.startsWith('lead.')) {
       const rest = name.slice('lead.'.length);
-      const std = SNAKE[rest] ?? (rest === 'firstName' || rest === 'lastName' ? rest : undefined);
+      const std = SNAKE_FIELDS[rest] ?? (rest === 'firstName' || rest === 'lastName' ? rest : undefined);
       // {{lead.plan}}: a custom field by its own name (snakeLead merges them in).
       if (std !== undefined) use.fields.add(std);
       else use.custom.add(rest);
@@ -104,6 +55,7 @@ export function templateUse(template: unknown): TemplateUse {
   return use;
 }
 
+const NONE: readonly FieldNotHeld[] = Object.freeze([]);
 const LEAD_FIELDS = ['email', 'phone', 'name', 'firstName', 'lastName', 'company', 'source'] as const;
 const unused = new Map<string, FieldNotHeld>();
 

@@ -3,8 +3,8 @@
 // refuses to start, saying what to change, when the table cannot keep one row per person or a mapped column is not
 // there. Nothing here alters a table: --create-table only creates one that does not exist.
 import type pg from 'pg';
-import { UsageError } from '../errors.js';
-import { displayName, quoteIdent, quoteQualified, type QualifiedName } from './pg-identifier.js';
+import { UsageError } from '../../errors.js';
+import { displayName, quoteIdent, quoteQualified, type QualifiedName } from './identifier.js';
 
 /** One column of the table. */
 export interface TableColumn {

@@ -1,7 +1,7 @@
 // Credentials and lead data must not travel in clear text over a network: plain http is for loopback only. And a
 // sink URL may carry a key (old HubSpot set-ups put ?hapikey=... in the URL, webhook URLs often hold one): every
 // URL that reaches a message, a report or the ledger is shown through redactUrl, and its query values are secrets.
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** True for 127.0.0.0/8, ::1 and localhost. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -72,4 +72,4 @@ export function urlSecrets(url: URL): string[] {
   return [...out];
 }
 
-export { redactPgUrl } from '../pg-url.js';
+export { redactPgUrl } from '../../pg-url.js';

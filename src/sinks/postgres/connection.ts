@@ -6,10 +6,10 @@
 import { userInfo } from 'node:os';
 import type { ClientConfig } from 'pg';
 import { parse, type ConnectionOptions } from 'pg-connection-string';
-import { UsageError } from '../errors.js';
-import { passwordInArgv, pgUrlHoldsPassword } from '../pg-url.js';
+import { UsageError } from '../../errors.js';
+import { passwordInArgv, pgUrlHoldsPassword } from '../../pg-url.js';
 import { passwordFromPgpass, type PgpassTarget } from './pgpass.js';
-import { redactPgUrl } from './secure-url.js';
+import { redactPgUrl } from '../transport/secure-url.js';
 
 /** The environment variables, in order, that may hold the whole URL (with its password) when --pg-url is absent. */
 export const PG_URL_ENV = ['LEADLEDGER_PG_URL', 'DATABASE_URL'] as const;

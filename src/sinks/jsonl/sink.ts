@@ -28,9 +28,9 @@ import { constants } from 'node:fs';
 import { access, lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { UsageError } from '../errors.js';
-import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
-import { shadowedCustomFields, snakeLead } from './webhook-body.js';
+import { UsageError } from '../../errors.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import { shadowedCustomFields, snakeLead } from '../lead-body.js';
 
 export interface JsonlSinkOptions {
   /** File path, or '-' for stdout. */
@@ -70,15 +70,13 @@ export class JsonlSink implements Sink {
 
   constructor(private readonly opts: JsonlSinkOptions) {
     this.path = opts.output === '-' ? undefined : resolve(opts.output);
-    this.capabilities = {
-      maxBatch: JSONL_MAX_BATCH,
-      lookupByNaturalKey: false,
-      honoursIdempotencyKey: false,
-      upsertByNaturalKey: false,
-      // A file, until open() finds that the output is something else (a device, a FIFO).
-      lookupByDownstreamKey: this.path !== undefined,
-    };
+    this.capabilities = { maxBatch: JSONL_MAX_BATCH, honoursIdempotencyKey: false };
+    // A file can be read back, until open() finds that the output is something else (a device, a FIFO); stdout never.
+    if (this.path !== undefined) this.findWritten = (keys, signal) => this.readBack(keys, signal);
   }
+
+  /** The downstream keys the output holds (readBack): present only while the output is a file that can be read. */
+  findWritten?: (keys: string[], signal?: AbortSignal) => Promise<Set<string>>;
 
   /** The lead's custom fields that a standard field of the same name shadows in its line. */
   fieldsNotHeld(item: SendItem): readonly FieldNotHeld[] {
@@ -105,7 +103,7 @@ export class JsonlSink implements Sink {
     if (st?.isDirectory()) throw new UsageError(`--output ${out} is a directory; give the path of a file in it`);
     if (st) {
       // A device or a FIFO cannot be read back (a file not there yet will be one).
-      if (!st.isFile()) this.capabilities.lookupByDownstreamKey = false;
+      if (!st.isFile()) delete this.findWritten;
       await access(out, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
         throw new UsageError(`--output ${out} cannot be written: ${err.code ?? err.message}`);
       });
@@ -155,7 +153,7 @@ export class JsonlSink implements Sink {
    * The downstream keys among `keys` that the file holds on whole lines, read once the writes queued before have
    * ended. A file not there yet holds none; one that is not a regular file (a FIFO, a device) cannot be read back.
    */
-  async findWritten(keys: string[], signal?: AbortSignal): Promise<Set<string>> {
+  private async readBack(keys: string[], signal?: AbortSignal): Promise<Set<string>> {
     await this.tail;
     const found = new Set<string>();
     const wanted = new Set(keys);

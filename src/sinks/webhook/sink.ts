@@ -1,20 +1,14 @@
 // Webhook sink: one POST of JSON per lead, with Idempotency-Key, an optional HMAC-SHA256 signature of the exact
 // body bytes, and the created id read from a dotted path of the answer.
 import { createHmac } from 'node:crypto';
-import { CredentialsError, UsageError } from '../errors.js';
-import type { HttpClient } from './http.js';
-import { checkSinkUrl, redactUrl, urlSecrets } from './secure-url.js';
-import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from './types.js';
-import {
-  buildDefaultBody,
-  fieldsOutsideTemplate,
-  renderTemplate,
-  shadowedCustomFields,
-  templateUse,
-  type TemplateUse,
-} from './webhook-body.js';
+import { CredentialsError, UsageError } from '../../errors.js';
+import type { HttpClient } from '../transport/http.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import { buildDefaultBody, fieldsOutsideTemplate, renderTemplate, templateUse, type TemplateUse } from './body.js';
+import { shadowedCustomFields } from '../lead-body.js';
 
-export { buildDefaultBody, renderTemplate } from './webhook-body.js';
+export { buildDefaultBody, renderTemplate } from './body.js';
 
 /** The `webhook` section of the config file. */
 export interface WebhookConfig {
@@ -91,9 +85,7 @@ export class WebhookSink implements Sink {
     }
     this.capabilities = {
       maxBatch: 1,
-      lookupByNaturalKey: false,
       honoursIdempotencyKey: this.config.honoursIdempotencyKey ?? false,
-      upsertByNaturalKey: false,
     };
   }
 

@@ -2,7 +2,7 @@
 // config: none of them is ever pasted into SQL as written. A name is parsed the way PostgreSQL reads one (unquoted
 // parts fold to lower case, "quoted" parts keep their case and may hold anything, "" is a quote) and every
 // identifier leadledger writes into a statement is quoted.
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** A table name as PostgreSQL reads it: an optional schema and the table. */
 export interface QualifiedName {

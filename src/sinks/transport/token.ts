@@ -1,6 +1,22 @@
 // Secrets by reference: a token comes from an environment variable or a file, never from a flag value.
 import { readFile } from 'node:fs/promises';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
+import type { RegisteredSink, SinkFlag } from '../definition.js';
+
+/**
+ * --token-file, one flag for every sink that reads a token by reference: its help names the variable each of them
+ * reads when the flag is not given (their definitions' tokenEnv).
+ */
+export const TOKEN_FILE_FLAG: SinkFlag = {
+  flags: '--token-file <file>',
+  description: (takers: readonly RegisteredSink[]) =>
+    `file holding the CRM token (else ${orList(takers.flatMap((t) => (t.tokenEnv ? [t.tokenEnv] : [])))}); tokens are never flag values`,
+};
+
+// "A", "A or B", "A, B or C".
+function orList(names: readonly string[]): string {
+  return names.length < 2 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)!}`;
+}
 
 /** Read a token from a file (trimmed) when a path is given, else from env[envName]; UsageError saying how to set it. */
 export async function readToken(opts: {
