@@ -48,7 +48,7 @@ test('each person reaches the sink at most once, whatever fails, in any order, t
           event_id: `evt_${i}`,
           data: { email: `p${persons[i]}@example.com`, name: `P ${persons[i]}` },
         });
-      const sink = { sink: 'webhook' as const, url: `${emu.url}/webhook`, maxRetries: 0, backoffMs: 1 };
+      const sink = { sink: 'webhook', sinkFlags: { url: `${emu.url}/webhook` }, maxRetries: 0, backoffMs: 1 };
       const ctx = testCtx(dir, {});
       const read = new Set<number>();
       for (const [s, step] of steps.entries()) {
