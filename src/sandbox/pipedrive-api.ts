@@ -146,6 +146,8 @@ export interface PipedriveEmulator {
   setSearchLag(ms: number): void;
   /** Forget persons, leads, stats, faults, windows and the budget spent. */
   reset(): void;
+  /** Answers one request as the server does: the sandbox serves it beside HubSpot's on one port. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void>;
 }
 
 interface Reply {
@@ -719,6 +721,7 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
   const emulator: PipedriveEmulator = {
     url: `http://${host}:${address.port}`,
     port: address.port,
+    handle,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -9,7 +9,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { CredentialsError, UsageError } from '../../src/errors.js';
 import type { Lead } from '../../src/mapping/types.js';
 import { startPipedriveEmulator, type PipedriveEmulator } from '../../src/sandbox/pipedrive-api.js';
-import { HttpClient } from '../../src/sinks/http.js';
+import { HttpClient } from '../../src/sinks/transport/http.js';
 import { DailyBudgetError, DAILY_BUDGET_EXIT_CODE } from '../../src/sinks/pipedrive/budget.js';
 import { classifyPipedriveStatus, describePipedriveError } from '../../src/sinks/pipedrive/errors.js';
 import { readPipedriveOptions, pipedriveBaseUrl } from '../../src/sinks/pipedrive/options.js';
@@ -258,8 +258,8 @@ describe('Pipedrive sink against the emulator, through a validating proxy of the
     assert.ok(emu.budgetLeft() >= 200, `left ${emu.budgetLeft()}`);
     assert.equal(emu.stats().sent429, 0);
     assert.equal(emu.persons().length, created);
-    assert.ok(s.budgetStop instanceof DailyBudgetError);
-    assert.equal(s.budgetStop.exitCode, DAILY_BUDGET_EXIT_CODE);
+    assert.ok(s.stopped() instanceof DailyBudgetError);
+    assert.equal(s.stopped().exitCode, DAILY_BUDGET_EXIT_CODE);
     // Later batches send nothing.
     const before = emu.stats().requests;
     assert.deepEqual(
@@ -278,7 +278,7 @@ describe('Pipedrive sink against the emulator, through a validating proxy of the
       outs.map((o) => o.kind),
       ['released', 'released'],
     );
-    assert.ok(s.budgetStop instanceof DailyBudgetError);
+    assert.ok(s.stopped() instanceof DailyBudgetError);
     assert.equal(emu.persons().length, 1);
   });
 

@@ -8,23 +8,16 @@
 // - x-daily-requests-left: POST/PUT requests left today, on api_token requests (the older fair-usage limit).
 // The run stops before the budget runs out, leaving a reserve for the people who use Pipedrive that day, instead of
 // meeting 429s (and, after many, a CDN block) that would stop them too.
-import { LeadledgerError } from '../../errors.js';
+import { BudgetError, ExitCode } from '../../errors.js';
 
 /** Pipedrive's burst window, documented as 2 s for every plan. */
 export const PIPEDRIVE_WINDOW_MS = 2000;
 
-/**
- * The exit code proposed for a run stopped before a CRM's daily budget ran out: the events not sent were released,
- * the next run (after the reset) sends them. (Not yet in ExitCode: see the sink registry's wiring.)
- */
-export const DAILY_BUDGET_EXIT_CODE = 7;
+/** The exit code of a run stopped before Pipedrive's daily budget ran out (ExitCode.budget). */
+export const DAILY_BUDGET_EXIT_CODE = ExitCode.budget;
 
-/** A CRM's daily API budget is (nearly) spent: the run stopped sending before it ran out. */
-export class DailyBudgetError extends LeadledgerError {
-  constructor(message: string) {
-    super(message, DAILY_BUDGET_EXIT_CODE);
-  }
-}
+/** Pipedrive's daily API budget is (nearly) spent: the run stopped sending before it ran out (exit 7). */
+export class DailyBudgetError extends BudgetError {}
 
 /** Token cost of each operation the sink uses: the `x-token-cost` of Pipedrive's OpenAPI documents. */
 export const TOKEN_COST = {

@@ -3,40 +3,13 @@
 // this from --pipedrive-domain, --pipedrive-url / LEADLEDGER_PIPEDRIVE_URL, PIPEDRIVE_TOKEN or --token-file.
 import { z } from 'zod';
 import { UsageError } from '../../errors.js';
-import { readToken } from '../token.js';
+import { readToken } from '../transport/token.js';
+import { pipedriveConfigSchemaOf, type PipedriveConfig } from './config.js';
 import type { PipedriveSinkOptions } from './pipedrive.js';
 
-/** The config file's sinks.pipedrive section; unknown keys are errors. */
-export const pipedriveConfigSchema = z
-  .object({
-    /** The company domain: "acme" for https://acme.pipedrive.com. */
-    domain: z.string().min(1).optional(),
-    /** The API base URL, instead of the domain (a proxy, a sandbox). */
-    url: z.string().min(1).optional(),
-    /** Create a Pipedrive lead with each person created. */
-    lead: z
-      .object({
-        title: z.string().min(1).optional(),
-        labelIds: z.array(z.uuid()).optional(),
-        ownerId: z.number().int().positive().optional(),
-      })
-      .strict()
-      .optional(),
-    ownerId: z.number().int().positive().optional(),
-    visibleTo: z.number().int().positive().optional(),
-    emailLabel: z.string().min(1).optional(),
-    phoneLabel: z.string().min(1).optional(),
-    sourceField: z.string().min(1).optional(),
-    companyField: z.string().min(1).optional(),
-    /** Lead custom field name → person custom field key (40 characters). */
-    customFields: z.record(z.string(), z.string().min(1)).optional(),
-    /** Daily budget tokens kept unspent (default 5%). */
-    dailyReserve: z.number().int().nonnegative().optional(),
-    /** Requests per 2 s assumed before Pipedrive's headers tell. */
-    burst: z.number().int().positive().optional(),
-  })
-  .strict();
-export type PipedriveConfig = z.infer<typeof pipedriveConfigSchema>;
+/** The config file's sinks.pipedrive section; unknown keys are errors (config.ts). */
+export const pipedriveConfigSchema = pipedriveConfigSchemaOf(z);
+export type { PipedriveConfig };
 
 /** The plain values the options come from. */
 export interface PipedriveOptionValues {

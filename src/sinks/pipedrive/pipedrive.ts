@@ -15,9 +15,15 @@
 //
 // The token goes in the `x-api-token` header only, never in a URL, so no message or report can carry it.
 import { CredentialsError } from '../../errors.js';
-import { RequestNotSent, type HttpClient, type HttpMethod, type HttpResponse, type HttpResult } from '../http.js';
-import { RateLimiter, realSleep, type Sleep } from '../rate-limiter.js';
-import { checkSinkUrl, redactUrl, urlSecrets } from '../secure-url.js';
+import {
+  RequestNotSent,
+  type HttpClient,
+  type HttpMethod,
+  type HttpResponse,
+  type HttpResult,
+} from '../transport/http.js';
+import { RateLimiter, realSleep, type Sleep } from '../transport/rate-limiter.js';
+import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
 import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
 import {
   DailyBudget,
@@ -81,9 +87,7 @@ export class PipedriveSink implements Sink {
   readonly name = 'pipedrive';
   readonly capabilities: SinkCapabilities = {
     maxBatch: PIPEDRIVE_MAX_BATCH,
-    lookupByNaturalKey: true,
     honoursIdempotencyKey: false,
-    upsertByNaturalKey: true,
   };
   private readonly base: URL;
   /** The base URL's path without trailing slashes ('' for a bare host): API paths go after it. */
@@ -96,7 +100,7 @@ export class PipedriveSink implements Sink {
   private readonly searchLimiter: RateLimiter;
   /** Persons this sink created, by search term: Pipedrive's search may not find a person created a moment ago. */
   private readonly created = new Map<string, string>();
-  private stopped: DailyBudgetError | undefined;
+  private stop: DailyBudgetError | undefined;
 
   constructor(opts: PipedriveSinkOptions) {
     const url = checkSinkUrl(opts.baseUrl, 'Pipedrive', opts.allowInsecure);
@@ -129,9 +133,9 @@ export class PipedriveSink implements Sink {
     return `Pipedrive at ${redactUrl(this.base)}`;
   }
 
-  /** The run stopped sending because the daily budget is nearly spent: this error, with its exit code; else none. */
-  get budgetStop(): DailyBudgetError | undefined {
-    return this.stopped;
+  /** The daily budget is nearly spent: the error the run stops with (exit 7); else none. */
+  stopped(): DailyBudgetError | undefined {
+    return this.stop;
   }
 
   /** The lead's fields the person is written without (see pipedrivePerson). */
@@ -146,8 +150,8 @@ export class PipedriveSink implements Sink {
   async send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]> {
     const outcomes: SinkOutcome[] = [];
     for (const item of items) {
-      if (this.stopped) {
-        outcomes.push({ kind: 'released', reason: this.stopped.message });
+      if (this.stop) {
+        outcomes.push({ kind: 'released', reason: this.stop.message });
         continue;
       }
       try {
@@ -157,6 +161,7 @@ export class PipedriveSink implements Sink {
         if (!(e instanceof RequestNotSent)) throw e;
         // Stopped while this lead's request had not left: it and the rest were never sent.
         while (outcomes.length < items.length) outcomes.push({ kind: 'released', reason: e.message });
+        break;
       }
     }
     return outcomes;
@@ -247,7 +252,7 @@ export class PipedriveSink implements Sink {
       if (e instanceof RequestNotSent) return notMade('the run stopped before the lead was sent');
       throw e;
     }
-    if (call.kind === 'budget') return notMade(this.stopped?.message ?? 'the daily budget is nearly spent');
+    if (call.kind === 'budget') return notMade(this.stop?.message ?? 'the daily budget is nearly spent');
     if (call.kind === 'failure')
       return call.inDoubt
         ? {
@@ -361,9 +366,9 @@ export class PipedriveSink implements Sink {
   ): Promise<Call> {
     const cost = TOKEN_COST[op];
     const write = method !== 'GET';
-    if (this.stopped) return { kind: 'budget' };
+    if (this.stop) return { kind: 'budget' };
     if (!this.budget.admit(cost, write)) {
-      this.stopped = new DailyBudgetError(this.budget.describe());
+      this.stop = new DailyBudgetError(this.budget.describe());
       return { kind: 'budget' };
     }
     let answered: Record<string, string | undefined> | undefined;
@@ -408,7 +413,7 @@ export class PipedriveSink implements Sink {
         // The budget ran out under us (the company's other users spend it too): nothing of this request was done.
         this.budget.settle(cost, write, res.headers);
         settled = true;
-        this.stopped = new DailyBudgetError(this.budget.describe());
+        this.stop = new DailyBudgetError(this.budget.describe());
         return { kind: 'budget' };
       }
       return { kind: 'answer', response: res };
@@ -419,7 +424,7 @@ export class PipedriveSink implements Sink {
   }
 
   private budgetReleased(): SinkOutcome {
-    return { kind: 'released', reason: this.stopped?.message ?? 'the daily budget is nearly spent' };
+    return { kind: 'released', reason: this.stop?.message ?? 'the daily budget is nearly spent' };
   }
 
   private failure(res: HttpResponse): SinkOutcome {
