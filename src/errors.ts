@@ -12,6 +12,7 @@ export const ExitCode = {
   credentials: 4,
   ledger: 5,
   conflict: 6,
+  budget: 7,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -20,6 +21,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 export const EXIT_PRECEDENCE: readonly ExitCode[] = [
   ExitCode.interrupted,
   ExitCode.credentials,
+  ExitCode.budget,
   ExitCode.ledger,
   ExitCode.usage,
   ExitCode.input,
@@ -60,6 +62,16 @@ export class InputError extends LeadledgerError {
 export class CredentialsError extends LeadledgerError {
   constructor(message: string) {
     super(message, ExitCode.credentials);
+  }
+}
+
+/**
+ * The CRM's API budget (a daily quota) would run out: the sink stopped before it. What was sent is settled, the
+ * claims of what was not are released, and the next run (after the budget resets) sends the rest: exit 7.
+ */
+export class BudgetError extends LeadledgerError {
+  constructor(message: string) {
+    super(message, ExitCode.budget);
   }
 }
 

@@ -280,6 +280,8 @@ const EXIT_MEANINGS = {
   [ExitCode.input]:
     'input unreadable, wholly or in part: a file, the rest of one, or a record (a broken JSON line, a CSV row with broken quoting or the wrong number of cells, an email or phone of a form-encoded body whose bytes are not UTF-8); what could be read was still decided and sent',
   [ExitCode.credentials]: 'the CRM rejected the credentials',
+  [ExitCode.budget]:
+    "the CRM's API budget would run out: stopped before it; the rest goes with the next run (what was sent is settled, nothing is lost)",
   [ExitCode.ledger]: 'ledger locked by another run, or unusable',
   [ExitCode.conflict]:
     'finished, but some events conflict with what the ledger or the input holds (the same key, another lead): never sent, a person must look; a --dry-run that finds conflicts ends 6 too',

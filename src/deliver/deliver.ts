@@ -382,6 +382,7 @@ export class Deliverer {
       };
       resend.push({ key: row.key, item, claimFrom: ['in_doubt'], row, decision: opts.onDecision?.(row) });
     });
+    this.fatal ??= sink.stopped?.();
     if (this.fatal) {
       await ledger.settle(
         resend.map((p) => ({ key: p.key, status: 'in_doubt', error: 'not re-sent: the run stopped' })),
@@ -537,6 +538,17 @@ export class Deliverer {
       return;
     }
     await this.settleAll(mine, outcomes);
+    this.checkSinkStop();
+  }
+
+  // A sink that decided to send nothing more (its CRM's daily budget): what it answered is settled, what it released
+  // is back as it was; no further batch leaves, and the run ends with its error.
+  private checkSinkStop(): void {
+    const stop = this.o.sink.stopped?.();
+    if (stop) {
+      this.fatal ??= stop;
+      throw this.fatal;
+    }
   }
 
   private async settleAll(mine: Pending[], outcomes: SinkOutcome[]): Promise<void> {

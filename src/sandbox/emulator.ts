@@ -42,6 +42,14 @@ export interface EmulatorOptions {
   logRequests?: boolean;
   /** The rate limit's clock (default Date.now): a test holds it still so that a loaded machine cannot stretch a window. */
   now?: () => number;
+  /** Another CRM's emulator served on the same port: requests whose path starts with one of its prefixes go to it. */
+  mounts?: EmulatorMount[];
+}
+
+/** An emulator served under path prefixes of this one (the sandbox serves Pipedrive's /api/v2 and /v1 beside /crm). */
+export interface EmulatorMount {
+  prefixes: string[];
+  handle(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void>;
 }
 
 /** One request as the emulator received it (logRequests). */
@@ -264,6 +272,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    const mount = opts.mounts?.find((m) => m.prefixes.some((p) => url.pathname.startsWith(p)));
+    if (mount) return mount.handle(req, res, raw);
     if (url.pathname.startsWith('/__admin/')) return admin(req, res, url.pathname, raw);
     stats.requests++;
     if (opts.logRequests) log.push({ method: req.method ?? '', path: url.pathname, query: url.search });

@@ -2,6 +2,7 @@
 import { UsageError } from '../errors.js';
 import { startEmulator, type EmulatorOptions } from './emulator.js';
 import type { Faults } from './faults.js';
+import { startPipedriveEmulator } from './pipedrive-api.js';
 import { parseRateLimit } from './rolling-window.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -49,7 +50,24 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   } catch (err) {
     throw new UsageError(`--rate-limit: ${(err as Error).message}`);
   }
+  // Pipedrive's emulator answers /api/v2 and /v1 on the same port (HubSpot's routes are /crm); its admin routes are
+  // under /__admin/pipedrive/. It takes any x-api-token, or the one of --token-env.
+  const pipedrive = await startPipedriveEmulator({
+    ...(token !== undefined ? { token } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
+  });
+  const pipedriveAdmin = '/__admin/pipedrive/';
   const emulator = await startEmulator({
+    mounts: [
+      {
+        prefixes: ['/api/v2/', '/v1/', pipedriveAdmin],
+        handle: (req, res, raw) => {
+          if (req.url?.startsWith(pipedriveAdmin)) req.url = `/__admin/${req.url.slice(pipedriveAdmin.length)}`;
+          return pipedrive.handle(req, res, raw);
+        },
+      },
+    ],
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(token !== undefined ? { token } : {}),
@@ -61,7 +79,8 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
       ...(secret !== undefined ? { secret } : {}),
       ...(options.honourIdempotencyKey !== undefined ? { honourIdempotencyKey: options.honourIdempotencyKey } : {}),
     },
-  }).catch((err: NodeJS.ErrnoException) => {
+  }).catch(async (err: NodeJS.ErrnoException) => {
+    await pipedrive.close();
     // A port in use, or one this user may not take (below 1024), is the user's to change: said as such.
     const where = `${options.host ?? '127.0.0.1'}:${options.port ?? 0}`;
     if (err.code === 'EADDRINUSE')
@@ -88,14 +107,19 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   log(
     `  HubSpot API:   ${u}/crm/v3/objects/contacts  (use --hubspot-url ${u}; token ${token ? `from $${options.tokenEnv}` : 'any bearer token'})`,
   );
+  log(
+    `  Pipedrive API: ${u}/api/v2/persons  (use --pipedrive-url ${u}; token ${token ? `from $${options.tokenEnv}` : 'any x-api-token'})`,
+  );
   log(`  webhook:       ${u}/webhook  and  ${u}/hooks/*`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
   log(
     `                 POST ${u}/__admin/contacts (JSON [{"properties":{"email":...}}]: people the CRM already holds)`,
   );
+  log(`                 Pipedrive: GET|POST ${u}/__admin/pipedrive/persons | /stats | POST /faults | /reset`);
   log('Press Ctrl-C to stop.');
   await stopped;
   await emulator.close();
+  await pipedrive.close();
   log('sandbox stopped');
 }

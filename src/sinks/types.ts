@@ -1,6 +1,7 @@
 // The one interface every destination implements. deliver/ reads what a sink can do from its methods and its
 // capabilities instead of special-casing sinks.
 import type pg from 'pg';
+import type { LeadledgerError } from '../errors.js';
 import type { Lead } from '../mapping/types.js';
 
 /**
@@ -87,6 +88,12 @@ export interface Sink {
    * in that same database, as the same role: the claim, the write and the settle then commit together (deliver.ts).
    */
   shared?: SharedDatabaseWriter;
+  /**
+   * Why the sink will send nothing more this run (the CRM's daily API budget would run out: a BudgetError), once it
+   * decided so; else undefined. Its send() then answers `released` for what it did not send; deliver/ settles the
+   * outcomes it got, sends no further batch, and the run ends with this error (the rest goes with the next run).
+   */
+  stopped?(): LeadledgerError | undefined;
   close?(): Promise<void>;
 }
 
