@@ -38,7 +38,7 @@ export function parseRdErrors(text: string): RdErrorItem[] {
     );
   };
   if (Array.isArray(body)) return list(body);
-  if (typeof body === 'object' && body !== null && 'errors' in body) return list((body).errors);
+  if (typeof body === 'object' && body !== null && 'errors' in body) return list(body.errors);
   return list(body);
 }
 
