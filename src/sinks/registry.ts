@@ -5,10 +5,11 @@ import { flagKey, type RegisteredSink, type SinkFlag, type SinkInput } from './d
 import { hubspot } from './hubspot/definition.js';
 import { jsonl } from './jsonl/definition.js';
 import { postgres } from './postgres/definition.js';
+import { rdstation } from './rdstation/definition.js';
 import { webhook } from './webhook/definition.js';
 
 /** Every sink, in the order --help and the README list them. */
-export const SINKS = [hubspot, webhook, jsonl, postgres] as const;
+export const SINKS = [hubspot, webhook, jsonl, postgres, rdstation] as const;
 
 export type SinkName = (typeof SINKS)[number]['name'];
 

@@ -7,6 +7,7 @@ import { HttpClient, type HttpClientOptions } from '../transport/http.js';
 import { checkSinkUrl } from '../transport/secure-url.js';
 import { CredentialsFile, defaultCredentialsPath } from '../transport/credentials.js';
 import { OAuth2Session, type OAuth2Provider } from '../transport/oauth2.js';
+import { rdstationConfigSchemaWith } from './config.js';
 import type { RdStationConfig } from './fields.js';
 import { DEFAULT_CONVERSION_IDENTIFIER, RDSTATION_DEFAULT_URL, RdStationSink } from './sink.js';
 
@@ -39,35 +40,8 @@ export interface RdStationOptions {
   allowInsecure: boolean;
 }
 
-const legalBasis = z
-  .object({
-    category: z.literal('communications'),
-    type: z.enum([
-      'consent',
-      'legitimate_interest',
-      'judicial_process',
-      'vital_interest',
-      'public_interest',
-      'pre_existent_contract',
-    ]),
-    status: z.enum(['granted', 'declined']).optional(),
-  })
-  .strict();
-
 /** The config file's sinks.rdstation section (unknown keys are errors). */
-export const rdstationConfigSchema = z
-  .object({
-    conversionIdentifier: z.string().trim().min(1).optional(),
-    phoneField: z.enum(['mobile_phone', 'personal_phone']).optional(),
-    fields: z.record(z.string().min(1), z.string().min(1)).optional(),
-    tags: z.array(z.string().trim().min(1)).optional(),
-    legalBases: z.array(legalBasis).optional(),
-    keyField: z
-      .union([z.string().regex(/^cf_[a-z0-9_]+$/, 'a custom field: cf_ then its API identifier'), z.literal(false)])
-      .optional(),
-    requestsPerMinute: z.number().int().positive().optional(),
-  })
-  .strict();
+export const rdstationConfigSchema = rdstationConfigSchemaWith(z);
 
 /** The token endpoint's and messages' view of RD Station's OAuth, for a base URL. */
 export function rdstationOAuthProvider(baseUrl: string): OAuth2Provider {
