@@ -42,6 +42,11 @@ export interface EmulatorOptions {
   logRequests?: boolean;
   /** The rate limit's clock (default Date.now): a test holds it still so that a loaded machine cannot stretch a window. */
   now?: () => number;
+  /**
+   * Another CRM's emulator served on the same port (the sandbox's RD Station): a request whose path it claims goes to
+   * its listener, untouched by this emulator's faults, rate limit and log.
+   */
+  mounts?: Array<{ claims: (path: string) => boolean; listener: http.RequestListener }>;
 }
 
 /** One request as the emulator received it (logRequests). */
@@ -252,6 +257,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   };
 
   const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    const mount = opts.mounts?.find((m) => m.claims(path));
+    if (mount) return void mount.listener(req, res);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

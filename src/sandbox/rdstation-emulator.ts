@@ -51,6 +51,8 @@ export interface RdStationEmulator {
   url: string;
   port: number;
   api: RdStationApi;
+  /** Its request handling, for a server of another emulator to serve it on the same port (the sandbox). */
+  listener: http.RequestListener;
   close(): Promise<void>;
   stats(): RdStationEmulatorStats;
   requests(): Array<{ method: string; path: string; query: string }>;
@@ -159,7 +161,9 @@ export async function startRdStationEmulator(opts: RdStationEmulatorOptions = {}
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    if (url.pathname.startsWith('/__admin/')) return admin(req, res, url.pathname, raw);
+    // Beside HubSpot's emulator (the sandbox), its admin routes are under /__admin/rdstation/.
+    if (url.pathname.startsWith('/__admin/'))
+      return admin(req, res, url.pathname.replace(/^\/__admin\/rdstation\//, '/__admin/'), raw);
     counts.requests++;
     if (opts.logRequests) log.push({ method: req.method ?? '', path: url.pathname, query: url.search });
     const fault = drawFault(faults, random);
@@ -195,7 +199,7 @@ export async function startRdStationEmulator(opts: RdStationEmulatorOptions = {}
     send(res, reply);
   };
 
-  const server = http.createServer((req, res) => {
+  const listener: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -204,7 +208,8 @@ export async function startRdStationEmulator(opts: RdStationEmulatorOptions = {}
           send(res, { status: 500, body: rdError('INTERNAL_ERROR', `emulator error: ${String(err)}`) });
       });
     });
-  });
+  };
+  const server = http.createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
@@ -219,6 +224,7 @@ export async function startRdStationEmulator(opts: RdStationEmulatorOptions = {}
     url: `http://${host}:${address.port}`,
     port: address.port,
     api,
+    listener,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
