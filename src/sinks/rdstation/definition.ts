@@ -1,7 +1,6 @@
 // The rdstation sink's definition: its flags, its config section, how it opens, and `leadledger auth rdstation`
 // (registry.ts lists it). Light: zod, the HTTP client and the sink are loaded only when a run or auth needs them.
-import type { SinkFlag } from '../definition.js';
-import { defineSink } from '../definition.js';
+import { defineSink, type SinkFlag } from '../definition.js';
 import { redactUrl } from '../transport/secure-url.js';
 import { rdstationConfigSchemaWith } from './config.js';
 import type { RdStationConfig } from './fields.js';
