@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Data } from './lib/data.mjs';
 import { killChildren, which } from './lib/measure.mjs';
-import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6 } from './lib/scenarios.mjs';
+import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6, scenario13 } from './lib/scenarios.mjs';
 import { pgScenarios, scenario10, stopPg } from './lib/pg-scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
@@ -20,7 +20,8 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
                        6 push into a CRM that holds every person; opt-in, never run by default: 7 push 1M into
                        PostgreSQL with the SQLite ledger, 8 the same with the PostgreSQL ledger, 9 their bulk peer
                        psql \\copy + INSERT ... ON CONFLICT (7 and 8 run it too), 10 push 1M to the JSONL sink, 11 the
-                       same 1M events without their ids: content keys, 12 the push of 10 with the PostgreSQL ledger)
+                       same 1M events without their ids: content keys, 12 the push of 10 with the PostgreSQL ledger,
+                       13 push 20,000 conversions to the RD Station emulator at its scaled-up limit)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -81,8 +82,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^([1-9]|1[012])$/.test(x))) {
-          console.error('--only takes scenario numbers 1-12, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|1[0-3])$/.test(x))) {
+          console.error('--only takes scenario numbers 1-13, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -253,6 +254,10 @@ try {
   if (opts.only.has('12')) {
     log('\n== 12. push to the JSONL sink, PostgreSQL ledger');
     rows.push(...(await scenario10(ctx, { ledgerKind: 'postgres' })));
+  }
+  if (opts.only.has('13')) {
+    log('\n== 13. push to the RD Station emulator');
+    rows.push(...(await scenario13(ctx)));
   }
 } catch (e) {
   failure = e;

@@ -16,12 +16,24 @@ function freePort() {
   });
 }
 
-export async function startSandbox(cli, { latencyMs, rateLimit }) {
+export async function startSandbox(cli, { latencyMs, rateLimit, rdstationRateLimit }) {
   const port = await freePort();
+  const rd = rdstationRateLimit ? ['--rdstation-rate-limit', rdstationRateLimit] : [];
   const child = track(
     spawn(
       process.execPath,
-      [cli, 'sandbox', '--port', String(port), '--latency', String(latencyMs), '--rate-limit', rateLimit, '--quiet'],
+      [
+        cli,
+        'sandbox',
+        '--port',
+        String(port),
+        '--latency',
+        String(latencyMs),
+        '--rate-limit',
+        rateLimit,
+        ...rd,
+        '--quiet',
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
       },

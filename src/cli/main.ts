@@ -3,7 +3,14 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClosedStdout, watchClosedOutput } from './closed-output.js';
-import { addOptions, EXIT_CODES, EXIT_PRECEDENCE_TEXT, valuesFromEnv } from './options.js';
+import {
+  addAuthOptions,
+  addOptions,
+  authorizingSinks,
+  EXIT_CODES,
+  EXIT_PRECEDENCE_TEXT,
+  valuesFromEnv,
+} from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
 import { SINKS } from '../sinks/registry.js';
 
@@ -105,13 +112,28 @@ export function buildProgram(): Command {
       process.exitCode = await runInit(samples, flags, valuesFromEnv(cmd));
     });
 
+  addAuthOptions(
+    program
+      .command('auth')
+      .description('obtain credentials that expire (OAuth 2) for a sink and store them for unattended runs')
+      .argument(
+        '<sink>',
+        authorizingSinks()
+          .map((s) => `${s.name}: ${s.authorizeHelp ?? ''}`)
+          .join('; '),
+      ),
+  ).action(async (sink: string, flags: Record<string, unknown>) => {
+    const { runAuth } = await import('./run-auth.js');
+    process.exitCode = await runAuth(sink, flags);
+  });
+
   const ledger = program.command('ledger').description('inspect and manage the ledger');
   registerLedgerCommands(ledger);
   addOptions(
     program
       .command('sandbox')
       .description(
-        'run a local CRM emulator (HubSpot contacts API and a webhook receiver) for trying leadledger safely',
+        'run a local CRM emulator (HubSpot contacts API, RD Station Marketing and a webhook receiver) for trying leadledger safely',
       )
       .option('--port <n>', 'port on 127.0.0.1', '8765')
       .option(
@@ -120,6 +142,7 @@ export function buildProgram(): Command {
       )
       .option('--latency <ms>', 'added latency per request', '0')
       .option('--rate-limit <n/interval>', 'HubSpot-style limit, e.g. 100/10s', '100/10s')
+      .option('--rdstation-rate-limit <n/interval>', "the RD Station account's limit, e.g. 500/1m", '120/1m')
       .option('--faults <json>', 'fault injection, e.g. {"error5xxRate":0.1,"commitThenDropRate":0.05}')
       .option(
         '--webhook-secret-env <name>',

@@ -2,7 +2,8 @@
 // generated from it (npm run docs). Keep this file free of heavy imports: --help and --version load it.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EXIT_PRECEDENCE, ExitCode } from '../errors.js';
-import { sinkFlags, sinkNamesText } from '../sinks/registry.js';
+import type { SinkFlag } from '../sinks/definition.js';
+import { SINKS, sinkFlags, sinkNamesText } from '../sinks/registry.js';
 
 /** One flag. */
 export interface OptionDef {
@@ -332,4 +333,26 @@ export function valuesFromEnv(cmd: Command): Record<string, string> {
   for (const o of cmd.options)
     if (o.envVar && cmd.getOptionValueSource(o.attributeName()) === 'env') out[o.attributeName()] = o.envVar;
   return out;
+}
+
+/** The sinks `leadledger auth` serves: those with an authorize hook. */
+export function authorizingSinks(): Array<(typeof SINKS)[number]> {
+  return SINKS.filter((s) => !!s.authorize);
+}
+
+/** Adds to `leadledger auth` the flags of every sink that authorizes (a flag two sinks share, once). */
+export function addAuthOptions(cmd: Command): Command {
+  const seen = new Set<string>();
+  const flags: SinkFlag[] = [];
+  for (const s of authorizingSinks())
+    for (const f of s.authorizeFlags ?? []) if (!seen.has(f.flags) && seen.add(f.flags)) flags.push(f);
+  for (const f of flags) {
+    const description = typeof f.description === 'string' ? f.description : f.description(authorizingSinks());
+    const o = new Option(f.flags, description);
+    if (f.env) o.env(f.env);
+    if (f.parse) o.argParser(asArgParser(f.parse));
+    if (f.default !== undefined) o.default(f.default);
+    cmd.addOption(o);
+  }
+  return cmd.option('--allow-insecure', 'allow plain http:// to a host other than loopback');
 }

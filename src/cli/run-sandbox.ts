@@ -25,6 +25,7 @@ export async function runSandboxCommand(flags: Record<string, unknown>): Promise
     faults,
     tokenEnv: flags.tokenEnv as string | undefined,
     rateLimit: flags.rateLimit as string | undefined,
+    rdstationRateLimit: flags.rdstationRateLimit as string | undefined,
     webhookSecretEnv: flags.webhookSecretEnv as string | undefined,
     honourIdempotencyKey: !!flags.honourIdempotencyKey,
   });

@@ -335,7 +335,7 @@ export class Deliverer {
         try {
           const pre = looked.get(row.key);
           if (pre instanceof Error) throw pre;
-          found = pre ?? (await lookupOne(sink, row.natural_key!, this.o.hardStop));
+          found = pre ?? (await lookupOne(sink, row.natural_key!, this.o.hardStop, dkOf(row)));
         } catch (e) {
           const cred = e instanceof CredentialsError;
           // Stopped before the lookup left: nothing was asked, the event simply stays in doubt.
@@ -668,9 +668,17 @@ function planOf(done: SettledItem[]): SettlePlan {
   return { settlements: [], releases: [], done, stopped: { settled: 0, cut: 0, released: 0 } };
 }
 
-/** Looks one person up: by lookup, or by lookupMany where the sink has only that. */
-async function lookupOne(sink: Sink, naturalKey: string, signal: AbortSignal): Promise<LookupResult> {
-  if (sink.lookup) return sink.lookup(naturalKey, signal);
+/**
+ * Looks one person up: by lookup, or by lookupMany where the sink has only that. The event's downstream key goes
+ * along, so a CRM that records every send (RD Station's conversions) can tell this event's send from another's.
+ */
+async function lookupOne(
+  sink: Sink,
+  naturalKey: string,
+  signal: AbortSignal,
+  downstreamKey: string,
+): Promise<LookupResult> {
+  if (sink.lookup) return sink.lookup(naturalKey, signal, downstreamKey);
   return (await sink.lookupMany!([naturalKey], signal))[0] ?? { found: false };
 }
 

@@ -42,14 +42,24 @@ export interface EmulatorOptions {
   logRequests?: boolean;
   /** The rate limit's clock (default Date.now): a test holds it still so that a loaded machine cannot stretch a window. */
   now?: () => number;
-  /** Another CRM's emulator served on the same port: requests whose path starts with one of its prefixes go to it. */
-  mounts?: EmulatorMount[];
+  /**
+   * Other CRMs' emulators served on the same port: a prefix mount gets the request with its body read (Pipedrive's
+   * /api/v2 and /v1); a listener mount claims paths and gets the request untouched by this emulator's faults, rate
+   * limit and log (RD Station's /platform and /auth).
+   */
+  mounts?: Array<EmulatorMount | ListenerMount>;
 }
 
-/** An emulator served under path prefixes of this one (the sandbox serves Pipedrive's /api/v2 and /v1 beside /crm). */
+/** An emulator served under path prefixes of this one, handed the request's body. */
 export interface EmulatorMount {
   prefixes: string[];
   handle(req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void>;
+}
+
+/** An emulator with a listener of its own, handed the paths it claims as they arrive. */
+export interface ListenerMount {
+  claims: (path: string) => boolean;
+  listener: http.RequestListener;
 }
 
 /** One request as the emulator received it (logRequests). */
@@ -260,6 +270,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   };
 
   const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    const mount = opts.mounts?.find((m): m is ListenerMount => 'claims' in m && m.claims(path));
+    if (mount) return void mount.listener(req, res);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -272,7 +285,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse, raw: Buffer): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://emulator');
-    const mount = opts.mounts?.find((m) => m.prefixes.some((p) => url.pathname.startsWith(p)));
+    const mount = opts.mounts?.find(
+      (m): m is EmulatorMount => 'prefixes' in m && m.prefixes.some((p) => url.pathname.startsWith(p)),
+    );
     if (mount) return mount.handle(req, res, raw);
     if (url.pathname.startsWith('/__admin/')) return admin(req, res, url.pathname, raw);
     stats.requests++;

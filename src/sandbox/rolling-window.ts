@@ -19,6 +19,13 @@ export class RollingWindow {
     return { ok: true, remaining: this.max - this.stamps.length };
   }
 
+  /** How long until the window admits one more request (0 when it would now): a 429's Retry-After. */
+  msUntilFree(): number {
+    if (this.stamps.length < this.max) return 0;
+    const oldest = this.stamps[this.stamps.length - this.max] ?? this.now();
+    return Math.max(0, oldest + this.intervalMs - this.now());
+  }
+
   /** Forget every request (admin reset). */
   clear(): void {
     this.stamps = [];

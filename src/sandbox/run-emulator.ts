@@ -3,7 +3,16 @@ import { UsageError } from '../errors.js';
 import { startEmulator, type EmulatorOptions } from './emulator.js';
 import type { Faults } from './faults.js';
 import { startPipedriveEmulator } from './pipedrive-api.js';
+import { startRdStationEmulator } from './rdstation-emulator.js';
 import { parseRateLimit } from './rolling-window.js';
+
+/** The sandbox's RD Station app and grant: test values, printed in its banner, accepted by nothing but the sandbox. */
+export const SANDBOX_RDSTATION = {
+  clientId: 'leadledger-sandbox-client',
+  clientSecret: 'leadledger-sandbox-secret',
+  refreshToken: 'leadledger-sandbox-refresh',
+  accessToken: 'leadledger-sandbox-access',
+} as const;
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -16,6 +25,8 @@ export interface SandboxOptions {
   latency?: number;
   /** e.g. "100/10s". */
   rateLimit?: string;
+  /** The RD Station account's limit, e.g. "120/1m" (the default, RD's lower plans). */
+  rdstationRateLimit?: string;
   /** Fault settings (rates, outage...), as for POST /__admin/faults. */
   faults?: Faults;
   seed?: number;
@@ -58,6 +69,23 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
   });
   const pipedriveAdmin = '/__admin/pipedrive/';
+  let rdLimit: { max: number; intervalMs: number } | undefined;
+  try {
+    rdLimit = options.rdstationRateLimit ? parseRateLimit(options.rdstationRateLimit) : undefined;
+  } catch (err) {
+    throw new UsageError(`--rdstation-rate-limit: ${(err as Error).message}`);
+  }
+  // RD Station's emulator is served on the sandbox's port: its /platform, /auth and /__admin/rdstation routes are
+  // its own (HubSpot's are under /crm); its own listener on another loopback port is not announced.
+  const rd = await startRdStationEmulator({
+    clientId: SANDBOX_RDSTATION.clientId,
+    clientSecret: SANDBOX_RDSTATION.clientSecret,
+    refreshTokens: [SANDBOX_RDSTATION.refreshToken],
+    accessTokens: [SANDBOX_RDSTATION.accessToken],
+    ...(rdLimit ? { rateLimit: rdLimit } : {}),
+    faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
   const emulator = await startEmulator({
     mounts: [
       {
@@ -66,6 +94,10 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
           if (req.url?.startsWith(pipedriveAdmin)) req.url = `/__admin/${req.url.slice(pipedriveAdmin.length)}`;
           return pipedrive.handle(req, res, raw);
         },
+      },
+      {
+        claims: (path) => /^\/(platform|auth|__admin\/rdstation)(\/|$)/.test(path),
+        listener: rd.listener,
       },
     ],
     ...(options.port !== undefined ? { port: options.port } : {}),
@@ -79,17 +111,22 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
       ...(secret !== undefined ? { secret } : {}),
       ...(options.honourIdempotencyKey !== undefined ? { honourIdempotencyKey: options.honourIdempotencyKey } : {}),
     },
-  }).catch(async (err: NodeJS.ErrnoException) => {
-    await pipedrive.close();
-    // A port in use, or one this user may not take (below 1024), is the user's to change: said as such.
-    const where = `${options.host ?? '127.0.0.1'}:${options.port ?? 0}`;
-    if (err.code === 'EADDRINUSE')
-      throw new UsageError(`--port ${options.port}: ${where} is already in use (another sandbox?)`);
-    if (err.code === 'EACCES') throw new UsageError(`--port ${options.port}: not allowed to listen on ${where}`);
-    if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
-      throw new UsageError(`--host ${options.host}: no such address on this machine (${err.code})`);
-    throw err;
-  });
+  })
+    .catch((err: NodeJS.ErrnoException) => {
+      // A port in use, or one this user may not take (below 1024), is the user's to change: said as such.
+      const where = `${options.host ?? '127.0.0.1'}:${options.port ?? 0}`;
+      if (err.code === 'EADDRINUSE')
+        throw new UsageError(`--port ${options.port}: ${where} is already in use (another sandbox?)`);
+      if (err.code === 'EACCES') throw new UsageError(`--port ${options.port}: not allowed to listen on ${where}`);
+      if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+        throw new UsageError(`--host ${options.host}: no such address on this machine (${err.code})`);
+      throw err;
+    })
+    .catch(async (err: unknown) => {
+      await pipedrive.close();
+      await rd.close();
+      throw err;
+    });
   // The signals are taken before anything is printed: once "Press Ctrl-C" is out, Ctrl-C (or SIGTERM, or a closed
   // terminal's SIGHUP) stops the server; before, it would have ended the process as Node's default does.
   const stopped = new Promise<void>((resolve) => {
@@ -111,6 +148,16 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     `  Pipedrive API: ${u}/api/v2/persons  (use --pipedrive-url ${u}; token ${token ? `from $${options.tokenEnv}` : 'any x-api-token'})`,
   );
   log(`  webhook:       ${u}/webhook  and  ${u}/hooks/*`);
+  log(
+    `  RD Station:    ${u}/platform  (use --rdstation-url ${u}; limit ${rdLimit ? `${rdLimit.max} per ${rdLimit.intervalMs / 1000} s` : '120 per minute'})`,
+  );
+  log(
+    `                 test app: RDSTATION_CLIENT_ID=${SANDBOX_RDSTATION.clientId} RDSTATION_CLIENT_SECRET=${SANDBOX_RDSTATION.clientSecret}`,
+  );
+  log(
+    `                 RDSTATION_REFRESH_TOKEN=${SANDBOX_RDSTATION.refreshToken} (once: leadledger auth rdstation keeps the rotated one), or RDSTATION_ACCESS_TOKEN=${SANDBOX_RDSTATION.accessToken}`,
+  );
+  log(`                 admin: GET ${u}/__admin/rdstation/conversions | /contacts | /stats`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
   log(
@@ -121,5 +168,6 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   await stopped;
   await emulator.close();
   await pipedrive.close();
+  await rd.close();
   log('sandbox stopped');
 }

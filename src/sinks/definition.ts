@@ -80,6 +80,23 @@ export interface OpenedSink {
   http?: HttpClient;
 }
 
+/** What `leadledger auth <sink>` gives a sink's authorize hook besides its flags' values. */
+export interface SinkAuthorizeContext {
+  /** Where client ids, secrets and refresh tokens are read from (process.env, or a test's). */
+  env: Record<string, string | undefined>;
+  /** --allow-insecure: plain http to a host other than loopback. */
+  allowInsecure: boolean;
+  /** A line for the person running the command (stderr): the consent page to open, what it waits for. */
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** What an authorization wrote: where, and a line for stdout; never a secret. */
+export interface SinkAuthorization {
+  path: string;
+  message: string;
+}
+
 /** The README's row of a sink: what it sends, its batch size, and how its in-doubt events are settled. */
 export interface SinkDocs {
   sends: string;
@@ -118,6 +135,15 @@ export interface SinkDefinition<O, C = Record<string, never>> {
   replayArgs(options: O): string[];
   /** Checks what is missing, reads credentials by reference and opens the sink; loads the sink's module lazily. */
   open(options: O, ctx: SinkOpenContext): Promise<OpenedSink>;
+  /** What `leadledger auth <sink>` does for it, in a line of help (sinks with authorize only). */
+  readonly authorizeHelp?: string;
+  /** The flags `leadledger auth <sink>` takes for it (a flag object shared with `flags` is the same flag). */
+  readonly authorizeFlags?: readonly SinkFlag[];
+  /**
+   * Obtains credentials that expire (OAuth 2) and stores them where open() reads them: `leadledger auth <sink>`.
+   * Absent: the sink takes a token by reference, and `auth` says so. args: its flags' values by attribute name.
+   */
+  authorize?(args: Readonly<Record<string, unknown>>, ctx: SinkAuthorizeContext): Promise<SinkAuthorization>;
 }
 
 /** A sink whose options were read: what push and replay hold of it. */
@@ -143,6 +169,9 @@ export interface RegisteredSink<Name extends string = string, C = unknown> {
   checkConfig?(section: unknown, config: { customFields: readonly string[] }): ConfigIssue[];
   /** Reads the options from flags and the config section (validated by configSchema when the config was read). */
   configure(input: SinkInput<unknown>): ConfiguredSink;
+  readonly authorizeHelp?: string;
+  readonly authorizeFlags?: readonly SinkFlag[];
+  authorize?(args: Readonly<Record<string, unknown>>, ctx: SinkAuthorizeContext): Promise<SinkAuthorization>;
 }
 
 /** Registers a definition: its name kept as a literal type, its config section typed by its schema. */
@@ -156,6 +185,13 @@ export function defineSink<const Name extends string, O, C = Record<string, neve
     examples: def.examples ?? [],
     flags: def.flags,
     ...(def.tokenEnv !== undefined ? { tokenEnv: def.tokenEnv } : {}),
+    ...(def.authorize
+      ? {
+          authorize: (args, ctx) => def.authorize!(args, ctx),
+          authorizeFlags: def.authorizeFlags ?? [],
+          ...(def.authorizeHelp !== undefined ? { authorizeHelp: def.authorizeHelp } : {}),
+        }
+      : {}),
     ...(def.configSchema ? { configSchema: (z: typeof Zod) => def.configSchema!(z) } : {}),
     // The section reaching here passed this definition's own schema (mapping/config.ts builds `sinks` from them).
     ...(def.checkConfig ? { checkConfig: (section: unknown, config) => def.checkConfig!(section as C, config) } : {}),

@@ -66,8 +66,12 @@ export interface Sink {
   readonly capabilities: SinkCapabilities;
   /** Send up to capabilities.maxBatch leads; one outcome per item, same order. Throws CredentialsError on 401/403. */
   send(items: SendItem[], signal?: AbortSignal): Promise<SinkOutcome[]>;
-  /** Look a person up by natural key (email, or E.164 phone): in-doubt events are checked in the CRM before a re-send. */
-  lookup?(naturalKey: string, signal?: AbortSignal): Promise<LookupResult>;
+  /**
+   * Look a person up by natural key (email, or E.164 phone): in-doubt events are checked in the CRM before a re-send.
+   * downstreamKey is the key the in-doubt event was sent with: a CRM that records every send (a conversion per POST)
+   * finds this event's own send by it; a CRM that holds one record per person may ignore it.
+   */
+  lookup?(naturalKey: string, signal?: AbortSignal, downstreamKey?: string): Promise<LookupResult>;
   /**
    * Looks many people up at once (one result per key, same order), where the destination can do it in one query:
    * in-doubt recovery then checks a batch at a time instead of one request per event.

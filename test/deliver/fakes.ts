@@ -109,7 +109,7 @@ export class FakeLedger {
 
 /** The methods a fake sink may have: a test gives those its case needs, and no others. */
 export interface FakeSinkMethods {
-  lookup?: (naturalKey: string) => Promise<LookupResult>;
+  lookup?: (naturalKey: string, signal?: AbortSignal, downstreamKey?: string) => Promise<LookupResult>;
   lookupMany?: (naturalKeys: string[]) => Promise<LookupResult[]>;
   findWritten?: (downstreamKeys: string[]) => Promise<Set<string>>;
 }

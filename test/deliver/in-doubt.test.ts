@@ -39,15 +39,25 @@ describe('in-doubt recovery by what the sink can do', () => {
   it('lookup: a person found is settled as sent (recovered) with the CRM id; one not found is re-sent with its own key', async () => {
     const ledger = new FakeLedger([inDoubtRow('a', ann), inDoubtRow('b', bob)]);
     const asked: string[] = [];
+    const keys: Array<[string, string | undefined]> = [];
     const sink = new FakeSink({
-      lookup: async (k) => {
+      lookup: async (k, _signal, dk) => {
         asked.push(k);
+        keys.push([k, dk]);
         return k === ann.email ? { found: true, crmId: 'crm-ann' } : { found: false };
       },
     });
     const d = deliverer(ledger, sink);
     assert.deepEqual(await d.recoverInDoubt(), { recovered: 1, resent: 1, left: 0 });
     assert.deepEqual(asked.sort(), [ann.email, bob.email]);
+    assert.deepEqual(
+      keys.sort(),
+      [
+        [ann.email, 'dk-a'],
+        [bob.email, 'dk-b'],
+      ].sort(),
+      'each lookup carries the key its event was sent with',
+    );
     assert.equal(ledger.status('a'), 'sent');
     assert.equal(ledger.rows.get('a')!.outcome, 'recovered');
     assert.equal(ledger.rows.get('a')!.crm_id, 'crm-ann');

@@ -24,6 +24,11 @@ export interface HttpRequest {
    * Only safe where the destination drops repeats (HubSpot's unique email, an Idempotency-Key honoured); default true.
    */
   retryInDoubt?: boolean;
+  /**
+   * A 429 that will not clear within any wait worth taking (RD Station's 24 conversions per contact per 24 h): true
+   * returns it at once, without holding this sink's other requests. Unset: every 429 but a daily quota is retried.
+   */
+  quota429?: (response: HttpResponse) => boolean;
 }
 
 /** A response the server gave (possibly a 4xx/5xx after retries ran out). */
@@ -289,7 +294,7 @@ export class HttpClient {
           this.stats.rateLimited++;
           const policy = read429Policy(result.text);
           // A daily quota will not come back within any sensible wait: report it now instead of sleeping for hours.
-          if (policy === 'DAILY') return { kind: 'response', response };
+          if (policy === 'DAILY' || req.quota429?.(response)) return { kind: 'response', response };
           if (retryAfter === undefined && (policy === 'TEN_SECONDLY_ROLLING' || policy === 'SECONDLY')) {
             delay = policy === 'SECONDLY' ? 1000 : (rateInfo.intervalMs ?? this.limiter.window()?.intervalMs ?? 10_000);
           }

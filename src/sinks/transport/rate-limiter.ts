@@ -110,7 +110,9 @@ export class RateLimiter {
         const stamp = { t: now };
         this.stamps.push(stamp);
         if (this.windowMs === undefined && this.stamps.length > UNKNOWN_WINDOW_STAMPS) this.stamps.shift();
-        if (this.rate !== undefined) this.nextSlot = Math.max(this.nextSlot, now) + 1000 / this.rate;
+        // A waiter wakes a little after its slot (timers overshoot, more so on a loaded machine): counting from its
+        // slot, not from when it woke, keeps the pace at --rate. At most one slot is made up, so no burst follows.
+        if (this.rate !== undefined) this.nextSlot = Math.max(this.nextSlot, now - 1000 / this.rate) + 1000 / this.rate;
         return { waitedMs: waited, done: () => void (stamp.t = Math.max(stamp.t, this.now())) };
       }
       await this.sleep(wait, signal);
