@@ -24,6 +24,7 @@ import {
 } from '../report/run-report.js';
 import { configureSink, httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
+import type { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
@@ -90,8 +91,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
 
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
+  let breaker: CircuitBreaker | undefined;
   // A sink's own module (its driver, its HTTP client) is loaded by its definition's open(), only when sending.
-  if (!opts.dryRun) ({ sink, http } = await openSink('push', opts, config, ctx, chosen));
+  if (!opts.dryRun) ({ sink, http, breaker } = await openSink('push', opts, config, ctx, chosen));
   // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
   http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
@@ -150,6 +152,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       const lease = heartbeat;
       const { Deliverer } = await import('../deliver/deliver.js');
       deliverer = new Deliverer({
+        breaker,
         ledger,
         sink,
         runId,

@@ -36,6 +36,7 @@ import {
   type RunReport,
   type Unread,
 } from '../report/run-report.js';
+import type { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient } from '../sinks/transport/http.js';
 import type { ConfiguredSink } from '../sinks/definition.js';
 import { canFindWritten, canLookUp, type Sink } from '../sinks/types.js';
@@ -163,6 +164,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env, stop: ctx.stop });
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
+  let breaker: CircuitBreaker | undefined;
   const collector = new ReportCollector();
   let reportFile: ReportFile | undefined;
   let deliverer: Deliverer | undefined;
@@ -173,7 +175,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
     if (!o.dryRun) {
-      ({ sink, http } = await openSink('replay', o, config, ctx, chosen));
+      ({ sink, http, breaker } = await openSink('replay', o, config, ctx, chosen));
       // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
       http?.abandonUnsentOn(ctx.stop);
       // The run takes the ledger before anything is selected: the claims of a run that died mid-send are marked in
@@ -280,6 +282,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
 
     if (sink && runId !== undefined) {
       deliverer = new Deliverer({
+        breaker,
         ledger,
         sink,
         runId,
