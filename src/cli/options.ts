@@ -197,6 +197,12 @@ export const OPTIONS: OptionDef[] = [
     commands: ['push', 'replay'],
   },
   {
+    flags: '--require-input',
+    description:
+      'a glob that matches no file is an error (exit 3); without it, it is "nothing to do": a note, and exit 0 (for cron)',
+    commands: ['push', 'replay'],
+  },
+  {
     flags: '--quiet',
     description: 'print nothing but errors (and --json)',
     commands: ['push', 'replay', 'ledger', 'sandbox'],

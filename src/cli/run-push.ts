@@ -91,6 +91,7 @@ export function toPushOptions(
     existing,
     wait,
     noLock: f.lock === false,
+    requireInput: !!f.requireInput,
   };
 }
 

@@ -35,6 +35,8 @@ import type { CommandContext, Progress } from './context.js';
 /** Options of `push`, as the CLI builds them. */
 export interface PushOptions extends SinkFlags {
   inputs: string[];
+  /** --require-input: a glob that matches no file is an error (exit 3), not "nothing to do". */
+  requireInput?: boolean;
   dryRun: boolean;
   ledger?: string;
   config?: string;
@@ -107,6 +109,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   // The namespace of the downstream keys: the map workers take them with it, and the sender with it where they did not.
   const namespace = config.namespace ?? 'leadledger';
   const collector = new ReportCollector();
+  // The globs that matched no file: nothing to do for them (a note).
+  const noMatch: string[] = [];
   let reportFile: ReportFile | undefined;
   try {
     // Opened before the run starts: a path that cannot be written is a usage error, and nothing is claimed.
@@ -176,6 +180,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
 
     const read = {
       onInputRead: (r: InputRead) => collector.readAs.push(r),
+      requireInput: opts.requireInput,
+      onNoMatch: (pattern: string) => noMatch.push(pattern),
       format: opts.format,
       encoding: opts.encoding,
       delimiter: opts.delimiter,
@@ -275,6 +281,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       examples: collector.examples,
       readAs: collector.readAs,
       unread: collector.unread,
+      ...(noMatch.length ? { noMatch } : {}),
       warnings: collector.warnings,
       phones: phoneCountry(country, stats.nationalPhones),
       dates: datesRead(dates, collector.readAs),

@@ -166,6 +166,8 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   let http: HttpClient | undefined;
   let breaker: CircuitBreaker | undefined;
   const collector = new ReportCollector();
+  // The globs of --from that matched no file: nothing to do for them (a note).
+  const noMatch: string[] = [];
   let reportFile: ReportFile | undefined;
   let deliverer: Deliverer | undefined;
   let runId: number | undefined;
@@ -187,7 +189,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     }
     const selected = await select(
       ledger,
-      o,
+      { ...o, read: { ...o.read, onNoMatch: (p: string) => noMatch.push(p) } },
       statuses,
       {
         config,
@@ -367,6 +369,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       examples: collector.examples,
       readAs: collector.readAs,
       unread: collector.unread,
+      ...(noMatch.length ? { noMatch } : {}),
       warnings: collector.warnings,
       // Phones are read only from the inputs of --from: the ledger's leads are stored read.
       phones: o.from?.length ? phoneCountry(country, stats.nationalPhones) : undefined,
