@@ -190,6 +190,8 @@ export class HttpClient {
   private readonly httpsAgent: https.Agent;
   /** Aborted when the run stops: a request that has not left yet is abandoned (RequestNotSent); one on the wire goes on. */
   private stopSignal: AbortSignal | undefined;
+  /** The run's stop or the breaker's opening, whichever comes first: made once, not per request. */
+  private halt: AbortSignal | undefined;
   /** Opens after too many connection failures in a row: from then on no request leaves (RequestNotSent). */
   readonly breaker: CircuitBreaker;
 
@@ -224,6 +226,7 @@ export class HttpClient {
    */
   abandonUnsentOn(stop: AbortSignal): void {
     this.stopSignal = stop;
+    this.halt = AbortSignal.any([stop, this.breaker.signal]);
   }
 
   /** Add a value to mask in messages (e.g. a token read after construction). */
@@ -243,7 +246,7 @@ export class HttpClient {
     let maybeCommitted = false;
     const breaker = this.breaker;
     // The breaker opening stops what has not left as a run's stop does (the stop signal of once(), the waits).
-    const stop = this.stopSignal ? AbortSignal.any([this.stopSignal, breaker.signal]) : breaker.signal;
+    const stop = this.halt ?? breaker.signal;
     const waitSignal = req.signal ? AbortSignal.any([stop, req.signal]) : stop;
     // Stopped before an attempt left: nothing of it reached the server. An earlier attempt that may have committed
     // makes the request in doubt; otherwise it was never sent.
