@@ -82,6 +82,16 @@ export class LedgerError extends LeadledgerError {
   }
 }
 
+/**
+ * The destination could not be reached, connection after connection, so the run stopped sending: exit 1 (failed,
+ * run again later). What was not sent was released, never left in doubt.
+ */
+export class UnreachableError extends LeadledgerError {
+  constructor(message: string) {
+    super(message, ExitCode.incomplete);
+  }
+}
+
 /** The run was stopped by SIGINT/SIGTERM/SIGHUP: exit 130. */
 export class InterruptedError extends LeadledgerError {
   constructor(message = 'interrupted') {

@@ -183,7 +183,12 @@ export function registerLedgerCommands(ledger: Command): void {
         'Retention: clear the stored lead of sent events last updated before the cutoff; they still count as delivered, but can no longer be replayed.\n\nWith --rows, delete those rows instead. Pruned rows are not tombstoned: they no longer count as delivered, and a later push that reads those events sends them again.\n\nPending, failed and in-doubt events are never touched.',
       ),
   )
-    .addOption(new Option('--older-than <age>', 'cutoff: an age like 90d, 12h, or an ISO date').makeOptionMandatory())
+    .addOption(
+      new Option(
+        '--older-than <age>',
+        'cutoff: an age (90d, 12h, 30min, 2w, 6mo, 1y; a bare m is refused) or an ISO date',
+      ).makeOptionMandatory(),
+    )
     .addOption(
       new Option('--rows', 'delete the sent rows instead of clearing their payload (the events become eligible again)'),
     )

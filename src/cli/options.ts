@@ -123,7 +123,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--since <time>',
     description:
-      "only events at or after this time (ISO date/time, or an age like 7d, 12h; a time without a zone is UTC unless --timezone or the config's timezone says)",
+      "only events at or after this time (ISO date/time, or an age like 7d, 12h, 30min, 2w, 6mo; a time without a zone is UTC unless --timezone or the config's timezone says)",
     commands: ['push', 'replay', 'ledger'],
   },
   { flags: '--until <time>', description: 'only events before this time', commands: ['push', 'replay', 'ledger'] },
@@ -195,6 +195,12 @@ export const OPTIONS: OptionDef[] = [
     flags: '--wait [seconds]',
     description: 'if another run holds the ledger, wait for it (default 600 s) instead of exiting 5',
     parse: seconds('--wait'),
+    commands: ['push', 'replay'],
+  },
+  {
+    flags: '--require-input',
+    description:
+      'a glob that matches no file is an error (exit 3); without it, it is "nothing to do": a note, and exit 0 (for cron)',
     commands: ['push', 'replay'],
   },
   {
@@ -276,7 +282,8 @@ export const OPTIONS: OptionDef[] = [
 // code added to ExitCode (src/errors.ts) without a row here does not compile.
 const EXIT_MEANINGS = {
   [ExitCode.ok]: 'all done (including "nothing new")',
-  [ExitCode.incomplete]: 'finished, but some events failed or are in doubt, or the --report file could not be written',
+  [ExitCode.incomplete]:
+    'finished, but some events failed or are in doubt, or the --report file could not be written; or the destination refused connection after connection and the run stopped sending (what was not sent was released: run it again later)',
   [ExitCode.usage]: 'usage or config error',
   [ExitCode.input]:
     'input unreadable, wholly or in part: a file, the rest of one, or a record (a broken JSON line, a CSV row with broken quoting or the wrong number of cells, an email or phone of a form-encoded body whose bytes are not UTF-8); what could be read was still decided and sent',

@@ -43,7 +43,7 @@ export function toPushOptions(
     if (v === undefined) return undefined;
     bounds ??= timeBoundOptions(checked, str('config'));
     const d = readTimeBound(v, Date.now(), bounds);
-    if (!(d instanceof Date)) throw new UsageError(`--${k} ${d.error}`);
+    if (!(d instanceof Date)) throw new UsageError(`--${k}: ${d.error}`);
     return d;
   };
   const format = str('format');
@@ -91,6 +91,7 @@ export function toPushOptions(
     existing,
     wait,
     noLock: f.lock === false,
+    requireInput: !!f.requireInput,
   };
 }
 

@@ -21,7 +21,13 @@ export async function runReplay(flags: Record<string, unknown>, fromEnv: Record<
     run: flags.run as number | undefined,
     limit: flags.limit as number | undefined,
     from: flags.from as string[] | undefined,
-    read: { format: p.format, encoding: p.encoding, delimiter: p.delimiter, select: p.select },
+    read: {
+      format: p.format,
+      encoding: p.encoding,
+      delimiter: p.delimiter,
+      select: p.select,
+      requireInput: p.requireInput,
+    },
   };
   return runWithReport(flags, (ctx) =>
     replay(o, { ...ctx, confirm: createConfirm({ yes: !!flags.yes, command: 'replay --force' }) }),

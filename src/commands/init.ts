@@ -4,7 +4,7 @@
 // default country of national phones (cron's locale is rarely the user's).
 import { closeSync, constants, existsSync, lstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
 import { resolveDefaultCountry, type DefaultCountry } from '../mapping/default-country.js';
 import {
   configuredPath,
@@ -22,6 +22,7 @@ import { recognizeHead } from '../presets/head.js';
 import { Recognizer, type SeenEvent } from '../presets/recognize.js';
 import type { Mapped } from '../mapping/types.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
+import { resolveInputs } from '../sources/resolve-inputs.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
 import type { CommandContext } from './context.js';
 
@@ -75,6 +76,7 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
   const counts = new Map<string, number>();
   const read: ReadOptions = {
     ...o.read,
+    requireInput: true,
     stdin: ctx.stdin,
     signal: ctx.stop,
     onInputRead: (r: InputRead) =>
@@ -85,6 +87,9 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
         readAs: r.readAs ?? [{ as: 'by field names', events: counts.get(r.source) ?? 0 }],
       }),
   };
+  // Samples are what the config is written from: each must be read (a missing one is an error, not a note).
+  const unreadable = (await resolveInputs(o.samples, { requireInput: true })).inputs.find((i) => i.unreadable);
+  if (unreadable) throw new InputError(`cannot read input '${unreadable.source}': ${unreadable.unreadable}`);
   const batches = readInputsWith(
     o.samples,
     read,

@@ -24,6 +24,7 @@ import {
 } from '../report/run-report.js';
 import { configureSink, httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
+import type { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
 import { decideInputs, type DecideStats } from '../engine/decide-inputs.js';
@@ -34,6 +35,8 @@ import type { CommandContext, Progress } from './context.js';
 /** Options of `push`, as the CLI builds them. */
 export interface PushOptions extends SinkFlags {
   inputs: string[];
+  /** --require-input: a glob that matches no file is an error (exit 3), not "nothing to do". */
+  requireInput?: boolean;
   dryRun: boolean;
   ledger?: string;
   config?: string;
@@ -90,8 +93,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
 
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
+  let breaker: CircuitBreaker | undefined;
   // A sink's own module (its driver, its HTTP client) is loaded by its definition's open(), only when sending.
-  if (!opts.dryRun) ({ sink, http } = await openSink('push', opts, config, ctx, chosen));
+  if (!opts.dryRun) ({ sink, http, breaker } = await openSink('push', opts, config, ctx, chosen));
   // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
   http?.abandonUnsentOn(ctx.stop);
   // Dry-run: a read-only ledger (or none when the file does not exist yet) and no sink, enforced here once.
@@ -105,6 +109,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   // The namespace of the downstream keys: the map workers take them with it, and the sender with it where they did not.
   const namespace = config.namespace ?? 'leadledger';
   const collector = new ReportCollector();
+  // The globs that matched no file: nothing to do for them (a note).
+  const noMatch: string[] = [];
   let reportFile: ReportFile | undefined;
   try {
     // Opened before the run starts: a path that cannot be written is a usage error, and nothing is claimed.
@@ -150,6 +156,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       const lease = heartbeat;
       const { Deliverer } = await import('../deliver/deliver.js');
       deliverer = new Deliverer({
+        breaker,
         ledger,
         sink,
         runId,
@@ -173,6 +180,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
 
     const read = {
       onInputRead: (r: InputRead) => collector.readAs.push(r),
+      requireInput: opts.requireInput,
+      onNoMatch: (pattern: string) => noMatch.push(pattern),
       format: opts.format,
       encoding: opts.encoding,
       delimiter: opts.delimiter,
@@ -272,6 +281,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       examples: collector.examples,
       readAs: collector.readAs,
       unread: collector.unread,
+      ...(noMatch.length ? { noMatch } : {}),
       warnings: collector.warnings,
       phones: phoneCountry(country, stats.nationalPhones),
       dates: datesRead(dates, collector.readAs),

@@ -36,6 +36,7 @@ import {
   type RunReport,
   type Unread,
 } from '../report/run-report.js';
+import type { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient } from '../sinks/transport/http.js';
 import type { ConfiguredSink } from '../sinks/definition.js';
 import { canFindWritten, canLookUp, type Sink } from '../sinks/types.js';
@@ -163,7 +164,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env, stop: ctx.stop });
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
+  let breaker: CircuitBreaker | undefined;
   const collector = new ReportCollector();
+  // The globs of --from that matched no file: nothing to do for them (a note).
+  const noMatch: string[] = [];
   let reportFile: ReportFile | undefined;
   let deliverer: Deliverer | undefined;
   let runId: number | undefined;
@@ -173,7 +177,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   try {
     if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
     if (!o.dryRun) {
-      ({ sink, http } = await openSink('replay', o, config, ctx, chosen));
+      ({ sink, http, breaker } = await openSink('replay', o, config, ctx, chosen));
       // From the first Ctrl-C on, no request leaves: those still waiting are abandoned and their events released.
       http?.abandonUnsentOn(ctx.stop);
       // The run takes the ledger before anything is selected: the claims of a run that died mid-send are marked in
@@ -185,7 +189,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     }
     const selected = await select(
       ledger,
-      o,
+      { ...o, read: { ...o.read, onNoMatch: (p: string) => noMatch.push(p) } },
       statuses,
       {
         config,
@@ -280,6 +284,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
 
     if (sink && runId !== undefined) {
       deliverer = new Deliverer({
+        breaker,
         ledger,
         sink,
         runId,
@@ -364,6 +369,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       examples: collector.examples,
       readAs: collector.readAs,
       unread: collector.unread,
+      ...(noMatch.length ? { noMatch } : {}),
       warnings: collector.warnings,
       // Phones are read only from the inputs of --from: the ledger's leads are stored read.
       phones: o.from?.length ? phoneCountry(country, stats.nationalPhones) : undefined,

@@ -3,7 +3,7 @@
 // committed AFTER it returns. A crash between the two leaves a pending row that the next run turns in_doubt.
 import { RESEND_IN_DOUBT } from '../decide/decide.js';
 import type { Decision } from '../decide/types.js';
-import { CredentialsError, LedgerError } from '../errors.js';
+import { CredentialsError, LedgerError, UnreachableError } from '../errors.js';
 import type { LedgerStore } from '../ledger/store.js';
 import type { ClaimInput, EventStatus, LedgerEventRow, Settlement } from '../ledger/types.js';
 import { downstreamKey } from '../mapping/keys.js';
@@ -15,6 +15,7 @@ import {
   type SharedBatches,
   type StopCounts,
 } from './delivery-counts.js';
+import type { CircuitBreaker } from '../sinks/transport/breaker.js';
 import { RequestNotSent } from '../sinks/transport/http.js';
 import {
   canFindWritten,
@@ -49,6 +50,11 @@ export interface DeliverOptions {
    * events still queued stay unclaimed (claimed ones stay pending, for the next run to find in doubt).
    */
   mayStillSend?: () => boolean;
+  /**
+   * The run's circuit breaker: once the destination has refused too many connections in a row, nothing more is
+   * claimed or sent; what was claimed and not sent is released, and the run ends with UnreachableError.
+   */
+  breaker?: CircuitBreaker;
 }
 
 /** One event after its send was settled. */
@@ -403,6 +409,17 @@ export class Deliverer {
     return { recovered, resent: resend.length, left: stayed };
   }
 
+  // The destination refused connection after connection: no claim is taken and no send starts after that. Events
+  // never claimed are simply not in the ledger; the next run decides them as new.
+  private checkReachable(): void {
+    const b = this.o.breaker;
+    if (!b?.open) return;
+    this.fatal ??= new UnreachableError(
+      `stopped sending: ${this.sinkId} could not be reached: ${b.why()}; the events not sent were released, none is in doubt: run the same command again once it is reachable`,
+    );
+    throw this.fatal;
+  }
+
   // The fence of a shared ledger: a run that lost (or could not renew) its lease sends nothing more.
   private checkLease(): void {
     if (this.o.mayStillSend && !this.o.mayStillSend()) {
@@ -431,6 +448,7 @@ export class Deliverer {
   private async claimAndSend(batch: Pending[]): Promise<void> {
     const { ledger, runId } = this.o;
     this.checkLease();
+    this.checkReachable();
     if (this.shared && batch.every((p) => !p.claimFrom) && (await this.claimWriteSettle(batch, this.shared))) return;
     // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
     const fresh = batch.filter((p) => !p.claimFrom);
@@ -535,10 +553,12 @@ export class Deliverer {
       );
       await this.settleAll(mine, outcomes);
       if (cred) throw e;
+      this.checkReachable();
       return;
     }
     await this.settleAll(mine, outcomes);
     this.checkSinkStop();
+    this.checkReachable();
   }
 
   // A sink that decided to send nothing more (its CRM's daily budget): what it answered is settled, what it released

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import type { Config } from '../mapping/config.js';
 import type { ConfiguredSink, SinkOpenContext } from '../sinks/definition.js';
 import { findSink, SINK_NAMES } from '../sinks/registry.js';
+import { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient, HttpEvent } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
 
@@ -46,11 +47,13 @@ export async function openSink(
     warn?: (message: string) => void;
   },
   chosen = configureSink(f, config),
-): Promise<{ sink: Sink; http?: HttpClient; chosen: ConfiguredSink }> {
+): Promise<{ sink: Sink; http?: HttpClient; chosen: ConfiguredSink; breaker: CircuitBreaker }> {
   if (!chosen)
     throw new UsageError(
       `${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`,
     );
+  // One breaker for the run: what opens it stops every batch of the run, whichever request saw the last failure.
+  const breaker = new CircuitBreaker();
   const open: SinkOpenContext = {
     env: ctx.env,
     transport: {
@@ -59,6 +62,7 @@ export async function openSink(
       baseDelayMs: f.backoffMs,
       rate: f.rate,
       allowInsecure: f.allowInsecure,
+      breaker,
     },
     existing: f.existing ?? 'skip',
     concurrency: f.concurrency ?? 4,
@@ -67,7 +71,7 @@ export async function openSink(
     ...(ctx.warn ? { warn: ctx.warn } : {}),
   };
   const { sink, http } = await chosen.open(open);
-  return { sink, http, chosen };
+  return { sink, http, chosen, breaker };
 }
 
 /** The HTTP counters a report shows: requests, retries, 429s, network errors, time waited for the rate limit. */

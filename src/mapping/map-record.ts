@@ -28,6 +28,7 @@ import { discoverPerson, type Discovered, type Found } from './discover.js';
 import { screenedKey, screenPair, screenType } from './screen.js';
 import { normalizeEmail, normalizeName } from './normalize.js';
 import { mayHoldSeveral, oneOfSeveral, type OneOfSeveral } from './several.js';
+import { readAge } from './age.js';
 import { phoneWarning, readPhone, type InvalidPhonePolicy } from './phones.js';
 import {
   checkTimezone,
@@ -614,17 +615,14 @@ export interface TimeBoundOptions {
 }
 
 /**
- * Reads a --since/--until value: an age (7d, 12h, 30m) back from now, or a date or time as records' times are read
+ * Reads a --since/--until value: an age (7d, 12h, 30min, 2w, 6mo, 1y: age.ts) back from now, or a date or time as records' times are read
  * (a time without a zone in `timezone`, UTC by default); why not, in words, when it is neither. A date whose day and
  * month could be either way round (03/04/2024) takes an order given; without one it is refused, not guessed.
  */
 export function readTimeBound(raw: string, now = Date.now(), o: TimeBoundOptions = {}): Date | { error: string } {
   const text = raw.trim();
-  const rel = /^(\d+)([dhm])$/.exec(text);
-  if (rel) {
-    const unit = rel[2] === 'd' ? 86_400_000 : rel[2] === 'h' ? 3_600_000 : 60_000;
-    return new Date(now - Number(rel[1]) * unit);
-  }
+  const age = readAge(text, now);
+  if (age) return age;
   const parts = yearLastParts(text);
   if (parts && parts[0] <= 12 && parts[1] <= 12 && parts[0] !== parts[1] && !o.dateOrder)
     return {
@@ -634,7 +632,7 @@ export function readTimeBound(raw: string, now = Date.now(), o: TimeBoundOptions
   const t = readTime(text, () => ({ order: order.order, why: orderWhy(order) }), o.timezone ?? 'UTC');
   if (t.kind === 'time') return new Date(t.ms);
   if (t.kind === 'impossible') return { error: `'${raw}' is no date: ${t.reason}` };
-  return { error: `'${raw}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d)` };
+  return { error: `'${raw}' is not a date, time or age (e.g. 2026-10-01, 2026-10-01T12:00:00Z, 7d, 6mo)` };
 }
 
 /** Parses a --since/--until value (see readTimeBound; times without a zone are UTC); undefined when it is not one. */

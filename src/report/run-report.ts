@@ -118,6 +118,8 @@ export interface RunReport {
   readAs: InputRead[];
   /** Parts of the inputs that could not be read, records among them (the run then ends with exit code 3). */
   unread: Unread[];
+  /** Globs that matched no file: nothing to do for them (a note; with --require-input the run fails instead). */
+  noMatch?: string[];
   warnings: Warnings;
   /** The country national phone numbers were read in, when there was one or one was read. */
   phones?: PhoneCountry;

@@ -130,6 +130,10 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
       ),
     );
   }
+  if (r.noMatch?.length) {
+    lines.push('');
+    for (const p of r.noMatch) lines.push(c.yellow(`  nothing to do for '${printable(p)}': no file matches it`));
+  }
   if (r.unread.length) {
     lines.push('');
     lines.push(c.red('  not read (exit code 3): the rest of the inputs was decided'));

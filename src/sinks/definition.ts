@@ -5,6 +5,7 @@
 // and open() imports the sink itself only when a run sends.
 import type { Writable } from 'node:stream';
 import type { z as Zod } from 'zod';
+import type { CircuitBreaker } from './transport/breaker.js';
 import type { HttpClient, HttpEvent } from './transport/http.js';
 import type { Sink } from './types.js';
 
@@ -53,6 +54,8 @@ export interface TransportOptions {
   rate?: number;
   /** --allow-insecure: plain http to a host other than loopback. */
   allowInsecure?: boolean;
+  /** The run's circuit breaker: a destination that refuses connection after connection stops the run's sends. */
+  breaker?: CircuitBreaker;
 }
 
 /** What open() gets besides the sink's own options. */

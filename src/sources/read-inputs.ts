@@ -1,6 +1,7 @@
 // The entry point of sources/: files and stdin in, batches of RawItem out, inputs read one after another in
-// the order given. Every input is checked before the first record is read. A failure inside one input (a
-// truncated gzip, a vanished file) becomes a reject naming the line reached, and the next input is read.
+// the order given. Every input is checked before the first record is read: one that cannot be read is a part not
+// read, named, and the others are read all the same. A failure inside one input (a truncated gzip, a vanished file)
+// becomes a reject naming the line reached, and the next input is read.
 
 import { statSync } from 'node:fs';
 import { LeadledgerError, UsageError } from '../errors.js';
@@ -39,11 +40,15 @@ export async function* readInputsWith<B>(
   fromReject: (r: RawReject | RawUnread) => B,
 ): AsyncGenerator<B> {
   const options = validateOptions(opts);
-  const resolved = await resolveInputs(inputs);
-  if (opts.onTotalBytes) opts.onTotalBytes(totalBytes(resolved));
+  const { inputs: resolved, noMatch } = await resolveInputs(inputs, { requireInput: opts.requireInput });
+  for (const pattern of noMatch) opts.onNoMatch?.(pattern);
+  if (opts.onTotalBytes) opts.onTotalBytes(totalBytes(resolved.filter((i) => i.unreadable === undefined)));
   for (const input of resolved) {
     if (opts.signal?.aborted) return;
-    yield* readOne(input, options, read, fromReject);
+    // An input that cannot be read is a part not read (exit 3), named with why; the others are read all the same.
+    if (input.unreadable !== undefined)
+      yield fromReject({ kind: 'unread', source: input.source, line: 1, reason: input.unreadable });
+    else yield* readOne(input, options, read, fromReject);
   }
 }
 

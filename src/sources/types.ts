@@ -86,6 +86,10 @@ export interface ReadOptions {
   onTotalBytes?: (bytes: number | undefined) => void;
   /** Called as bytes are read from the inputs (as on disk, before decompression): progress against onTotalBytes. */
   onBytesRead?: (bytes: number) => void;
+  /** --require-input: a glob that matches no file is an error (exit 3), not "nothing to do". */
+  requireInput?: boolean;
+  /** Called, before the first input is read, with each glob that matched no file (without requireInput). */
+  onNoMatch?: (pattern: string) => void;
 }
 
 /** How one input is read, as decided from its name, its first bytes and the options. */

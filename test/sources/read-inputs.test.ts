@@ -12,17 +12,22 @@ import type { InputInfo, RawItem } from '../../src/sources/types.js';
 import { chunked, fakeStdin, fixture, readAll, records, rejects, scratch, unread } from './helpers.js';
 
 describe('readInputs: checking inputs first', () => {
-  it('throws InputError (exit 3) naming a missing file, before reading any other input', async () => {
-    let read = 0;
+  it('reads the inputs that exist and names a missing one as not read; throws InputError when none can be read', async () => {
+    const { items } = await readAll([fixture('webhook-events.jsonl'), 'nope/missing.csv', fixture('leads.tsv')]);
+    assert.ok(records(items).some((r) => r.source.endsWith('webhook-events.jsonl')));
+    assert.ok(
+      records(items).some((r) => r.source.endsWith('leads.tsv')),
+      'the input after the missing one is read',
+    );
+    assert.deepEqual(
+      unread(items).map((u) => [u.source, u.reason]),
+      [['nope/missing.csv', 'no such file']],
+    );
     await assert.rejects(
-      async () => {
-        for await (const batch of readInputs([fixture('webhook-events.jsonl'), 'nope/missing.csv'], {}))
-          read += batch.length;
-      },
+      readAll(['nope/missing.csv', 'nope/other.csv']),
       (err: unknown) =>
         err instanceof InputError && err.exitCode === 3 && /'nope\/missing.csv': no such file/.test(err.message),
     );
-    assert.equal(read, 0);
   });
 
   it('refuses a directory, an unreadable file, no inputs and stdin twice', async () => {
@@ -72,12 +77,18 @@ describe('readInputs: globs', () => {
     );
   });
 
-  it('reads a literal file whose name has glob characters, and fails on an unmatched glob', async () => {
+  it('reads a literal file whose name has glob characters; an unmatched glob is nothing to do, or an error with requireInput', async () => {
     const s = scratch();
     const odd = s.write('leads[1].csv', 'email\nx@example.com\n');
     assert.equal(records((await readAll([odd])).items).length, 1);
+    const pattern = path.join(s.dir, '*.ndjson');
+    const noMatch: string[] = [];
+    const { items } = await readAll([pattern, odd], { onNoMatch: (p) => noMatch.push(p) });
+    assert.equal(records(items).length, 1);
+    assert.deepEqual(noMatch, [pattern]);
+    assert.equal((await readAll([pattern])).items.length, 0);
     await assert.rejects(
-      readAll([path.join(s.dir, '*.ndjson')]),
+      readAll([pattern], { requireInput: true }),
       (err: unknown) => err instanceof InputError && /no files match/.test(err.message),
     );
   });

@@ -8,7 +8,8 @@ import { ledgerName, openLedgerStore } from '../../ledger/open.js';
 import { isPostgresUrl, type LedgerStore } from '../../ledger/store.js';
 import type { EventStatus } from '../../ledger/types.js';
 import { EVENT_STATUSES, type EventFilter, type TimeField } from '../../ledger/queries.js';
-import { parseTimeBound } from '../../mapping/map-record.js';
+import { AGE_UNITS, readAge } from '../../mapping/age.js';
+import { readTimeBound } from '../../mapping/map-record.js';
 import type { CommandContext } from '../context.js';
 
 /** The filter flags of `ledger list` and `ledger export`, as typed. */
@@ -77,11 +78,15 @@ export async function withLedger<T>(
   }
 }
 
-/** Parses a time flag (ISO date/time or an age like 7d, 12h, 30m); a value that is neither is a usage error. */
+/** Parses a time flag (ISO date/time or an age like 90d, 12h, 30min, 2w, 6mo); anything else is a usage error. */
 export function parseTimeFlag(flag: string, raw: string, now = Date.now()): Date {
-  const d = parseTimeBound(raw, now);
-  if (!d) throw new UsageError(`${flag} takes an ISO date or time, or an age like 90d, 12h, 30m; not '${raw}'`);
-  return d;
+  const d = readTimeBound(raw, now);
+  if (d instanceof Date) return d;
+  // An age with a unit that cannot be read says why (a bare m: minutes or months?); anything else, what is taken.
+  if (readAge(raw, now)) throw new UsageError(`${flag}: ${d.error}`);
+  throw new UsageError(
+    `${flag} takes an ISO date or time, or an age like 90d, 12h, 30min, 2w, 6mo, 1y (units ${AGE_UNITS}); not '${raw}'`,
+  );
 }
 
 /** Turns the filter flags into a ledger query filter, rejecting unknown statuses and bad times. */

@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { RateLimiter, readRateLimitHeaders, realSleep, type Sleep } from './rate-limiter.js';
 import { redact } from './redact.js';
+import { CircuitBreaker, isTlsFailure } from './breaker.js';
 import { backoffDelay, retryPolicy, type RetryPolicy } from './retry.js';
 import type { SinkOpenContext } from '../definition.js';
 
@@ -109,6 +110,8 @@ export interface HttpClientOptions {
   limiter?: RateLimiter;
   /** Values to mask in every message (tokens, HMAC secrets). */
   secrets?: string[];
+  /** The run's circuit breaker (breaker.ts): shared by every client of the run; default one of the client's own. */
+  breaker?: CircuitBreaker;
   onEvent?: (event: HttpEvent) => void;
   /** Parallel sockets per host (default 8). */
   maxSockets?: number;
@@ -120,7 +123,15 @@ export interface HttpClientOptions {
 
 type Attempt =
   | { ok: true; status: number; headers: Record<string, string | undefined>; text: string }
-  | { ok: false; code: string; message: string; inDoubt: boolean; timeout: boolean };
+  | {
+      ok: false;
+      code: string;
+      message: string;
+      inDoubt: boolean;
+      timeout: boolean;
+      /** No connection could be made (refused, unresolved, connect timeout, TLS): the breaker counts it. */
+      unreachable: boolean;
+    };
 
 /** Network error codes raised before any byte of the request reached a server: nothing can have been committed. */
 const NOT_SENT_CODES = new Set([
@@ -184,6 +195,10 @@ export class HttpClient {
   private readonly httpsAgent: https.Agent;
   /** Aborted when the run stops: a request that has not left yet is abandoned (RequestNotSent); one on the wire goes on. */
   private stopSignal: AbortSignal | undefined;
+  /** The run's stop or the breaker's opening, whichever comes first: made once, not per request. */
+  private halt: AbortSignal | undefined;
+  /** Opens after too many connection failures in a row: from then on no request leaves (RequestNotSent). */
+  readonly breaker: CircuitBreaker;
 
   constructor(options: HttpClientOptions = {}) {
     this.opts = {
@@ -191,6 +206,7 @@ export class HttpClient {
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
     };
     this.retry = retryPolicy(options);
+    this.breaker = options.breaker ?? new CircuitBreaker();
     this.secrets = [...(options.secrets ?? [])];
     this.onEvent = options.onEvent;
     this.sleep = options.sleep ?? realSleep;
@@ -215,6 +231,7 @@ export class HttpClient {
    */
   abandonUnsentOn(stop: AbortSignal): void {
     this.stopSignal = stop;
+    this.halt = AbortSignal.any([stop, this.breaker.signal]);
   }
 
   /** Add a value to mask in messages (e.g. a token read after construction). */
@@ -232,12 +249,17 @@ export class HttpClient {
     const url = new URL(req.url);
     const shownUrl = `${url.origin}${url.pathname}`;
     let maybeCommitted = false;
-    const stop = this.stopSignal;
-    const waitSignal = stop && req.signal ? AbortSignal.any([stop, req.signal]) : (stop ?? req.signal);
+    const breaker = this.breaker;
+    // The breaker opening stops what has not left as a run's stop does (the stop signal of once(), the waits).
+    const stop = this.halt ?? breaker.signal;
+    const waitSignal = req.signal ? AbortSignal.any([stop, req.signal]) : stop;
     // Stopped before an attempt left: nothing of it reached the server. An earlier attempt that may have committed
     // makes the request in doubt; otherwise it was never sent.
     const notLeft = (): HttpResult => {
-      if (!maybeCommitted) throw new RequestNotSent();
+      if (!maybeCommitted)
+        throw new RequestNotSent(
+          breaker.open && !this.stopSignal?.aborted && !req.signal?.aborted ? `not sent: ${breaker.why()}` : undefined,
+        );
       return {
         kind: 'failure',
         failure: {
@@ -267,7 +289,8 @@ export class HttpClient {
       const started = this.now();
       const result = await this.once(url, req, stop)
         .catch((e: unknown) => {
-          if (e instanceof RequestNotSent && maybeCommitted) return undefined;
+          // Not left: notLeft() says why (the run's stop, or the breaker) and whether an earlier attempt may have landed.
+          if (e instanceof RequestNotSent) return undefined;
           throw e;
         })
         .finally(() => ticket.done());
@@ -276,6 +299,7 @@ export class HttpClient {
       const canRetry = attempt <= this.retry.maxRetries;
 
       if (result.ok) {
+        breaker.reached();
         this.stats.byStatus[result.status] = (this.stats.byStatus[result.status] ?? 0) + 1;
         this.emit({ type: 'response', method: req.method, url: shownUrl, attempt, status: result.status, durationMs });
         const rateInfo = readRateLimitHeaders(result.headers);
@@ -329,6 +353,8 @@ export class HttpClient {
       this.stats.networkErrors++;
       if (result.timeout) this.stats.timeouts++;
       if (result.inDoubt) maybeCommitted = true;
+      if (result.unreachable) breaker.unreachable(result.code);
+      else breaker.reached();
       this.emit({
         type: 'network-error',
         method: req.method,
@@ -341,6 +367,8 @@ export class HttpClient {
       const reason = this.redact(
         result.timeout ? `no answer within ${this.opts.timeoutMs} ms (${shownUrl})` : `${result.message} (${shownUrl})`,
       );
+      // The breaker opened (on this failure or another request's): no retry; unsent unless an attempt may have landed.
+      if (breaker.open) return notLeft();
       if (!canRetry || (result.inDoubt && req.retryInDoubt === false)) {
         return { kind: 'failure', failure: { inDoubt: maybeCommitted, reason, code: result.code, attempts: attempt } };
       }
@@ -415,7 +443,16 @@ export class HttpClient {
         const timedOut = timeout.aborted;
         const code = timedOut ? 'ETIMEDOUT' : (err.code ?? err.name ?? 'ERROR');
         const notSent = !timedOut && NOT_SENT_CODES.has(code);
-        done({ ok: false, code, message: err.message || code, inDoubt: !notSent && written, timeout: timedOut });
+        // A timeout while the socket was still connecting, or a failed TLS handshake: no connection was made.
+        const unreachable = notSent || (timedOut && !left) || isTlsFailure(code);
+        done({
+          ok: false,
+          code,
+          message: err.message || code,
+          inDoubt: !notSent && written,
+          timeout: timedOut,
+          unreachable,
+        });
       };
       const r = (isHttps ? https : http).request(url, {
         method: req.method,
@@ -464,6 +501,7 @@ export function read429Policy(text: string): string | undefined {
 export function httpClientFor(ctx: Pick<SinkOpenContext, 'transport' | 'onHttpEvent'>): HttpClient {
   const t = ctx.transport;
   return new HttpClient({
+    ...(t.breaker ? { breaker: t.breaker } : {}),
     ...(t.timeoutMs !== undefined ? { timeoutMs: t.timeoutMs } : {}),
     ...(t.maxRetries !== undefined ? { maxRetries: t.maxRetries } : {}),
     ...(t.rate !== undefined ? { rate: t.rate } : {}),

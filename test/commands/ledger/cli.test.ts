@@ -149,3 +149,23 @@ test('cli: a file that is not a leadledger ledger is refused by every command, e
   }
   assert.equal(existsSync(join(dir, 'out.jsonl')), false, 'nothing was sent');
 });
+
+test('cli: prune --older-than reads ages that cannot be misread: 6m is refused with a hint, 6mo, 2w and 1y are taken', () => {
+  const { path } = seedLedger();
+  const l = openLedger(path)!;
+  const old = new Date(Date.now() - 200 * 86_400_000).toISOString();
+  l.db.prepare(`UPDATE events SET first_seen_at = ?, updated_at = ?`).run(old, old);
+  l.close();
+  const m = cli(['prune', '--older-than', '6m', '--ledger', path, '--dry-run']);
+  assert.equal(m.code, 2, m.stderr);
+  assert.match(m.stderr, /m is ambiguous: write 6min for minutes or 6mo for months/);
+  const matched = (age: string) => {
+    const r = cli(['prune', '--older-than', age, '--ledger', path, '--dry-run', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { matched: number }).matched;
+  };
+  const sixMonths = matched('6mo');
+  assert.ok(sixMonths > 0, 'rows 200 days old are older than 6 months');
+  assert.equal(matched('2w'), sixMonths);
+  assert.equal(matched('1y'), 0, 'and younger than a year');
+});
