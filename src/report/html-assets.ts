@@ -148,7 +148,8 @@ export const HTML_SCRIPT = `(function () {
   });
   prev.addEventListener('click', function () { page--; render(); });
   next.addEventListener('click', function () { page++; render(); });
-  window.addEventListener('hashchange', fromHash);
+  // A reason's link (#q=group:N) filters the table, and shows it.
+  window.addEventListener('hashchange', function () { fromHash(); document.getElementById('records').scrollIntoView(); });
   fromHash();
   document.body.setAttribute('data-ready', '1');
 })();
