@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../helpers/cli.js';
+import { readLedger } from '../helpers/kill.js';
 import { jsonlEvents } from '../helpers/events.js';
 import { createLeadsTable, pgDatabase } from '../helpers/postgres.js';
 import { tmpDir } from '../helpers/tmp.js';
@@ -80,4 +81,45 @@ test('PostgreSQL refusing connections mid-run: the push stops after a few, relea
   assert.equal(up.code, 0, up.stderr);
   const rows = await db.query<{ n: string; d: string }>(`SELECT count(*) n, count(DISTINCT email) d FROM refusing`);
   assert.deepEqual(rows.rows[0], { n: String(n), d: String(n) });
+});
+
+test('a --pg-url whose port refuses connections from the start: exit 1, one message naming it, nothing claimed', async () => {
+  const dir = tmpDir();
+  const events = join(dir, 'events.jsonl');
+  writeFileSync(events, jsonlEvents(50));
+  const ledger = join(dir, 'l.db');
+  // A port of 127.0.0.1 with nothing listening: bound, then closed.
+  const free = createServer();
+  await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+  const { port } = free.address() as { port: number };
+  await new Promise<void>((r) => free.close(() => r()));
+  const pgUrl = db.url.replace(/:\d+\//, `:${port}/`);
+  const r = await runCli(
+    [
+      'push',
+      events,
+      '--sink',
+      'postgres',
+      '--table',
+      'refusing',
+      '--ledger',
+      ledger,
+      '--pg-url',
+      pgUrl,
+      '--backoff',
+      '1',
+    ],
+    {
+      env,
+    },
+  );
+  assert.equal(r.code, 1, r.stderr);
+  const lines = r.stderr.split('\n').filter((l) => l.trim());
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(
+    lines[0]!,
+    new RegExp(`cannot use PostgreSQL at postgres://[^ ]*127\\.0\\.0\\.1:${port}/.*ECONNREFUSED`),
+  );
+  const claimed = readLedger(ledger, (l) => (l.prepare(`SELECT count(*) n FROM events`).get() as { n: number }).n);
+  assert.ok(!claimed, 'nothing claimed');
 });
