@@ -92,17 +92,16 @@ describe('push --sink pipedrive, killed and faulted (spawned CLI against the Pip
     const points = new Set<string>();
     for (const at of [4, 20, 40]) {
       const child = start([...s.push, '--quiet'], env);
+      // Killed with claims unsettled (a batch on the wire): the next run finds its run crashed and searches for
+      // each of them before sending any again.
       const st = await killWhen(
         child,
         () => ledgerState(s.ledger),
-        (x) => x.sent >= at,
+        (x) => x.sent >= at && x.pending > 0,
       );
       if (st) points.add(`${st.sent}/${st.pending}/${st.inDoubt}`);
     }
     assert.ok(points.size >= 2, `kill points: ${[...points].join(' ')}`);
-    // Claims the kills left unsettled: the next run finds their runs crashed and searches for each before sending.
-    const unsettled = ledgerState(s.ledger)!;
-    assert.ok(unsettled.pending + unsettled.inDoubt > 0, JSON.stringify(unsettled));
     const stats = emu.stats();
     assert.ok(stats.commitThenDrops > 0, 'some answers were lost after the person was created');
     assert.ok(stats.sent5xx > 0 && stats.sent429 > 0, JSON.stringify(stats));
