@@ -75,6 +75,7 @@ export const postgres = defineSink({
       timeoutMs: ctx.transport.timeoutMs,
       maxRetries: ctx.transport.maxRetries,
       baseDelayMs: ctx.transport.baseDelayMs,
+      breaker: ctx.transport.breaker,
       warn: ctx.warn,
     });
     return { sink };
