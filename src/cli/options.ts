@@ -60,13 +60,15 @@ export const OPTIONS: OptionDef[] = [
     flags: '--ledger <file>',
     description: 'the ledger: a file, or postgres://user@host/db[?schema=name] for several hosts',
     env: 'LEADLEDGER_LEDGER',
-    default: '.leadledger/ledger.db',
+    // Shown, not applied by commander: the config's "ledger" comes between the environment and this default.
+    default: '.leadledger/ledger.db, or the config\'s "ledger"',
     commands: ['push', 'replay', 'ledger'],
   },
   {
     flags: '--config <file>',
-    description: 'config file (field mapping, key, types, sinks)',
-    default: 'leadledger.config.json if present',
+    description:
+      'config file (field mapping, key, types, the sink and its settings, the ledger), else the one LEADLEDGER_CONFIG names; the summary names the one in use',
+    default: './leadledger.config.json, else config.json in the user config directory (~/.config/leadledger/)',
     commands: ['push', 'replay'],
   },
   {

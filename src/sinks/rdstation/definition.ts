@@ -10,9 +10,9 @@ const DEFAULT_CONVERSION = 'leadledger';
 
 const URL_FLAG: SinkFlag = {
   flags: '--rdstation-url <url>',
-  description: 'RD Station Marketing API base URL (its OAuth token endpoint is /auth/token under it)',
+  // No commander default: a flag's default would hide the config's sinks.rdstation.url.
+  description: `RD Station Marketing API base URL (its OAuth token endpoint is /auth/token under it; default: the config's sinks.rdstation.url, else ${DEFAULT_URL})`,
   env: 'LEADLEDGER_RDSTATION_URL',
-  default: DEFAULT_URL,
 };
 
 const CREDENTIALS_FLAG: SinkFlag = {
@@ -51,7 +51,7 @@ export const rdstation = defineSink({
   ],
   configSchema: (z) => rdstationConfigSchemaWith(z),
   read: ({ flags, config }): RdStationDefinitionOptions => ({
-    rdstationUrl: str(flags.rdstationUrl) ?? DEFAULT_URL,
+    rdstationUrl: str(flags.rdstationUrl) ?? config?.url ?? DEFAULT_URL,
     conversion: str(flags.conversion),
     credentials: str(flags.credentials),
     config,
