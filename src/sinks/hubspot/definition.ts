@@ -45,6 +45,7 @@ export const hubspot = defineSink({
     ...(o.baseUrl ? ['--hubspot-url', redactUrl(o.baseUrl)] : []),
     ...(o.tokenFile ? ['--token-file', o.tokenFile] : []),
   ],
+  credentialFiles: (o) => (o.tokenFile ? [{ path: o.tokenFile, named: true }] : []),
   async open(o, ctx) {
     const [{ readToken }, { httpClientFor }, { HubSpotSink }] = await Promise.all([
       import('../transport/token.js'),

@@ -1,5 +1,7 @@
 // The rdstation sink's definition: its flags, its config section, how it opens, and `leadledger auth rdstation`
 // (registry.ts lists it). Light: zod, the HTTP client and the sink are loaded only when a run or auth needs them.
+import { join } from 'node:path';
+import { userConfigDir } from '../../config-dir.js';
 import { defineSink, type SinkFlag } from '../definition.js';
 import { redactUrl } from '../transport/secure-url.js';
 import { rdstationConfigSchemaWith } from './config.js';
@@ -66,6 +68,9 @@ export const rdstation = defineSink({
     ...(o.conversion !== undefined ? ['--conversion', o.conversion] : []),
     ...(o.credentials !== undefined ? ['--credentials', o.credentials] : []),
   ],
+  // The credentials file `leadledger auth rdstation` writes: absent where the environment gives the credentials
+  // (opening the sink says what is missing), so never required here.
+  credentialFiles: (o, env) => [{ path: o.credentials ?? join(userConfigDir(env), 'credentials.json'), named: false }],
   async open(o, ctx) {
     const [{ rdstationOptions, openRdStationSink }, { httpClientFor }] = await Promise.all([
       import('./options.js'),

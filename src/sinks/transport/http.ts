@@ -12,7 +12,7 @@ import { CircuitBreaker, isTlsFailure } from './breaker.js';
 import { backoffDelay, retryPolicy, type RetryPolicy } from './retry.js';
 import type { SinkOpenContext } from '../definition.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface HttpRequest {
   method: HttpMethod;
