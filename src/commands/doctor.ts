@@ -56,8 +56,7 @@ export async function doctor(o: DoctorOptions, ctx: CommandContext): Promise<Doc
   checks.push(...(await checkLedger(path, ctx)));
   let sinkName: string | null = null;
   try {
-    // doctor creates nothing: never a table.
-    const chosen = configureSink({ ...o, sinkFlags: { ...o.sinkFlags, createTable: undefined } }, config);
+    const chosen = configureSink(o, config);
     if (!chosen)
       checks.push({
         check: 'sink',
@@ -82,6 +81,8 @@ export async function doctor(o: DoctorOptions, ctx: CommandContext): Promise<Doc
         concurrency: 1,
         customFields: Object.keys(config.fields?.custom ?? {}),
         warn: (m) => warnings.push(m),
+        // doctor creates nothing (never a table).
+        checkOnly: true,
       };
       const signal = AbortSignal.any([ctx.stop, AbortSignal.timeout(timeoutMs * 2)]);
       for (const l of (await chosen.check?.(open, signal)) ?? []) checks.push({ ...l });

@@ -73,6 +73,8 @@ export interface SinkOpenContext {
   onHttpEvent?: (event: HttpEvent) => void;
   /** A message a person should read (stderr); never a secret. */
   warn?: (message: string) => void;
+  /** Opened for `leadledger doctor`: create nothing (a table, a file) that a push would create. */
+  checkOnly?: boolean;
   /** Standard output, for a sink that can write there (default process.stdout). */
   stdout?: Writable;
 }

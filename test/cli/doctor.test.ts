@@ -165,7 +165,9 @@ test('postgres: connects, finds the table, and tells a role that may not INSERT 
   // The sink's own refusal on opening, as a push meets it (a usage error: the table is not one it can write).
   assert.equal(refused.code, 2, JSON.stringify(refused.checks));
   assert.match(refused.of('destination')[0]!.message, /may not INSERT into public\.leads/);
-  const noTable = await doctor(['--sink', 'postgres', '--pg-url', db.url, '--table', 'nowhere'], { env });
+  const noTable = await doctor(['--sink', 'postgres', '--pg-url', db.url, '--table', 'nowhere', '--create-table'], {
+    env,
+  });
   assert.notEqual(noTable.code, 0);
   const tables = await db.query(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'nowhere'`);
   assert.equal(tables.rows[0]!.n, 0, 'doctor creates no table');

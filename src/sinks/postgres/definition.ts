@@ -82,7 +82,7 @@ export const postgres = defineSink({
       urlFrom: o.urlFrom,
       env: ctx.env,
       table: o.table,
-      createTable: o.createTable,
+      createTable: o.createTable && !ctx.checkOnly,
       existing: ctx.existing,
       config: o.columns ? { columns: o.columns } : undefined,
       customFields: [...ctx.customFields],
