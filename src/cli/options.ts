@@ -132,7 +132,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--report <file>',
     description:
-      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings',
+      "write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings; or .html: one self-contained page with the counts, a timeline, the reasons, the conflicts' field diffs and a searchable table",
     commands: ['push', 'replay'],
   },
   {
