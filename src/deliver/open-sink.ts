@@ -7,6 +7,7 @@ import { findSink, SINK_NAMES } from '../sinks/registry.js';
 import { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient, HttpEvent } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
+import { didYouMean } from '../did-you-mean.js';
 
 /** The delivery flags push and replay share. */
 export interface SinkFlags {
@@ -33,7 +34,7 @@ export function configureSink(f: SinkFlags, config: Config): ConfiguredSink | un
   const name = f.sink ?? config.sink;
   if (!name) return undefined;
   const def = findSink(name);
-  if (!def) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${name}'`);
+  if (!def) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${name}'${didYouMean(name, SINK_NAMES)}`);
   const sections = (config.sinks ?? {}) as Readonly<Record<string, unknown>>;
   return def.configure({ flags: f.sinkFlags ?? {}, fromEnv: f.sinkFlagsFromEnv ?? {}, config: sections[def.name] });
 }
