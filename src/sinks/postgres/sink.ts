@@ -34,6 +34,7 @@ import type {
   SharedDatabaseWriter,
   Sink,
   SinkCapabilities,
+  SinkCheck,
   SinkOutcome,
 } from '../types.js';
 
@@ -286,6 +287,35 @@ export class PostgresSink implements Sink {
 
   private noColumn(column: string): string {
     return `no column of ${displayName(this.table)} takes it: add a ${quoteIdent(column)} column, or map one in sinks.postgres.columns`;
+  }
+
+  /**
+   * doctor: opening connected and found the table (its columns planned); this asks the server whether the role may
+   * INSERT into it, and UPDATE it where --existing update will.
+   */
+  async check(): Promise<SinkCheck> {
+    const r = await this.pool.query<{ ins: boolean; upd: boolean; role: string }>(
+      `SELECT has_table_privilege($1, 'INSERT') AS ins, has_table_privilege($1, 'UPDATE') AS upd, current_user AS role`,
+      [quoteQualified(this.table)],
+    );
+    const { ins, upd, role } = r.rows[0]!;
+    const grant = (what: string) =>
+      `GRANT ${what} ON ${quoteQualified(this.table)} TO ${quoteIdent(role)} (as the table's owner)`;
+    if (!ins)
+      return {
+        status: 'fail',
+        message: `${this.describe()}: role ${role} may not INSERT into the table`,
+        hint: grant('INSERT, UPDATE'),
+        exitCode: ExitCode.credentials,
+      };
+    if (!upd && this.o.existing === 'update')
+      return {
+        status: 'fail',
+        message: `${this.describe()}: role ${role} may INSERT but not UPDATE (--existing update needs it)`,
+        hint: grant('UPDATE'),
+        exitCode: ExitCode.credentials,
+      };
+    return { status: 'ok', message: `${this.describe()}: connected; the table is there; role ${role} may INSERT` };
   }
 
   /** "PostgreSQL postgres://user@host:5432/db table public.leads": never the password. */

@@ -13,7 +13,7 @@ import { backoffDelay, retryPolicy, type RetryPolicy } from './retry.js';
 import { onAbort } from './on-abort.js';
 import type { SinkOpenContext } from '../definition.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface HttpRequest {
   method: HttpMethod;
