@@ -29,37 +29,29 @@ export function readLedger<T>(path: string, fn: (db: Database.Database) => T): T
   }
 }
 
-/**
- * The ledger's events counted by status (status → count; a status no event has is absent), in two index scans and
- * never a scan of the table: those not sent through the partial index on status (events_status), `sent` as all events
- * (counted on the key index) less those; status is NOT NULL, so that is exactly the sent ones. A table scan reads
- * every lead's JSON: ~56 ms a look at 60,000 events, which, polled every few ms, kept a core busy beside the run
- * being watched.
- */
-export function countByStatus(db: Database.Database): Record<string, number> {
-  const total = (db.prepare(`SELECT count(*) n FROM events`).get() as { n: number }).n;
-  const rows = db
-    .prepare(`SELECT status, count(*) n FROM events WHERE status <> 'sent' GROUP BY status`)
-    .all() as Array<{ status: string; n: number }>;
-  const out: Record<string, number> = Object.fromEntries(rows.map((r) => [r.status, r.n]));
-  const sent = total - rows.reduce((a, r) => a + r.n, 0);
-  return sent > 0 ? { ...out, sent } : out;
-}
-
 /** The counts of LedgerState, read on an open connection to the ledger. */
 export function ledgerStateOf(db: Database.Database): LedgerState {
-  const by = countByStatus(db);
+  const c = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   return {
-    sent: by.sent ?? 0,
-    pending: by.pending ?? 0,
-    inDoubt: by.in_doubt ?? 0,
-    running: (db.prepare(`SELECT count(*) n FROM runs WHERE status = 'running'`).get() as { n: number }).n,
+    sent: c(`SELECT count(*) n FROM events WHERE status = 'sent'`),
+    pending: c(`SELECT count(*) n FROM events WHERE status = 'pending'`),
+    inDoubt: c(`SELECT count(*) n FROM events WHERE status = 'in_doubt'`),
+    running: c(`SELECT count(*) n FROM runs WHERE status = 'running'`),
   };
 }
 
 /** Events by status, and runs still marked running; undefined until the ledger is there. */
 export function ledgerState(path: string): LedgerState | undefined {
   return readLedger(path, ledgerStateOf);
+}
+
+/** The ledger's events counted by status (status → count; a status no event has is absent). */
+export function countByStatus(db: Database.Database): Record<string, number> {
+  const rows = db.prepare(`SELECT status, count(*) n FROM events GROUP BY status`).all() as Array<{
+    status: string;
+    n: number;
+  }>;
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 /** Starts bin/leadledger.js with args; by default only stderr is piped (the caller drains or ignores it). */
