@@ -5,7 +5,8 @@
 // is out of date.
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const { OPTIONS, EXIT_CODES, EXIT_PRECEDENCE_TEXT } = await import('../dist/cli/options.js');
+const { OPTIONS, EXIT_CODES, EXIT_PRECEDENCE_TEXT, OPTION_GROUP_ORDER, optionGroup } =
+  await import('../dist/cli/options.js');
 const { SOURCES, LOGS } = await import('../dist/presets/catalog.js');
 const { SINKS } = await import('../dist/sinks/registry.js');
 
@@ -54,18 +55,20 @@ export function renderSources() {
   ].join('\n');
 }
 
-/** The markdown the README holds between its markers. */
+/** The markdown the README holds between its markers: the options in their --help groups, then the exit codes. */
 export function renderOptions() {
-  const rows = OPTIONS.filter((o) => !o.hidden).map((o) => {
+  const order = (o) => OPTION_GROUP_ORDER.indexOf(optionGroup(o));
+  const visible = OPTIONS.filter((o) => !o.hidden).sort((a, b) => order(a) - order(b));
+  const rows = visible.map((o) => {
     const extra = [o.default !== undefined ? `default: ${o.default}` : '', o.env ? `env: ${o.env}` : '']
       .filter(Boolean)
       .join('; ');
-    return `| \`${o.flags}\` | ${o.commands.join(', ')} | ${o.description.replace(/\|/g, '\\|')}${extra ? ` (${extra})` : ''} |`;
+    return `| ${optionGroup(o).toLowerCase()} | \`${o.flags}\` | ${o.commands.join(', ')} | ${o.description.replace(/\|/g, '\\|')}${extra ? ` (${extra})` : ''} |`;
   });
   const exits = EXIT_CODES.map(([c, d]) => `| ${c} | ${d} |`);
   return [
-    '| option | commands | what it does |',
-    '|---|---|---|',
+    '| group | option | commands | what it does |',
+    '|---|---|---|---|',
     ...rows,
     '',
     '| exit code | meaning |',

@@ -1,4 +1,5 @@
-// "Did you mean ...?": the known name nearest to a misspelt one, for messages about config keys and placeholders.
+// "Did you mean ...?": the known name nearest to a misspelt one, for messages about config keys, placeholders,
+// sinks and presets.
 
 /** The known name nearest to a misspelt one (case aside, or a few edits away), if one is near enough. */
 export function closest(word: string, names: readonly string[]): string | undefined {
@@ -12,6 +13,12 @@ export function closest(word: string, names: readonly string[]): string | undefi
     if (d < bestDistance) [best, bestDistance] = [n, d];
   }
   return best;
+}
+
+/** " (did you mean 'x'?)" for a misspelt name when a known one is near, else '': appended to a refusal. */
+export function didYouMean(word: string, names: readonly string[]): string {
+  const near = closest(word, names);
+  return near !== undefined && near !== word ? ` (did you mean '${near}'?)` : '';
 }
 
 // Edits (insert, delete, replace, swap of two neighbours) that turn a into b: optimal string alignment.

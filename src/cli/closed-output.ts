@@ -21,7 +21,7 @@ export function watchClosedOutput(): void {
   process.stdout.on('error', (e: Error) => {
     if (gone(e)) stdoutGone = true;
     else if (process.stdout.listenerCount('error') === 1) {
-      process.stderr.write(`leadledger: cannot write stdout: ${e.message}\n`);
+      process.stderr.write(`leadledger: error: cannot write stdout: ${e.message}\n`);
       process.exitCode = ExitCode.incomplete;
     }
   });

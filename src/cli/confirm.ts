@@ -28,6 +28,26 @@ export function createConfirm(
   };
 }
 
+/** Reads one line after the prompt: the answer, or undefined on Ctrl-C or the end of input. */
+export function askLine(prompt: string, io: ConfirmIO): Promise<string | undefined> {
+  const rl = createInterface({ input: io.input, output: io.output });
+  return new Promise((resolve) => {
+    let answered = false;
+    const done = (answer: string | undefined) => {
+      if (answered) return;
+      answered = true;
+      rl.close();
+      resolve(answer);
+    };
+    rl.on('SIGINT', () => {
+      io.output.write('\n');
+      done(undefined);
+    });
+    rl.on('close', () => done(undefined));
+    rl.question(prompt, (answer) => done(answer.trim()));
+  });
+}
+
 /** Reads one line after the prompt; Ctrl-C and end of input count as no. */
 export function ask(prompt: string, io: ConfirmIO): Promise<boolean> {
   const rl = createInterface({ input: io.input, output: io.output });

@@ -26,7 +26,8 @@ const LOCAL: Record<string, () => Option> = {
   run: () =>
     new Option('--run <id>', 'only events last touched by this run (see `ledger runs`)').argParser(whole('--run', 1)),
   limit: () => new Option('--limit <n>', 'at most n rows; 0 for all').argParser(whole('--limit', 0)),
-  dryRun: () => new Option('--dry-run', 'show what would change and change nothing (the ledger is opened read-only)'),
+  dryRun: () =>
+    new Option('-n, --dry-run', 'show what would change and change nothing (the ledger is opened read-only)'),
   yes: () =>
     new Option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal, e.g. in cron)'),
 };
@@ -315,7 +316,8 @@ function filters(cmd: Command): Command {
 const DESCRIPTIONS: Record<string, string> = { '--json': 'print the result as JSON on stdout' };
 
 function tableOption(flags: string): Option {
-  const def = OPTIONS.find((d) => d.flags === flags);
+  // By the long flag: the table may give it a short one too ('-q, --quiet').
+  const def = OPTIONS.find((d) => d.flags === flags || d.flags.endsWith(`, ${flags}`));
   if (!def) throw new Error(`option ${flags} is missing from the option table`);
   // Defaults are applied by the commands (resolveLedger, which also reads LEADLEDGER_LEDGER), so only shown here.
   const shown = def.default !== undefined ? ` (default: ${String(def.default)})` : '';

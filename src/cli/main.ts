@@ -1,6 +1,6 @@
 // The only place that reads argv, prints errors and calls process.exit. Commands are imported lazily so that
 // --help and --version load commander and nothing else.
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { isClosedStdout, watchClosedOutput } from './closed-output.js';
 import {
@@ -12,19 +12,22 @@ import {
   valuesFromEnv,
 } from './options.js';
 import { registerLedgerCommands } from './ledger-commands.js';
+import { addExamples } from './help-examples.js';
+import { ERROR_PREFIX, reportError } from './errors.js';
 import { SINKS } from '../sinks/registry.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const EXAMPLES = `
 Examples:
-  $ leadledger push events.jsonl --dry-run                   audit: what would be sent, and why not the rest
-  $ leadledger push export.csv --dry-run --report plan.csv   the decision for every row, as a spreadsheet
-  $ leadledger push 'logs/*.jsonl.gz' --select body --dry-run
+  $ leadledger push events.jsonl -n                          audit: what would be sent, and why not the rest
+  $ leadledger push export.csv -n --report plan.csv          the decision for every row, as a spreadsheet
+  $ leadledger push 'logs/*.jsonl.gz' --select body -n
 ${SINKS.flatMap((s) => s.examples.map((e) => `  $ ${e}\n`)).join('')}  $ leadledger ledger import crm-contacts.csv --as emails    adopt leadledger on a CRM that has data
   $ leadledger replay --failed --sink ${SINKS[0].name}                 after an outage, send what failed
   $ leadledger presets                                        the exports and webhooks read without configuration
   $ leadledger init export.csv                                what it recognizes, written as leadledger.config.json
+  $ leadledger push --help                                    every command's --help ends with its own examples
 
 Sinks (--sink):
 ${SINKS.map((s) => `  ${s.name.padEnd(10)} ${s.summary}`).join('\n')}
@@ -40,13 +43,20 @@ export function buildProgram(): Command {
     .description(
       'Replay exported webhook events and CSV lead exports into a CRM exactly once.\nA local ledger of event keys skips what was already delivered.',
     )
-    .version(pkg.version, '-V, --version')
+    .version(pkg.version, '-v, --version')
+    // Commander's own errors (unknown option, missing argument) start as leadledger's do; --token is explained.
+    .configureOutput({ outputError: (text, write) => write(commanderErrorText(text)) })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXAMPLES)
     .exitOverride()
+    // Flags that mean the same to every command, accepted before the command too (`leadledger -q push x`).
+    .addOption(new Option('-q, --quiet', 'print nothing but errors (and --json)').helpGroup('Global options:'))
+    .addOption(new Option('--verbose', 'stack traces and HTTP retry details').helpGroup('Global options:'))
+    .addOption(new Option('--no-color', 'no colour (also NO_COLOR=1)').helpGroup('Global options:'))
     // A ledger URL is refused with a password in it when it comes from the command line (--pg-url is refused so
     // by the sink, which also reads it from LEADLEDGER_PG_URL): LEADLEDGER_LEDGER may hold the whole URL.
-    .hook('preAction', async (_program, action) => {
+    .hook('preAction', async (program, action) => {
+      passGlobalFlags(program, action);
       for (const [name, envVar] of [
         ['ledger', 'LEADLEDGER_LEDGER'],
         ['to', undefined],
@@ -98,13 +108,13 @@ export function buildProgram(): Command {
     .command('init')
     .description('read sample inputs, say what leadledger recognizes in them, write leadledger.config.json')
     .argument('<samples...>', 'exports or webhook logs, as push takes them')
-    .option('--output <file>', 'where the config goes', 'leadledger.config.json')
+    .option('-o, --output <file>', 'where the config goes', 'leadledger.config.json')
     .option('--format <format>', 'jsonl, json or csv (default: from the name and content)')
     .option('--encoding <name>', 'CSV text encoding (default: detected)')
     .option('--delimiter <char>', 'CSV delimiter (default: detected)')
     .option('--default-country <code>', "country of national phone numbers (default: the locale's)")
-    .option('--dry-run', 'print what was found and the config; write nothing')
-    .option('--yes', 'write without asking (needed off a terminal)')
+    .option('-n, --dry-run', 'print what was found and the config; write nothing')
+    .option('-y, --yes', 'write without asking, and ask nothing (needed off a terminal)')
     .option('--force', 'replace an existing config')
     .option('--json', 'what was found, as JSON')
     .action(async (samples: string[], flags: Record<string, unknown>, cmd: Command) => {
@@ -129,6 +139,22 @@ export function buildProgram(): Command {
 
   const ledger = program.command('ledger').description('inspect and manage the ledger');
   registerLedgerCommands(ledger);
+  program
+    .command('version')
+    .description('print the version of leadledger')
+    .action(() => {
+      process.stdout.write(`${pkg.version}\n`);
+    });
+
+  program
+    .command('completion')
+    .description('print a shell completion script: commands, options, sink and preset names')
+    .argument('<shell>', 'bash, zsh or fish')
+    .action(async (shell: string) => {
+      const { completionScript } = await import('./completion.js');
+      process.stdout.write(completionScript(shell, program));
+    });
+
   addOptions(
     program
       .command('sandbox')
@@ -154,13 +180,41 @@ export function buildProgram(): Command {
     const { runSandboxCommand } = await import('./run-sandbox.js');
     process.exitCode = await runSandboxCommand(flags);
   });
+  addExamples(program);
   return program;
+}
+
+/**
+ * The program takes the global flags wherever they are (commander gives the program an option it knows before
+ * and after the command): each is handed to the command about to run, when that command has it.
+ */
+function passGlobalFlags(program: Command, action: Command): void {
+  for (const name of ['quiet', 'verbose', 'color']) {
+    if (program.getOptionValueSource(name) !== 'cli') continue;
+    if (!action.options.some((o) => o.attributeName() === name)) continue;
+    action.setOptionValueWithSource(name, program.getOptionValue(name), 'cli');
+  }
+}
+
+// Options that would carry a secret on the command line. Their values are never echoed: `--token=...` included.
+const SECRET_OPTION = /unknown option '(--[\w-]*(?:token|secret|password|api-key)[\w-]*)(?:=[^']*)?'/;
+
+/** Commander's error text with leadledger's prefix; a secret-bearing option gets the way secrets come in. */
+export function commanderErrorText(text: string): string {
+  const secret = SECRET_OPTION.exec(text);
+  if (secret) {
+    const envs = [...new Set(SINKS.flatMap((s) => (s.tokenEnv ? [s.tokenEnv] : [])))].join(', ');
+    return `${ERROR_PREFIX}${secret[1]} is not an option: tokens never go on the command line (every user of the machine sees it in ps, and the shell keeps it in its history); set it in the environment (${envs}) or put it in a file readable by you only and pass --token-file FILE\n`;
+  }
+  return text.startsWith('error: ') ? `${ERROR_PREFIX}${text.slice('error: '.length)}` : text;
 }
 
 /** Runs the CLI with argv; exits with the code of the outcome. */
 export async function main(argv: string[]): Promise<void> {
   watchClosedOutput();
   const program = buildProgram();
+  // -V was the version flag before -v: still accepted, unlisted.
+  if (argv[2] === '-V') argv = [...argv.slice(0, 2), '--version', ...argv.slice(3)];
   try {
     await program.parseAsync(argv);
   } catch (e) {
@@ -173,7 +227,6 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 0;
       return;
     }
-    const { reportError } = await import('./errors.js');
     process.exitCode = reportError(e, argv.includes('--verbose'));
   }
 }

@@ -19,6 +19,62 @@ export interface OptionDef {
   hidden?: boolean;
 }
 
+/** The groups --help shows options in, in this order; each flag's group is in OPTION_GROUPS. */
+export const OPTION_GROUP_ORDER = ['Input', 'Mapping', 'Selection', 'Sink', 'Delivery', 'Output'] as const;
+export type OptionGroup = (typeof OPTION_GROUP_ORDER)[number];
+
+// The group of each flag of the table by its long name; a sink's own flags (sinkFlags) are in 'Sink'.
+const OPTION_GROUPS: Readonly<Record<string, OptionGroup>> = {
+  format: 'Input',
+  encoding: 'Input',
+  delimiter: 'Input',
+  select: 'Input',
+  type: 'Input',
+  since: 'Input',
+  until: 'Input',
+  'require-input': 'Input',
+  config: 'Mapping',
+  preset: 'Mapping',
+  'default-country': 'Mapping',
+  timezone: 'Mapping',
+  'date-order': 'Mapping',
+  failed: 'Selection',
+  permanent: 'Selection',
+  'in-doubt': 'Selection',
+  resend: 'Selection',
+  force: 'Selection',
+  keys: 'Selection',
+  'keys-from': 'Selection',
+  source: 'Selection',
+  run: 'Selection',
+  limit: 'Selection',
+  from: 'Selection',
+  sink: 'Sink',
+  'allow-insecure': 'Sink',
+  'dry-run': 'Delivery',
+  ledger: 'Delivery',
+  existing: 'Delivery',
+  concurrency: 'Delivery',
+  rate: 'Delivery',
+  'max-retries': 'Delivery',
+  backoff: 'Delivery',
+  timeout: 'Delivery',
+  wait: 'Delivery',
+  yes: 'Delivery',
+  'no-lock': 'Delivery',
+  report: 'Output',
+  json: 'Output',
+  quiet: 'Output',
+  verbose: 'Output',
+  'no-color': 'Output',
+};
+
+/** The --help group of a flag of the table. */
+export function optionGroup(def: Pick<OptionDef, 'flags'>): OptionGroup {
+  const long = /--([\w-]+)/.exec(def.flags)?.[1] ?? '';
+  return OPTION_GROUPS[long] ?? 'Sink';
+}
+
 const int = (name: string, min: number) => (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < min)
@@ -52,7 +108,7 @@ const seconds = (name: string) => (v: string) => {
 /** The option table. */
 export const OPTIONS: OptionDef[] = [
   {
-    flags: '--dry-run',
+    flags: '-n, --dry-run',
     description: 'decide and report what a push would send; no CRM is called and the ledger is not written',
     commands: ['push', 'replay'],
   },
@@ -64,7 +120,7 @@ export const OPTIONS: OptionDef[] = [
     commands: ['push', 'replay', 'ledger'],
   },
   {
-    flags: '--config <file>',
+    flags: '-c, --config <file>',
     description: 'config file (field mapping, key, types, sinks)',
     default: 'leadledger.config.json if present',
     commands: ['push', 'replay'],
@@ -130,7 +186,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--report <file>',
     description:
-      'write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings',
+      "write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings; or .html: one self-contained page with the counts, a timeline, the reasons, the conflicts' field diffs and a searchable table",
     commands: ['push', 'replay'],
   },
   {
@@ -139,7 +195,7 @@ export const OPTIONS: OptionDef[] = [
     commands: ['push', 'replay', 'ledger'],
   },
   {
-    flags: '--sink <name>',
+    flags: '-s, --sink <name>',
     description: `destination: ${sinkNamesText()}`,
     env: 'LEADLEDGER_SINK',
     commands: ['push', 'replay'],
@@ -204,7 +260,7 @@ export const OPTIONS: OptionDef[] = [
     commands: ['push', 'replay'],
   },
   {
-    flags: '--quiet',
+    flags: '-q, --quiet',
     description: 'print nothing but errors (and --json)',
     commands: ['push', 'replay', 'ledger', 'sandbox'],
   },
@@ -245,7 +301,7 @@ export const OPTIONS: OptionDef[] = [
     description: 'also re-send events already sent (same downstream key; asks first)',
     commands: ['replay'],
   },
-  { flags: '--yes', description: 'answer yes to confirmations (needed off a terminal)', commands: ['replay'] },
+  { flags: '-y, --yes', description: 'answer yes to confirmations (needed off a terminal)', commands: ['replay'] },
   {
     flags: '--keys <keys>',
     description: 'only these event keys (comma-separated, repeatable)',
@@ -305,11 +361,14 @@ export const EXIT_CODES: Array<[number, string]> = Object.entries(EXIT_MEANINGS)
 /** Under the table of exit codes: which one a run that meets several ends with. */
 export const EXIT_PRECEDENCE_TEXT = `When several apply, the run ends with the first of ${EXIT_PRECEDENCE.join(', ')}.`;
 
-/** Adds the options of the table that `name` takes to a command. */
+/** Adds the options of the table that `name` takes to a command, group by group (as --help shows them). */
 export function addOptions(cmd: Command, name: OptionDef['commands'][number]): Command {
-  for (const def of OPTIONS) {
-    if (!def.commands.includes(name)) continue;
-    const o = new Option(def.flags, def.description);
+  const defs = OPTIONS.filter((d) => d.commands.includes(name));
+  // Options the command defined itself (sandbox's) come first, as its own; the table's follow in their groups.
+  for (const o of cmd.options) if (!o.helpGroupHeading) o.helpGroup(`${cap(name)} options:`);
+  const order = (d: OptionDef) => OPTION_GROUP_ORDER.indexOf(optionGroup(d));
+  for (const def of [...defs].sort((a, b) => order(a) - order(b))) {
+    const o = new Option(def.flags, def.description).helpGroup(`${optionGroup(def)} options:`);
     if (def.env) o.env(def.env);
     if (def.parse) o.argParser(asArgParser(def.parse));
     // Commander does not pass defaults through the parser: parse them here, show them as written.
@@ -320,6 +379,10 @@ export function addOptions(cmd: Command, name: OptionDef['commands'][number]): C
     cmd.addOption(o);
   }
   return cmd;
+}
+
+function cap(s: string): string {
+  return s[0]!.toUpperCase() + s.slice(1);
 }
 
 // Commander reports a bad value only from an InvalidArgumentError: a sink's parser throws a plain Error with its message.

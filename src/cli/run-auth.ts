@@ -3,13 +3,16 @@
 import { UsageError } from '../errors.js';
 import { findSink, sinkNamesText } from '../sinks/registry.js';
 import { authorizingSinks } from './options.js';
+import { didYouMean } from '../did-you-mean.js';
 
 /** Runs a sink's authorization; returns the exit code. */
 export async function runAuth(name: string, flags: Record<string, unknown>): Promise<number> {
   const sink = findSink(name);
   const takers = authorizingSinks().map((s) => s.name);
   if (!sink)
-    throw new UsageError(`no sink '${name}': leadledger auth takes ${takers.join(', ')} (sinks: ${sinkNamesText()})`);
+    throw new UsageError(
+      `no sink '${name}': leadledger auth takes ${takers.join(', ')} (sinks: ${sinkNamesText()})${didYouMean(name, takers)}`,
+    );
   if (!sink.authorize) {
     const how = sink.tokenEnv
       ? `it takes a token: set ${sink.tokenEnv}, or pass --token-file to push`

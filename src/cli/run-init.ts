@@ -3,7 +3,8 @@ import chalk from 'chalk';
 import { planInit, writeInitConfig, type InitPlan } from '../commands/init.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
-import { ask } from './confirm.js';
+import { isPhoneCountry } from '../mapping/default-country.js';
+import { ask, askLine, type ConfirmIO } from './confirm.js';
 import { csvDelimiter } from './run-push.js';
 import { installStopSignals } from './signals.js';
 import type { InputFormat } from '../sources/types.js';
@@ -28,6 +29,10 @@ export async function runInit(
         defaultCountry: str('defaultCountry'),
         defaultCountryFrom: fromEnv.defaultCountry,
         output: str('output'),
+        // On a terminal, what init cannot infer is asked; off one (cron, CI, a pipe) or with --yes, it is assumed.
+        ...(process.stdin.isTTY && process.stderr.isTTY && !flags.yes
+          ? { askCountry: (q) => askCountry(q, { input: process.stdin, output: process.stderr }) }
+          : {}),
       },
       {
         env: process.env,
@@ -35,7 +40,7 @@ export async function runInit(
         stdin: process.stdin,
         stop: signals.stop,
         hardStop: signals.hardStop,
-        warn: (m) => process.stderr.write(`leadledger: ${m}\n`),
+        warn: (m) => process.stderr.write(`warning: ${m}\n`),
       },
     );
     if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
@@ -59,6 +64,23 @@ export async function runInit(
     return 0;
   } finally {
     signals.dispose();
+  }
+}
+
+/**
+ * Asks the country of national phone numbers until the answer is a known ISO code; an empty answer keeps what was
+ * assumed (shown in brackets).
+ */
+export async function askCountry(
+  q: { national: number; total: number; assumed?: string },
+  io: ConfirmIO,
+): Promise<string | undefined> {
+  const prompt = `${q.national} of ${q.total} phone numbers have no country code. Which country are they from (ISO code, e.g. BR, US)${q.assumed ? ` [${q.assumed}]` : ''}? `;
+  for (;;) {
+    const answer = await askLine(prompt, io);
+    if (answer === undefined || answer === '') return undefined;
+    if (isPhoneCountry(answer.toUpperCase())) return answer.toUpperCase();
+    io.output.write(`'${printable(answer, 20)}' is not a country code known for phone numbers\n`);
   }
 }
 

@@ -6,6 +6,7 @@ import { readTimeBound, type TimeBoundOptions } from '../mapping/map-record.js';
 import { checkTimezone, resolveDateOrder, type DateOrder } from '../mapping/times.js';
 import { SINK_NAMES, sinkFlagValues } from '../sinks/registry.js';
 import { runWithReport } from './run-with-report.js';
+import { didYouMean } from '../did-you-mean.js';
 
 /** Runs `push` from parsed flags (fromEnv: those taken from their environment variable); returns the exit code. */
 export async function runPush(
@@ -53,7 +54,7 @@ export function toPushOptions(
   // An empty LEADLEDGER_SINK is no sink, as an unset one.
   const sink = str('sink') || undefined;
   if (sink !== undefined && !(SINK_NAMES as readonly string[]).includes(sink))
-    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${sink}'`);
+    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${sink}'${didYouMean(sink, SINK_NAMES)}`);
   const existing = str('existing') ?? 'skip';
   if (existing !== 'skip' && existing !== 'update')
     throw new UsageError(`--existing takes skip or update, not '${existing}'`);

@@ -2,6 +2,7 @@
 import type { CommandContext } from '../commands/context.js';
 import type { RunReport } from '../report/run-report.js';
 import { formatJson, formatSummary, quietErrorLines } from '../report/summary.js';
+import { ERROR_PREFIX } from './errors.js';
 import { createOutput, describeHttpEvent } from './output.js';
 import { installStopSignals } from './signals.js';
 
@@ -32,7 +33,7 @@ export async function runWithReport(
     // An error, so printed with --quiet too, and last: the summary above says what the run did.
     if (report.reportError) {
       const settled = report.runId ? ` (the sends of run ${report.runId} are settled in the ledger)` : '';
-      process.stderr.write(`leadledger: ${report.reportError}${settled}\n`);
+      process.stderr.write(`${ERROR_PREFIX}${report.reportError}${settled}\n`);
     }
     return report.exitCode;
   } finally {

@@ -35,6 +35,18 @@ export interface InitOptions {
   output?: string;
   /** Records looked at per sample. */
   limit?: number;
+  /**
+   * Asks the person at the terminal the country of national phone numbers, when most of the samples' numbers are
+   * national and no --default-country was given; resolves to an ISO code, or undefined to keep the one assumed.
+   * Without it (off a terminal), init keeps what it assumed and says so.
+   */
+  askCountry?: (q: PhoneNumbersSeen & { assumed?: string }) => Promise<string | undefined>;
+}
+
+/** Phone numbers of the samples: how many, and how many written without a country code. */
+export interface PhoneNumbersSeen {
+  national: number;
+  total: number;
 }
 
 /** What a field is read from, as init found it in the samples. */
@@ -55,6 +67,7 @@ export interface InitPlan {
   /** What the event key is read from. */
   key: string;
   phones: DefaultCountry;
+  phoneNumbers: PhoneNumbersSeen;
   config: Config;
   path: string;
   exists: boolean;
@@ -68,7 +81,7 @@ const DISCOVERED = 'found by looking through the record';
 /** Reads the samples and builds the plan; writes nothing. */
 export async function planInit(o: InitOptions, ctx: CommandContext): Promise<InitPlan> {
   if (!o.samples.length) throw new UsageError('init needs at least one sample file (an export or a webhook log)');
-  const phones = resolveDefaultCountry({ flag: o.defaultCountry, flagFrom: o.defaultCountryFrom, env: ctx.env });
+  let phones = resolveDefaultCountry({ flag: o.defaultCountry, flagFrom: o.defaultCountryFrom, env: ctx.env });
   const map = { config: {} as Config, defaultCountry: phones.country };
   const limit = o.limit ?? LIMIT;
   const seen: SeenEvent[] = [];
@@ -124,6 +137,7 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
   // whose lines must be unwrapped first (recognition does it on its own).
   const preset = only && !inLog ? only : undefined;
   const fields = findFields(seen);
+  phones = await countryOfNationalNumbers(phones, fields.phoneNumbers, o, ctx);
   const config: Config = {};
   if (preset) config.preset = preset.name;
   else if (sources.size === 1 && !only && !inLog) {
@@ -160,6 +174,7 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
     fields: fields.all.map(({ field, from, examples }) => ({ field, from, examples })),
     key,
     phones,
+    phoneNumbers: fields.phoneNumbers,
     config,
     path,
     exists: existsSync(path) || isLink(path),
@@ -181,6 +196,40 @@ function isLink(p: string): boolean {
   }
 }
 
+/**
+ * The country of national numbers where most of the samples' are national and no --default-country says it: the
+ * person at the terminal is asked (askCountry); elsewhere what was assumed (the locale's country, or none) stays,
+ * and is said.
+ */
+async function countryOfNationalNumbers(
+  phones: DefaultCountry,
+  seen: PhoneNumbersSeen,
+  o: InitOptions,
+  ctx: CommandContext,
+): Promise<DefaultCountry> {
+  const given = o.defaultCountry !== undefined && o.defaultCountry !== '';
+  if (given || seen.total === 0 || seen.national * 2 <= seen.total) return phones;
+  const share = `${seen.national} of ${seen.total}`;
+  if (o.askCountry) {
+    const answer = await o.askCountry({ ...seen, ...(phones.country ? { assumed: phones.country } : {}) });
+    if (answer === undefined || answer.trim() === '') return phones;
+    const chosen = resolveDefaultCountry({ flag: answer, flagFrom: 'the country given', env: ctx.env });
+    return { country: chosen.country!, from: 'the answer at the terminal' };
+  }
+  ctx.warn(
+    phones.country
+      ? `most phone numbers of the samples (${share}) have no country code: assumed ${phones.country} (from ${phones.from ?? 'the locale'}); pass --default-country to choose another`
+      : `most phone numbers of the samples (${share}) have no country code, and no country was found to read them in (no --default-country, no country in the locale): the config has none, and push cannot read them; pass --default-country, e.g. BR`,
+  );
+  return phones;
+}
+
+// A phone written without a country code: not +55..., not 0055... (a number with too few digits is no phone).
+function isNational(text: string): boolean {
+  const t = text.replace(/[\s().-]/g, '');
+  return !t.startsWith('+') && !t.startsWith('00') && (t.match(/\d/g)?.length ?? 0) >= 6;
+}
+
 interface FieldStats extends FieldFound {
   field: FieldName;
   /** Every path that gave a value, in the order first seen (written as the config's list). */
@@ -190,11 +239,20 @@ interface FieldStats extends FieldFound {
 }
 
 // Per field, which path gave each event its value: the source's declared paths, or those detected by name.
-function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Map<string, FieldStats> } {
+function findFields(seen: readonly SeenEvent[]): {
+  all: FieldStats[];
+  byName: Map<string, FieldStats>;
+  phoneNumbers: PhoneNumbersSeen;
+} {
+  const phoneNumbers: PhoneNumbersSeen = { national: 0, total: 0 };
   const hits = new Map<FieldName, Map<string, number>>();
   const examples = new Map<FieldName, string[]>();
   const without = new Map<FieldName, number>();
   const tally = (f: FieldName, text: string, t: string) => {
+    if (f === 'phone') {
+      phoneNumbers.total++;
+      if (isNational(t)) phoneNumbers.national++;
+    }
     const h = hits.get(f) ?? new Map<string, number>();
     h.set(text, (h.get(text) ?? 0) + 1);
     hits.set(f, h);
@@ -244,7 +302,7 @@ function findFields(seen: readonly SeenEvent[]): { all: FieldStats[]; byName: Ma
       without: without.get(field) ?? 0,
     };
   });
-  return { all, byName: new Map(all.map((f) => [f.field, f])) };
+  return { all, byName: new Map(all.map((f) => [f.field, f])), phoneNumbers };
 }
 
 /**

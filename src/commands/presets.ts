@@ -5,6 +5,7 @@ import { FIELD_NAMES } from '../mapping/fields.js';
 import { LOGS, SOURCES } from '../presets/catalog.js';
 import type { JsonSignature, LogDef, SourceDef } from '../presets/types.js';
 import { UsageError } from '../errors.js';
+import { didYouMean } from '../did-you-mean.js';
 
 /** One source, as `leadledger presets` shows it. */
 export interface PresetInfo {
@@ -50,7 +51,10 @@ export function listPresets(name?: string): PresetsListing {
   const l = LOGS.find((x) => x.name === name);
   if (l) return { sources: [], logs: [logInfo(l)] };
   throw new UsageError(
-    `'${name}' is no source leadledger knows; one of: ${[...SOURCES, ...LOGS].map((x) => x.name).join(', ')}`,
+    `'${name}' is no source leadledger knows; one of: ${[...SOURCES, ...LOGS].map((x) => x.name).join(', ')}${didYouMean(
+      name,
+      [...SOURCES, ...LOGS].map((x) => x.name),
+    )}`,
   );
 }
 

@@ -136,18 +136,21 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
 
   const writeRow = (d: Decision, result = '', crmId = '') =>
-    reportFile?.write({
-      source: d.source,
-      line: d.line,
-      item: d.item ?? '',
-      key: d.key ?? '',
-      email: d.event?.lead.email ?? '',
-      decision: d.kind,
-      reason: d.reason,
-      result,
-      crm_id: crmId,
-      warnings: d.event?.warnings?.join('; ') ?? '',
-    });
+    reportFile?.write(
+      {
+        source: d.source,
+        line: d.line,
+        item: d.item ?? '',
+        key: d.key ?? '',
+        email: d.event?.lead.email ?? '',
+        decision: d.kind,
+        reason: d.reason,
+        result,
+        crm_id: crmId,
+        warnings: d.event?.warnings?.join('; ') ?? '',
+      },
+      d,
+    );
 
   try {
     if (sink && ledger) {
@@ -252,7 +255,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   } finally {
     clearInterval(progressTimer);
     stopKeepAlive(heartbeat);
-    reportFile?.close();
+    // An HTML report ends with the run's summary: the report as it stands (its own write error aside).
+    reportFile?.close(buildReport);
     const report = buildReport();
     if (ledger && runId !== undefined)
       await ledger.finishRun(runId, runStatus, {

@@ -269,18 +269,21 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     }
     reportFile = o.report ? ReportFile.open(o.report) : undefined;
     const writeRow = (d: Decision, result = '', crmId = '') =>
-      reportFile?.write({
-        source: d.source,
-        line: d.line,
-        item: d.item ?? '',
-        key: d.key ?? '',
-        email: d.event?.lead.email ?? '',
-        decision: d.kind,
-        reason: d.reason,
-        result,
-        crm_id: crmId,
-        warnings: d.event?.warnings?.join('; ') ?? '',
-      });
+      reportFile?.write(
+        {
+          source: d.source,
+          line: d.line,
+          item: d.item ?? '',
+          key: d.key ?? '',
+          email: d.event?.lead.email ?? '',
+          decision: d.kind,
+          reason: d.reason,
+          result,
+          crm_id: crmId,
+          warnings: d.event?.warnings?.join('; ') ?? '',
+        },
+        d,
+      );
 
     if (sink && runId !== undefined) {
       deliverer = new Deliverer({
@@ -353,10 +356,9 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
     throw e;
   } finally {
     stopKeepAlive(heartbeat);
-    reportFile?.close();
     const delivery = deliverer?.counts;
     const interrupted = ctx.stop.aborted;
-    report = {
+    const build = (): RunReport => ({
       command: 'replay',
       dryRun: o.dryRun,
       ledger: ledgerName(path),
@@ -387,7 +389,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
       exitCode: runExitCode(delivery, interrupted, collector.unread, !!reportFile?.error, 0, collector.counts.conflict),
-    };
+    });
+    // An HTML report ends with the run's summary: the report as it stands (its own write error aside).
+    reportFile?.close(build);
+    report = build();
     if (runId !== undefined) await ledger.finishRun(runId, runStatus, { counts: report.counts, delivery });
     await ledger.close();
     await sink?.close?.();

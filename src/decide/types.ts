@@ -1,5 +1,5 @@
 // The plan: one decision per record read. deliver/ applies it; report/ counts and prints it.
-import type { LeadEvent } from '../mapping/types.js';
+import type { Lead, LeadEvent } from '../mapping/types.js';
 
 /** Every record read gets exactly one of these. */
 export const DECISION_KINDS = [
@@ -33,6 +33,8 @@ export interface Decision {
   retry?: boolean;
   /** conflict: the lead fields that differ. */
   fields?: string[];
+  /** conflict: the lead the key is held with (the ledger's, or this run's earlier event's), where it is known. */
+  held?: Lead;
   /** duplicate: the ledger holds the event in doubt since an earlier run (it may or may not have been delivered). */
   inDoubt?: boolean;
 }

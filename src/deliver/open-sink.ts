@@ -7,6 +7,7 @@ import { findSink, SINK_NAMES } from '../sinks/registry.js';
 import { CircuitBreaker } from '../sinks/transport/breaker.js';
 import type { HttpClient, HttpEvent } from '../sinks/transport/http.js';
 import type { Sink } from '../sinks/types.js';
+import { didYouMean } from '../did-you-mean.js';
 
 /** The delivery flags push and replay share. */
 export interface SinkFlags {
@@ -31,7 +32,8 @@ export interface SinkFlags {
 export function configureSink(f: SinkFlags, config: Config): ConfiguredSink | undefined {
   if (!f.sink) return undefined;
   const def = findSink(f.sink);
-  if (!def) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'`);
+  if (!def)
+    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'${didYouMean(f.sink, SINK_NAMES)}`);
   const sections = (config.sinks ?? {}) as Readonly<Record<string, unknown>>;
   return def.configure({ flags: f.sinkFlags ?? {}, fromEnv: f.sinkFlagsFromEnv ?? {}, config: sections[def.name] });
 }

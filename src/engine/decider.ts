@@ -338,16 +338,13 @@ export class Decider implements EventFacts {
   }
 
   private conflict(e: BlockEvent, earlier: string | undefined, what: string): Decision {
-    const fields = earlier ? differingFields(JSON.parse(earlier) as Lead, e.lead) : undefined;
-    return {
-      source: e.source,
-      line: e.line,
-      key: e.key,
-      event: e,
-      kind: 'conflict',
-      fields,
-      reason: conflictReason(what, fields),
-    };
+    const held = earlier ? (JSON.parse(earlier) as Lead) : undefined;
+    const fields = held ? differingFields(held, e.lead) : undefined;
+    const reason = conflictReason(what, fields);
+    const d: Decision = { source: e.source, line: e.line, key: e.key, event: e, kind: 'conflict', fields, reason };
+    // The held lead goes with the decision, so that a report can show each differing field's two values.
+    if (held) d.held = held;
+    return d;
   }
 
   /**

@@ -235,7 +235,7 @@ export class Ledger implements LedgerStore {
         .immediate();
       if (typeof holder === 'number') return holder;
       if (Date.now() >= deadline) {
-        throw ledgerInUse(this.path, holder);
+        throw ledgerInUse(this.path, holder, opts.waitMs);
       }
       sleepSync(Math.min(500, Math.max(10, deadline - Date.now())));
     }

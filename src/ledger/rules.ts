@@ -152,16 +152,25 @@ export class LedgerInUse extends LedgerError {
   constructor(
     path: string,
     readonly holder: RunHolder,
+    waitedMs = 0,
   ) {
+    // After a --wait the run must say that it waited and gave up, or the user takes it for a wait that never began.
     super(
-      `ledger ${path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
+      waitedMs > 0
+        ? `ledger ${path} is still in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}): --wait timed out after ${formatWait(waitedMs)}; wait longer (--wait SECONDS) or stop that run`
+        : `ledger ${path} is in use by run ${holder.id} (pid ${holder.pid} on ${holder.host}); wait for it, or pass --wait`,
     );
   }
 }
 
-/** The error of a run that found the ledger held, and did not (or no longer) wait. */
-export function ledgerInUse(path: string, holder: RunHolder): LedgerError {
-  return new LedgerInUse(path, holder);
+// 600 s, 1.5 s: the --wait as the user gave it, in seconds.
+function formatWait(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/** The error of a run that found the ledger held, and did not (or no longer, after waitedMs) wait. */
+export function ledgerInUse(path: string, holder: RunHolder, waitedMs?: number): LedgerError {
+  return new LedgerInUse(path, holder, waitedMs);
 }
 
 /**
@@ -178,7 +187,7 @@ export async function takeLedger(
   for (;;) {
     const holder = await attempt();
     if (typeof holder === 'number') return holder;
-    if (Date.now() >= deadline) throw ledgerInUse(path, holder);
+    if (Date.now() >= deadline) throw ledgerInUse(path, holder, waitMs);
     await sleep(Math.min(500, Math.max(10, deadline - Date.now())));
   }
 }

@@ -19,6 +19,7 @@ import { cfdb7Export, elementorSubmissions } from './sources/wordpress-forms.js'
 import { zohoLeads } from './sources/zoho.js';
 import { UsageError } from '../errors.js';
 import type { LogDef, SourceDef } from './types.js';
+import { didYouMean } from '../did-you-mean.js';
 
 export const SOURCES: readonly SourceDef[] = [
   typeform,
@@ -65,7 +66,7 @@ export function resolvePreset(name: string | undefined, from = '--preset'): Sour
   const s = sourceNamed(name);
   if (!s)
     throw new UsageError(
-      `${from} '${name}' is no source leadledger knows; one of: generic, ${SOURCES.map((x) => x.name).join(', ')} (leadledger presets)`,
+      `${from} '${name}' is no source leadledger knows; one of: generic, ${SOURCES.map((x) => x.name).join(', ')} (leadledger presets)${didYouMean(name, ['generic', ...SOURCES.map((x) => x.name)])}`,
     );
   return s;
 }

@@ -1,7 +1,11 @@
-// The per-record report (--report file.csv | file.jsonl): one row per record read, with its decision and reason.
+// The per-record report (--report file.csv | file.jsonl | file.html): one row per record read, with its decision and
+// reason; the HTML page (html-report.ts) adds a summary of the run.
 import { closeSync, constants, lstatSync, openSync, writeSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
+import type { Decision } from '../decide/types.js';
 import { UsageError } from '../errors.js';
+import { HtmlReport } from './html-report.js';
+import type { RunReport } from './run-report.js';
 
 /** One row of the per-record report. */
 export interface ReportRow {
@@ -56,25 +60,34 @@ export class ReportFile {
   /** The first write that failed: no row is written after it, and the run says so when it ends. */
   error: Error | undefined;
 
+  /** The HTML page being written, for a .html report. */
+  private readonly html: HtmlReport | undefined;
+
   private constructor(
     readonly path: string,
     private readonly csv: boolean,
+    html: boolean,
     fd: number,
   ) {
     this.fd = fd;
     if (this.csv) this.buf.push(stringify([REPORT_COLUMNS]));
+    if (html) {
+      this.html = new HtmlReport((text) => this.buf.push(text));
+      this.html.begin();
+    }
   }
 
   /**
-   * Opens a report file; the format follows the extension (.csv, or .jsonl / .ndjson), and a character device
-   * (/dev/null, /dev/full) is written JSONL. A symlink, a missing folder or a file that cannot be written is a
+   * Opens a report file; the format follows the extension (.csv, .jsonl / .ndjson, or .html / .htm), and a character
+   * device (/dev/null, /dev/full) is written JSONL. A symlink, a missing folder or a file that cannot be written is a
    * UsageError naming the path.
    */
   static open(path: string): ReportFile {
     const lower = path.toLowerCase();
     const csv = lower.endsWith('.csv');
-    if (!csv && !lower.endsWith('.jsonl') && !lower.endsWith('.ndjson') && !isCharacterDevice(path)) {
-      throw new UsageError(`--report ${path}: use a .csv or .jsonl file name`);
+    const html = lower.endsWith('.html') || lower.endsWith('.htm');
+    if (!csv && !html && !lower.endsWith('.jsonl') && !lower.endsWith('.ndjson') && !isCharacterDevice(path)) {
+      throw new UsageError(`--report ${path}: use a .csv, .jsonl or .html file name`);
     }
     let fd: number;
     try {
@@ -89,12 +102,18 @@ export class ReportFile {
       }
       throw new UsageError(`--report ${path} cannot be written: ${describeOpenError(err)}`);
     }
-    return new ReportFile(path, csv, fd);
+    return new ReportFile(path, csv, html, fd);
   }
 
-  /** Adds one row. */
-  write(row: ReportRow): void {
+  /** Adds one row; its decision, where given, lends the HTML page an event time and a conflict's field values. */
+  write(row: ReportRow, decision?: Decision): void {
     if (this.error) return;
+    if (this.html) {
+      // The page gives out its records in blocks: each is written as it comes.
+      this.html.add(row, decision);
+      if (this.buf.length > 0) this.flush();
+      return;
+    }
     if (this.csv) {
       this.buf.push(stringify([REPORT_COLUMNS.map((c) => neutralizeCell(String(row[c])))]));
     } else {
@@ -116,8 +135,15 @@ export class ReportFile {
     }
   }
 
-  /** Writes what is buffered and closes the file; a failure is kept in `error`, never thrown. */
-  close(): void {
+  /**
+   * Writes what is buffered and closes the file; a failure is kept in `error`, never thrown. An HTML page ends with a
+   * summary of the run, which `run` gives (called only then).
+   */
+  close(run?: () => RunReport): void {
+    if (this.html && this.fd !== undefined && !this.error) {
+      this.flush();
+      this.html.finish(run?.());
+    }
     this.flush();
     if (this.fd === undefined) return;
     const fd = this.fd;

@@ -241,5 +241,5 @@ export function quietErrorLines(r: RunReport): string[] {
     ]);
   }
   if (r.exitCode === 0) return [];
-  return lines.map((l) => `leadledger: ${printable(l.join('; '), 1000)} (exit ${r.exitCode})`);
+  return lines.map((l) => `leadledger: error: ${printable(l.join('; '), 1000)} (exit ${r.exitCode})`);
 }

@@ -44,7 +44,7 @@ test('--json is one document on stdout whose counts add up to the records read',
   ]);
   // The conflicting retry of the webhook log: exit 6, and --quiet's one line says why.
   assert.equal(r.code, 6, r.stderr);
-  assert.match(r.stderr, /^leadledger: 1 conflict: an event whose key came with another lead, .*\(exit 6\)\n$/);
+  assert.match(r.stderr, /^leadledger: error: 1 conflict: an event whose key came with another lead, .*\(exit 6\)\n$/);
   const doc = jsonReport(r);
   assert.equal(doc.dryRun, true);
   assert.equal(doc.counts.read, 36);

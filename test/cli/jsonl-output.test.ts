@@ -251,12 +251,12 @@ test('--quiet still says, a line for each kind, why a run ends 1: what failed or
   assert.equal(lines.length, 2, r.stderr);
   assert.match(
     lines[0]!,
-    /^leadledger: 15 in doubt \(cannot write JSONL file \/dev\/full: ENOSPC[^)]*\); to settle them: leadledger replay --in-doubt --resend --sink jsonl --output \/dev\/full --ledger .* \(exit 1\)$/,
+    /^leadledger: error: 15 in doubt \(cannot write JSONL file \/dev\/full: ENOSPC[^)]*\); to settle them: leadledger replay --in-doubt --resend --sink jsonl --output \/dev\/full --ledger .* \(exit 1\)$/,
   );
   // The conflicting retry, after what decided the exit code (1 comes before 6).
   assert.match(
     lines[1]!,
-    /^leadledger: 1 conflict: an event whose key came with another lead, never sent: a person must look \(e\.g\. .*webhook-events\.jsonl:16 \[evt_01JA0009\] same key as .* line 12 with different phone\) \(exit 1\)$/,
+    /^leadledger: error: 1 conflict: an event whose key came with another lead, never sent: a person must look \(e\.g\. .*webhook-events\.jsonl:16 \[evt_01JA0009\] same key as .* line 12 with different phone\) \(exit 1\)$/,
   );
   // A run that did all it was asked prints nothing: the gzipped log holds no conflict.
   const gz = join(ROOT, 'fixtures', 'webhook-events.jsonl.gz');

@@ -82,7 +82,7 @@ test('ledger migrate while a push holds the ledger: refused, exit 5, naming the 
   assert.match(
     refused.stderr,
     new RegExp(
-      `^leadledger: ledger .*l\\.db is in use by run 1 \\(pid ${push.child.pid} on [^)]+\\); wait for it, or pass --wait\\n$`,
+      `^leadledger: error: ledger .*l\\.db is in use by run 1 \\(pid ${push.child.pid} on [^)]+\\); wait for it, or pass --wait\\n$`,
     ),
   );
   assert.equal(existsSync(to), false, 'nothing was copied');

@@ -29,7 +29,7 @@ function statuses(path: string): Record<string, number> {
 function refusedNaming(r: CliResult, path: string): void {
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stderr.trimEnd().split('\n').length, 1, `one line: ${r.stderr}`);
-  assert.ok(r.stderr.startsWith('leadledger: '), r.stderr);
+  assert.ok(r.stderr.startsWith('leadledger: error: '), r.stderr);
   assert.ok(r.stderr.includes(path), r.stderr);
 }
 
@@ -114,6 +114,6 @@ test('--report /dev/full: the push goes on, every send is settled, --json is rig
   assert.deepEqual(statuses(ledger), { sent: 5000 }, 'no row left pending: every sent lead is settled');
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 5000);
   const last = r.stderr.trimEnd().split('\n').at(-1)!;
-  assert.match(last, /^leadledger: the report \/dev\/full could not be written: ENOSPC/);
+  assert.match(last, /^leadledger: error: the report \/dev\/full could not be written: ENOSPC/);
   assert.doesNotMatch(r.stderr, /node:events|Unhandled/);
 });

@@ -59,21 +59,24 @@ test('progress lines carry the share read, counts, rate and an ETA for the whole
   const files = { phase: 'sending', read: 1000, toSend: 400, settled: 100, startedAt: now - 2000 } as const;
   assert.equal(
     progressText({ ...files, bytesRead: 250_000, bytesTotal: 1_000_000, sendingSince: now - 2000 }, now),
-    '25% of 1.0 MB · read 1000 · 500/s · sent 100/400 · ETA 30 s',
+    '25% of 1.0 MB · read 1000 · 500 read/s · sent 100/400 · 50 sent/s · ETA 30 s',
   );
   // stdin: no total, so no share and no ETA that would count only what is queued ("ETA 1 s" with most unread).
-  assert.equal(progressText({ ...files, bytesRead: 250_000 }, now), 'read 1000 · 500/s · sent 100/400');
+  assert.equal(
+    progressText({ ...files, bytesRead: 250_000 }, now),
+    'read 1000 · 500 read/s · sent 100/400 · 50 sent/s',
+  );
   // A dry-run: reading is all there is.
   assert.equal(
     progressText(
       { phase: 'reading', read: 1000, toSend: 0, settled: 0, startedAt: now - 10_000, bytesRead: 1e8, bytesTotal: 4e8 },
       now,
     ),
-    '25% of 400.0 MB · read 1000 · 100/s · ETA 30 s',
+    '25% of 400.0 MB · read 1000 · 100 read/s · ETA 30 s',
   );
   assert.equal(
     progressText({ ...files, bytesRead: 1e5, bytesTotal: 1e7, sendingSince: now - 2000 }, now),
-    '1% of 10.0 MB · read 1000 · 500/s · sent 100/400 · ETA 13 min 18 s',
+    '1% of 10.0 MB · read 1000 · 500 read/s · sent 100/400 · 50 sent/s · ETA 13 min 18 s',
   );
   assert.equal(
     describeHttpEvent({

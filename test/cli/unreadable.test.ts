@@ -24,7 +24,7 @@ test('a conflict under --quiet: the push ends 6 and says so on a line; the secon
   const ledger = join(dir, 'l.db');
   const out = join(dir, 'out.jsonl');
   const conflictLine =
-    /^leadledger: 1 conflict: an event whose key came with another lead, never sent: a person must look \(e\.g\. .*events\.jsonl:3 \[e1\] same key as .*events\.jsonl line 1 with different email\) \(exit 6\)\n$/;
+    /^leadledger: error: 1 conflict: an event whose key came with another lead, never sent: a person must look \(e\.g\. .*events\.jsonl:3 \[e1\] same key as .*events\.jsonl line 1 with different email\) \(exit 6\)\n$/;
 
   const dry = await runCli(['push', input, '--dry-run', '--ledger', ledger, '--quiet']);
   assert.equal(dry.code, 6, dry.stderr);
@@ -132,7 +132,7 @@ for (const u of UNREADABLE) {
       assert.equal(part.toLine, u.at, 'one line');
       assert.match(part.reason, u.reason);
       assert.equal(doc.unread.length, 1, JSON.stringify(doc.unread));
-      assert.match(r.stderr, new RegExp(`^leadledger: not read: .*${u.name} line ${u.at}: .* \\(exit 3\\)\\n$`));
+      assert.match(r.stderr, new RegExp(`^leadledger: error: not read: .*${u.name} line ${u.at}: .* \\(exit 3\\)\\n$`));
     }
   });
 }
@@ -171,8 +171,8 @@ test('a record not read and a conflict: exit 3 comes first, and --quiet gives a 
   assert.equal(r.code, 3, r.stderr);
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 2, r.stderr);
-  assert.match(lines[0]!, /^leadledger: not read: .*events\.jsonl line 2: invalid JSON: .* \(exit 3\)$/);
-  assert.match(lines[1]!, /^leadledger: 1 conflict: .*\[e1\].* \(exit 3\)$/);
+  assert.match(lines[0]!, /^leadledger: error: not read: .*events\.jsonl line 2: invalid JSON: .* \(exit 3\)$/);
+  assert.match(lines[1]!, /^leadledger: error: 1 conflict: .*\[e1\].* \(exit 3\)$/);
 });
 
 test('thousands of lines that cannot be read: the first 20 are named, the rest counted in one part, and every record decided', async () => {
@@ -210,5 +210,5 @@ test('replay --from an input with a line that cannot be read names it and ends 3
     jsonReport(r).unread.map((u) => [u.line, u.toLine]),
     [[2, 2]],
   );
-  assert.match(r.stderr, /^leadledger: not read: .*events\.jsonl line 2: invalid JSON: .* \(exit 3\)\n$/);
+  assert.match(r.stderr, /^leadledger: error: not read: .*events\.jsonl line 2: invalid JSON: .* \(exit 3\)\n$/);
 });

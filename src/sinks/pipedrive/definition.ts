@@ -68,6 +68,7 @@ export const pipedrive = defineSink({
       ...(o.tokenFile !== undefined ? { tokenFile: o.tokenFile } : {}),
       ...(o.config !== undefined ? { config: o.config } : {}),
       ...(ctx.transport.allowInsecure !== undefined ? { allowInsecure: ctx.transport.allowInsecure } : {}),
+      ...(ctx.warn ? { warn: ctx.warn } : {}),
     });
     const http = httpClientFor(ctx);
     return { sink: new PipedriveSink({ ...options, http }), http };

@@ -24,6 +24,8 @@ export interface PipedriveOptionValues {
   /** The config file's sinks.pipedrive section, unvalidated. */
   config?: unknown;
   allowInsecure?: boolean;
+  /** Told when the token file may be read by others than its owner. */
+  warn?: (message: string) => void;
 }
 
 // A Pipedrive company domain: one DNS label.
@@ -77,6 +79,7 @@ export async function readPipedriveOptions(values: PipedriveOptionValues): Promi
     envName: 'PIPEDRIVE_TOKEN',
     what: 'Pipedrive',
     ...(values.tokenFile !== undefined ? { tokenFile: values.tokenFile } : {}),
+    ...(values.warn ? { warn: values.warn } : {}),
   });
   const { domain: _d, url: _u, lead, ...mapping } = cfg;
   return {

@@ -1,5 +1,5 @@
 // Secrets by reference: a token comes from an environment variable or a file, never from a flag value.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { UsageError } from '../../errors.js';
 import type { RegisteredSink, SinkFlag } from '../definition.js';
 
@@ -24,6 +24,8 @@ export async function readToken(opts: {
   envName: string;
   tokenFile?: string;
   what: string;
+  /** Told when the token file may be read by others than its owner. */
+  warn?: (message: string) => void;
 }): Promise<string> {
   if (opts.tokenFile !== undefined) {
     let text: string;
@@ -31,8 +33,10 @@ export async function readToken(opts: {
       text = await readFile(opts.tokenFile, 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new UsageError(`cannot read the ${opts.what} token file ${opts.tokenFile} (${code})`);
+      const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code;
+      throw new UsageError(`cannot read the ${opts.what} token file ${opts.tokenFile} (${why})`);
     }
+    await warnIfShared(opts.tokenFile, opts.warn);
     const token = text.trim();
     if (!token) throw new UsageError(`the ${opts.what} token file ${opts.tokenFile} is empty`);
     return headerSafe(token, `the ${opts.what} token file ${opts.tokenFile}`);
@@ -44,6 +48,22 @@ export async function readToken(opts: {
     );
   }
   return headerSafe(token, opts.envName);
+}
+
+/**
+ * A token file its group or others may read is a secret shared with every user of the machine: said, as psql says
+ * of a ~/.pgpass readable so (the run goes on; the file is the user's to fix). No warning where modes mean nothing.
+ */
+async function warnIfShared(file: string, warn: ((message: string) => void) | undefined): Promise<void> {
+  if (!warn || process.platform === 'win32') return;
+  const mode = await stat(file).then(
+    (s) => s.mode,
+    () => undefined,
+  );
+  if (mode === undefined || (mode & 0o077) === 0) return;
+  warn(
+    `token file ${file} may be read by its group or others (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); it should be readable by you only: chmod 600 ${file}`,
+  );
 }
 
 // What an HTTP header value cannot hold (Node refuses the request): a line break, any other control character.

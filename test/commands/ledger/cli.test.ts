@@ -142,7 +142,11 @@ test('cli: a file that is not a leadledger ledger is refused by every command, e
       });
       const what = `${args.join(' ')} --ledger ${file}`;
       assert.equal(r.status, 5, `${what}: ${r.stderr}`);
-      assert.match(r.stderr, /^leadledger: .* is not a leadledger ledger \(.*\); it was left untouched\n$/, what);
+      assert.match(
+        r.stderr,
+        /^leadledger: error: .* is not a leadledger ledger \(.*\); it was left untouched\n$/,
+        what,
+      );
       assert.ok(r.stderr.includes(path), `${what} names the file: ${r.stderr}`);
       assert.deepEqual(snapshot(path), before, `${what}: untouched`);
     }

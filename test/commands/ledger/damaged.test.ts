@@ -14,7 +14,7 @@ import { snapshot } from '../../helpers/files.js';
 import { tmpDir } from '../../helpers/tmp.js';
 
 const DAMAGED =
-  /^leadledger: ledger .*ledger\.db is damaged \(.*\); `leadledger ledger verify --ledger .*` tells what is wrong\n$/;
+  /^leadledger: error: ledger .*ledger\.db is damaged \(.*\); `leadledger ledger verify --ledger .*` tells what is wrong\n$/;
 
 /**
  * stderr without the plain progress lines a run off a terminal prints every few seconds once it has run three: how
