@@ -1,27 +1,29 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts with Node's own runner (Node 20 expands no globs and finds no .ts files itself), a file
-// per process, two at a time, the longest first: a long file started last would run alone at the end while the other
-// core idles. How long each file took is kept in .cache/test-times.json (git-ignored) to order the next run; a fresh
-// checkout orders by the files known to be long, then by name. Each file's output is printed whole when it ends, so
-// two files never interleave, and the slowest files are listed at the end.
+// Runs every test/**/*.test.ts with Node's own runner (Node 20 expands no globs and finds no .ts files itself), two
+// files at a time, the longest first: a long file started last would run alone at the end while the other core
+// idles. How long each file took is kept in .cache/test-times.json (git-ignored, written by
+// scripts/test-times-reporter.mjs) to order the next run; a fresh checkout (CI) starts with the files known to be
+// long, then goes by name. The slowest files are listed at the end.
 //
-// LEADLEDGER_TEST_CONCURRENCY sets how many files run at once (default 2); LEADLEDGER_TEST_DEEP=1 runs the property
-// tests and kill loops at their full counts (see test/helpers/deep.ts).
-import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// LEADLEDGER_TEST_DEEP=1 runs the property tests and kill loops at their full counts (test/helpers/deep.ts).
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 
-// Files known to take the longest, for a run with no times recorded yet (CI): they start first.
+// Files known to take the longest, for a run with no times recorded yet: they start first, in this order.
 const KNOWN_LONG = [
   'test/engine/decide-inputs.test.ts',
   'test/cli/crash.test.ts',
   'test/cli/torture.test.ts',
   'test/cli/pg-ledger.test.ts',
   'test/cli/postgres-crash.test.ts',
+  'test/engine/differential.test.ts',
   'test/cli/rdstation.test.ts',
   'test/cli/pipedrive.test.ts',
 ];
 const TIMES = join('.cache', 'test-times.json');
+const LAST = join('.cache', 'test-times.last.json');
 
 function collect(dir) {
   const out = [];
@@ -33,70 +35,54 @@ function collect(dir) {
   return out;
 }
 
-function readTimes() {
+function readJson(file) {
   try {
-    return JSON.parse(readFileSync(TIMES, 'utf8'));
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return {};
   }
 }
 
 const only = process.argv.slice(2);
-const files = only.length ? only : collect('test');
+const files = (only.length ? only : collect('test')).map((f) => relative('.', f).split('\\').join('/'));
 if (files.length === 0) {
   console.error('no test files found under test/');
   process.exit(1);
 }
-const times = readTimes();
-const known = (f) => {
-  const i = KNOWN_LONG.indexOf(f.split('\\').join('/'));
-  return i < 0 ? 0 : 1e9 - i; // ahead of any recorded time, in the list's order
-};
-// Recorded times first (longest first); a file never timed goes by the list, then keeps its place by name.
-const weight = (f) => times[f] ?? known(f);
+const times = readJson(TIMES);
+// Recorded times first (longest first), then the known long files, then the rest by name.
+const weight = (f) => times[f] ?? (KNOWN_LONG.includes(f) ? 1e9 - KNOWN_LONG.indexOf(f) : -1);
 const order = files.map((f, i) => ({ f, i })).sort((a, b) => weight(b.f) - weight(a.f) || a.i - b.i);
 
-const concurrency = Math.max(1, Number(process.env.LEADLEDGER_TEST_CONCURRENCY) || 2);
-const reporter = process.stdout.isTTY ? ['--test-reporter=spec'] : [];
-const took = {};
-const failed = [];
-
-function runFile(file) {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const out = [];
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', ...reporter, '--test-timeout=600000', file], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.on('data', (b) => out.push(b));
-    child.stderr.on('data', (b) => out.push(b));
-    const done = (code, why) => {
-      took[file] = Math.round(performance.now() - t0);
-      process.stdout.write(`\n# ${file} (${(took[file] / 1000).toFixed(1)} s)\n${Buffer.concat(out).toString()}${why}`);
-      if (code !== 0) failed.push(file);
-      resolve();
-    };
-    child.on('error', (e) => done(1, `${e.message}\n`));
-    child.on('close', (code, signal) => done(code ?? 1, signal ? `killed by ${signal}\n` : ''));
-  });
-}
-
-const queue = order.map((o) => o.f);
-await Promise.all(
-  Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    for (let f = queue.shift(); f !== undefined; f = queue.shift()) await runFile(f);
-  }),
+mkdirSync('.cache', { recursive: true });
+rmSync(LAST, { force: true });
+const reporter = pathToFileURL(resolve('scripts', 'test-times-reporter.mjs')).href;
+const r = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-timeout=600000',
+    `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${reporter}`,
+    `--test-reporter-destination=${LAST}`,
+    ...order.map((o) => o.f),
+  ],
+  { stdio: 'inherit' },
 );
 
-try {
-  mkdirSync('.cache', { recursive: true });
-  writeFileSync(TIMES, JSON.stringify({ ...times, ...took }, null, 1) + '\n');
-} catch {
-  // a read-only checkout still runs its tests
+const took = Object.fromEntries(
+  Object.entries(readJson(LAST)).map(([f, ms]) => [relative('.', f).split('\\').join('/'), ms]),
+);
+writeFileSync(TIMES, JSON.stringify({ ...times, ...took }, null, 1) + '\n');
+const slowest = Object.entries(took)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 10);
+if (slowest.length) {
+  process.stdout.write('\n# slowest files:\n');
+  for (const [f, ms] of slowest) process.stdout.write(`#   ${(ms / 1000).toFixed(1).padStart(7)} s  ${f}\n`);
 }
-const slowest = Object.entries(took).sort((a, b) => b[1] - a[1]);
-process.stdout.write(`\n# slowest files (wall):\n`);
-for (const [f, ms] of slowest.slice(0, 12)) process.stdout.write(`#   ${(ms / 1000).toFixed(1).padStart(7)} s  ${f}\n`);
-process.stdout.write(`# ${files.length - failed.length} of ${files.length} files passed\n`);
-for (const f of failed) process.stdout.write(`# FAILED: ${f}\n`);
-process.exit(failed.length ? 1 : 0);
+process.exit(r.status ?? 1);
