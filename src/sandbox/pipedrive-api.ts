@@ -648,7 +648,11 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
       const reset = resetSeconds(w);
       return send(res, 429, overLimit(''), { ...limitHeaders(w, 0), 'retry-after': String(reset) });
     }
-    stampsOf.set(w, [...(stampsOf.get(w) ?? []), now()]);
+    // Only the window's stamps are kept: copying every stamp so far made each request cost more than the last.
+    const stamps = stampsOf.get(w) ?? [];
+    stamps.push(now());
+    while (stamps.length > w.max) stamps.shift();
+    stampsOf.set(w, stamps);
     budgetLeft -= cost;
     stats.tokensSpent += cost;
     const headers = limitHeaders(w, admitted.remaining);
