@@ -464,7 +464,9 @@ export class Deliverer {
       while (this.inFlight.size >= this.o.concurrency) await Promise.race(this.inFlight);
       if (this.fatal || this.o.stop.aborted) {
         await this.unsent(mine.slice(i));
-        if (this.fatal) throw this.fatal;
+        // Set by a send that failed while this block waited (TS still narrows it from the check above).
+        const fatal = this.fatal as Error | undefined;
+        if (fatal) throw fatal;
         return;
       }
       this.track(this.sendClaimed(mine.slice(i, i + max)));
