@@ -85,6 +85,13 @@ export async function pipedriveScenario(ctx, { populated }) {
       ctx.log(`  [${id}] run ${r + 1}/${ctx.opts.pushRuns}: ${fmtInt(n)} people, ceiling ${PD_CEILING} people/s …`);
       const args = [ctx.cli, 'push', file, '--sink', 'pipedrive', '--pipedrive-url', emu.url];
       args.push('--ledger', ledger, '--concurrency', '8', '--json', '--quiet');
+      if (populated) {
+        // A run that only finds people never hears the API window's size (only a create's answer tells it), so it
+        // would pace every search at the lowest plan's 20 requests / 2 s: an account on a bigger plan says so.
+        const config = path.join(ctx.data.work, 'pd-config.json');
+        writeFileSync(config, JSON.stringify({ sinks: { pipedrive: { burst: PD.burst } } }));
+        args.push('--config', config);
+      }
       const m = await measure(process.execPath, args, {
         tmpDir: ctx.data.work,
         cwd: ctx.root,
