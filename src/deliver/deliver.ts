@@ -130,12 +130,21 @@ export class Deliverer {
    * written the ordinary way. Undefined for any other sink.
    */
   readonly sharedBatches: SharedBatches | undefined;
+  /** Events claimed in one ledger transaction (the sink's claimBlock, else its maxBatch). */
+  private readonly blockSize: number;
+  /** With a claim block: outcomes waiting for their grouped settle transaction, and the sends' counts with them. */
+  private settleQueue: SettlePlan[] = [];
+  private settleTimer: NodeJS.Timeout | undefined;
+  private readonly settling = new Set<Promise<void>>();
 
   constructor(private readonly o: DeliverOptions) {
     this.sinkId = o.sink.describe();
     const w = o.sink.shared;
     this.shared = w && o.ledger.claimWriteSettle && o.ledger.database === w.database ? w : undefined;
     if (this.shared) this.sharedBatches = { committed: 0, rolledBack: {} };
+    const caps = o.sink.capabilities;
+    this.blockSize =
+      !this.shared && caps.claimBlock && caps.claimBlock > caps.maxBatch ? caps.claimBlock : caps.maxBatch;
   }
 
   /** The fields the sink had no place for, with how many leads it wrote without each, most first. */
@@ -180,12 +189,13 @@ export class Deliverer {
       eventTime: e.occurredAt,
     };
     this.batch.push({ key: e.key, item, claim, claimFrom: d.retry ? ['failed'] : undefined, decision: d });
-    if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
+    if (this.batch.length >= this.blockSize) await this.dispatch();
   }
 
   /** Waits for the sends in flight to settle without starting new ones (the run is failing for another reason). */
   async drain(): Promise<void> {
     while (this.inFlight.size) await Promise.race(this.inFlight);
+    await this.flushSettles();
   }
 
   /**
@@ -214,7 +224,7 @@ export class Deliverer {
       ...(mode === 'update' ? { ifExists: this.o.existing } : {}),
     };
     this.batch.push({ key: row.key, item, claimFrom: from, row, decision });
-    if (this.batch.length >= this.o.sink.capabilities.maxBatch) await this.dispatch();
+    if (this.batch.length >= this.blockSize) await this.dispatch();
   }
 
   /**
@@ -235,6 +245,7 @@ export class Deliverer {
       this.batch = [];
     }
     while (this.inFlight.size) await Promise.race(this.inFlight);
+    await this.flushSettles();
     if (this.fatal) throw this.fatal;
   }
 
@@ -400,6 +411,7 @@ export class Deliverer {
     const chunks: Pending[][] = [];
     for (let i = 0; i < resend.length; i += size) chunks.push(resend.slice(i, i + size));
     await mapPool(chunks, Math.max(1, this.o.concurrency), (chunk) => this.sendClaimed(chunk));
+    await this.flushSettles();
     let stayed = 0;
     for (const [reason, n] of Object.entries(left)) {
       this.inDoubtReasons[reason] = (this.inDoubtReasons[reason] ?? 0) + n;
@@ -437,7 +449,32 @@ export class Deliverer {
     while (this.inFlight.size >= this.o.concurrency) await Promise.race(this.inFlight);
     if (this.fatal) throw this.fatal;
     if (this.o.stop.aborted) return this.releaseUnclaimed(batch);
-    const p = this.claimAndSend(batch)
+    const max = this.o.sink.capabilities.maxBatch;
+    if (batch.length <= max) return this.track(this.claimAndSend(batch));
+    // A claim block: claimed in one transaction (committed before any of its requests leaves), then sent a batch at
+    // a time within the run's concurrency.
+    let mine: Pending[];
+    try {
+      mine = await this.claim(batch);
+    } catch (e) {
+      this.fatal ??= e as Error;
+      throw this.fatal;
+    }
+    for (let i = 0; i < mine.length; i += max) {
+      while (this.inFlight.size >= this.o.concurrency) await Promise.race(this.inFlight);
+      if (this.fatal || this.o.stop.aborted) {
+        await this.unsent(mine.slice(i));
+        // Set by a send that failed while this block waited (TS still narrows it from the check above).
+        const fatal = this.fatal as Error | undefined;
+        if (fatal) throw fatal;
+        return;
+      }
+      this.track(this.sendClaimed(mine.slice(i, i + max)));
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const p = work
       .catch((e: Error) => {
         this.fatal ??= e;
       })
@@ -445,11 +482,38 @@ export class Deliverer {
     this.inFlight.add(p);
   }
 
+  /**
+   * Events of a claim block claimed and never sent (the run stopped, or failed): released, as a stop releases what
+   * it did not send. When the ledger itself failed (a lost lease among them) they stay pending under this run: the
+   * next run finds them in doubt and looks them up, as it would after a crash.
+   */
+  private async unsent(rest: Pending[]): Promise<void> {
+    if (!rest.length || this.fatal instanceof LedgerError) return;
+    try {
+      await this.settleAll(
+        rest,
+        rest.map(() => ({ kind: 'released' as const, reason: 'not sent: the run stopped before its request left' })),
+      );
+    } catch (e) {
+      this.fatal ??= e as Error;
+    }
+  }
+
   private async claimAndSend(batch: Pending[]): Promise<void> {
+    if (this.shared && batch.every((p) => !p.claimFrom)) {
+      this.checkLease();
+      this.checkReachable();
+      if (await this.claimWriteSettle(batch, this.shared)) return;
+    }
+    const mine = await this.claim(batch);
+    if (mine.length) await this.sendClaimed(mine);
+  }
+
+  /** Claims a batch (or a claim block) in the ledger, committed before anything is sent; returns what is this run's. */
+  private async claim(batch: Pending[]): Promise<Pending[]> {
     const { ledger, runId } = this.o;
     this.checkLease();
     this.checkReachable();
-    if (this.shared && batch.every((p) => !p.claimFrom) && (await this.claimWriteSettle(batch, this.shared))) return;
     // Claim: committed before the send. Keys another process claimed in the meantime are not ours to send.
     const fresh = batch.filter((p) => !p.claimFrom);
     const claimed = new Set<string>();
@@ -477,7 +541,7 @@ export class Deliverer {
       if (claimed.has(p.key)) mine.push(p);
       else this.apply(planOf([{ decision: p.decision, key: p.key, result: 'claimed_elsewhere' }]));
     }
-    if (mine.length) await this.sendClaimed(mine);
+    return mine;
   }
 
   /**
@@ -573,11 +637,52 @@ export class Deliverer {
 
   private async settleAll(mine: Pending[], outcomes: SinkOutcome[]): Promise<void> {
     const plan = this.planSettle(mine, outcomes);
+    if (this.blockSize > this.o.sink.capabilities.maxBatch && !plan.releases.length) return this.settleGrouped(plan);
     // Settle: committed after the send, in one transaction for the batch.
     if (plan.settlements.length) await this.o.ledger.settle(plan.settlements, this.o.runId);
     if (plan.releases.length)
       await this.o.ledger.release(plan.releases, this.o.runId, 'the run stopped before the request left');
     this.apply(plan);
+  }
+
+  /**
+   * Queues a send's outcomes for a settle transaction shared with the sends around it: committed when enough are
+   * queued, shortly after the first, or when the run finishes. Until then the rows stay pending under this run, so a
+   * crash leaves them for the next run to find in doubt and settle by lookup; nothing is counted before the commit.
+   */
+  private settleGrouped(plan: SettlePlan): void {
+    this.settleQueue.push(plan);
+    if (this.settleQueue.length >= SETTLE_GROUP) this.commitSettles();
+    else this.settleTimer ??= setTimeout(() => this.commitSettles(), SETTLE_GROUP_MS);
+  }
+
+  private commitSettles(): void {
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    const plans = this.settleQueue;
+    this.settleQueue = [];
+    if (!plans.length) return;
+    const p = Promise.resolve()
+      .then(() =>
+        this.o.ledger.settle(
+          plans.flatMap((x) => x.settlements),
+          this.o.runId,
+        ),
+      )
+      .then(() => {
+        for (const x of plans) this.apply(x);
+      })
+      .catch((e: Error) => {
+        this.fatal ??= e;
+      })
+      .finally(() => this.settling.delete(p));
+    this.settling.add(p);
+  }
+
+  /** Commits every queued outcome and waits for the settle transactions under way. */
+  private async flushSettles(): Promise<void> {
+    this.commitSettles();
+    while (this.settling.size) await Promise.race(this.settling);
   }
 
   /**
@@ -682,6 +787,10 @@ export class Deliverer {
     }
   }
 }
+
+/** Outcomes committed in one settle transaction at most (with a claim block), and how long the first may wait. */
+const SETTLE_GROUP = 64;
+const SETTLE_GROUP_MS = 20;
 
 /** A plan of reports only: nothing for the ledger to record. */
 function planOf(done: SettledItem[]): SettlePlan {

@@ -196,6 +196,9 @@ const overLimit = (why: string): Record<string, unknown> =>
 /** The persons and leads of one emulated company, one handler per operation. */
 export class PipedriveApi {
   private people = new Map<number, StoredPerson>();
+  /** Lower-cased email -> ids of the persons holding it: an exact email search is a look-up, not a scan, so an
+   *  account of 20,000 persons answers as fast as the real API does. */
+  private byEmail = new Map<string, Set<number>>();
   private leadStore: StoredLead[] = [];
   private nextId = 1;
 
@@ -215,6 +218,7 @@ export class PipedriveApi {
 
   reset(): void {
     this.people.clear();
+    this.byEmail.clear();
     this.leadStore = [];
     this.nextId = 1;
   }
@@ -256,7 +260,11 @@ export class PipedriveApi {
         return { status: 400, body: pipedriveError('Name must not be empty') };
       person.name = b.name;
     }
-    if (b.emails !== undefined) person.emails = contactValues(b.emails);
+    if (b.emails !== undefined) {
+      this.indexEmails(person, false);
+      person.emails = contactValues(b.emails);
+      this.indexEmails(person, true);
+    }
     if (b.phones !== undefined) person.phones = contactValues(b.phones);
     if (typeof b.org_id === 'number') person.org_id = b.org_id;
     if (typeof b.owner_id === 'number') person.owner_id = b.owner_id;
@@ -315,7 +323,7 @@ export class PipedriveApi {
     const t = term.toLowerCase();
     const hit = (v: string): boolean => (exact ? v.toLowerCase() === t : v.toLowerCase().includes(t));
     const indexed = this.now() - this.searchLagMs;
-    const items = [...this.people.values()]
+    const items = [...this.candidates(t, exact, fields)]
       .filter((p) => this.searchLagMs === 0 || Date.parse(p.add_time) <= indexed)
       .filter(
         (p) =>
@@ -420,7 +428,29 @@ export class PipedriveApi {
       update_time: now,
     };
     this.people.set(person.id, person);
+    this.indexEmails(person, true);
     return person;
+  }
+
+  private indexEmails(person: StoredPerson, add: boolean): void {
+    for (const e of person.emails) {
+      const k = e.value.toLowerCase();
+      let ids = this.byEmail.get(k);
+      if (add) {
+        if (!ids) this.byEmail.set(k, (ids = new Set()));
+        ids.add(person.id);
+      } else if (ids) {
+        ids.delete(person.id);
+        if (ids.size === 0) this.byEmail.delete(k);
+      }
+    }
+  }
+
+  /** Persons a search looks at: by the email index for an exact email-only search, else all of them. */
+  private candidates(t: string, exact: boolean, fields: string[]): Iterable<StoredPerson> {
+    if (!exact || fields.length !== 1 || fields[0] !== 'email') return this.people.values();
+    const ids = [...(this.byEmail.get(t) ?? [])].sort((a, b) => a - b);
+    return ids.map((id) => this.people.get(id)).filter((p): p is StoredPerson => p !== undefined);
   }
 
   private stamp(): string {
@@ -673,7 +703,11 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
       const reset = resetSeconds(w);
       return send(res, 429, overLimit(''), { ...limitHeaders(w, 0), 'retry-after': String(reset) });
     }
-    stampsOf.set(w, [...(stampsOf.get(w) ?? []), now()]);
+    // Only the window's stamps are kept: copying every stamp so far made each request cost more than the last.
+    const stamps = stampsOf.get(w) ?? [];
+    stamps.push(now());
+    while (stamps.length > w.max) stamps.shift();
+    stampsOf.set(w, stamps);
     budgetLeft -= cost;
     stats.tokensSpent += cost;
     const headers = limitHeaders(w, admitted.remaining);

@@ -13,6 +13,12 @@ export interface SinkCapabilities {
   maxBatch: number;
   /** The destination drops a repeated downstream key: an in-doubt event may simply be re-sent with the same key. */
   honoursIdempotencyKey: boolean;
+  /**
+   * Leads claimed in one ledger transaction before they are sent maxBatch at a time, their outcomes committed in
+   * grouped transactions: for a sink of one lead a request, whose per-request ledger writes would bound the run.
+   * Absent: each batch is claimed and settled on its own.
+   */
+  claimBlock?: number;
 }
 
 /** One lead handed to a sink. */

@@ -1,0 +1,161 @@
+// Scenarios 14-16 (issue 35): 20,000 people pushed to the Pipedrive emulator at its (scaled-up) limits, the same push
+// into an account that holds every person, and that push into an RD Station account that holds every person.
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { measure, median, parseJsonDoc, track } from './measure.mjs';
+
+const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
+
+/** The people of scenarios 13-16: n new people, one event each. */
+export function peopleFile(ctx, n, prefix) {
+  const file = path.join(ctx.data.work, `${prefix}-people-${n}.jsonl`);
+  let text = '';
+  for (let i = 0; i < n; i++) text += `{"event_id":"${prefix}${i}","email":"p${i}@example.com","name":"Pessoa ${i}"}\n`;
+  writeFileSync(file, text);
+  return file;
+}
+
+// Pipedrive's windows for the bench: its documented lowest api_token plan (20 requests per 2 s, search 10 per 2 s, the
+// emulator's defaults) scaled 40 times, to 800 and 400 per 2 s, so 20,000 people take 100 s instead of 67 minutes.
+// A new person is a search and a create: the search window admits 200 searches/s, and the API window 400 requests/s
+// (search and create both counted, as the sink counts them) 200 people/s, so the ceiling is 200 people/s either way.
+// A person found (scenario 15) is a search alone: the search window's 200/s. The daily budget (30,000 tokens on one
+// seat; a new person costs 20 + 5) would stop the run after about 1,100 people (exit 7): raised to 10,000,000.
+export const PD = { burst: 800, searchBurst: 400, windowMs: 2000, dailyBudget: 10_000_000, latencyMs: 5 };
+export const PD_CEILING = Math.min(PD.burst / 2, PD.searchBurst) / (PD.windowMs / 1000);
+
+async function startPipedrive(root) {
+  const opts = {
+    burst: PD.burst,
+    searchBurst: PD.searchBurst,
+    windowMs: PD.windowMs,
+    dailyBudget: PD.dailyBudget,
+    faults: { latencyMs: PD.latencyMs },
+  };
+  const child = track(
+    spawn(process.execPath, [path.join(root, 'bench', 'lib', 'pipedrive-server.mjs'), JSON.stringify(opts)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
+  const url = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', (l) => resolve(l.trim()));
+    child.once('exit', (c) => reject(new Error(`the Pipedrive emulator exited ${c}`)));
+  });
+  const admin = async (p, init) => {
+    const r = await fetch(`${url}/__admin/${p}`, init);
+    if (!r.ok) throw new Error(`${p}: HTTP ${r.status}`);
+    return r.json();
+  };
+  return {
+    url,
+    admin,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, delay(5000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+}
+
+/** Scenarios 14 (new people) and 15 (an account that holds every person) against the Pipedrive emulator. */
+export async function pipedriveScenario(ctx, { populated }) {
+  const n = 20_000;
+  const id = populated ? '15' : '14';
+  const file = peopleFile(ctx, n, 'pd');
+  const title = populated
+    ? `Push ${fmtInt(n)} people to the Pipedrive emulator that holds every one of them (${PD.searchBurst} searches / 2 s)`
+    : `Push ${fmtInt(n)} new people to the Pipedrive emulator, limits ${PD.burst} requests + ${PD.searchBurst} searches / 2 s`;
+  const emu = await startPipedrive(ctx.root);
+  const runs = [];
+  try {
+    for (let r = 0; r < ctx.opts.pushRuns; r++) {
+      await emu.admin('reset', { method: 'POST' });
+      if (populated) {
+        const people = Array.from({ length: n }, (_, i) => ({ name: `Pessoa ${i}`, email: `p${i}@example.com` }));
+        await emu.admin('persons', { method: 'POST', body: JSON.stringify(people) });
+      }
+      const before = (await emu.admin('persons')).length;
+      const ledger = path.join(ctx.data.work, 'pd-ledger.db');
+      for (const f of [ledger, `${ledger}-wal`, `${ledger}-shm`]) rmSync(f, { force: true });
+      ctx.log(`  [${id}] run ${r + 1}/${ctx.opts.pushRuns}: ${fmtInt(n)} people, ceiling ${PD_CEILING} people/s …`);
+      const args = [ctx.cli, 'push', file, '--sink', 'pipedrive', '--pipedrive-url', emu.url];
+      args.push('--ledger', ledger, '--concurrency', '8', '--json', '--quiet');
+      if (populated) {
+        // A run that only finds people never hears the API window's size (only a create's answer tells it), so it
+        // would pace every search at the lowest plan's 20 requests / 2 s: an account on a bigger plan says so.
+        const config = path.join(ctx.data.work, 'pd-config.json');
+        writeFileSync(config, JSON.stringify({ sinks: { pipedrive: { burst: PD.burst } } }));
+        args.push('--config', config);
+      }
+      const m = await measure(process.execPath, args, {
+        tmpDir: ctx.data.work,
+        cwd: ctx.root,
+        // The emulator takes any token.
+        env: { PIPEDRIVE_TOKEN: 'leadledger-bench-token' },
+      });
+      const doc = parseJsonDoc(m.stdout);
+      const stats = await emu.admin('stats');
+      const after = (await emu.admin('persons')).length;
+      const d = doc?.delivery ?? {};
+      const p = {
+        code: m.code,
+        wallS: m.wallMs / 1000,
+        sent: d.sent ?? 0,
+        exists: d.exists ?? 0,
+        failed: d.failed ?? 0,
+        inDoubt: d.inDoubt ?? 0,
+        created: after - before,
+        requests: stats.requests,
+        rateLimited: stats.rateLimited,
+        tokens: stats.tokensSpent,
+      };
+      p.perS = (populated ? p.exists : p.sent) / p.wallS;
+      p.ok =
+        m.code === 0 &&
+        p.failed === 0 &&
+        p.inDoubt === 0 &&
+        (populated ? p.exists === n && p.sent === 0 && p.created === 0 : p.sent === n && p.created === n);
+      runs.push(p);
+      ctx.log(
+        `  [${id}]   ${p.wallS.toFixed(1)} s, sent ${fmtInt(p.sent)}, exists ${fmtInt(p.exists)}, created in the emulator ${fmtInt(p.created)}, ${p.perS.toFixed(0)} people/s (${((100 * p.perS) / PD_CEILING).toFixed(1)}% of ceiling), ${p.requests} requests, ${p.rateLimited} 429s, ${fmtInt(p.tokens)} tokens${p.ok ? '' : ' — CHECK FAILED'}`,
+      );
+      if (!p.ok)
+        ctx.mismatch(
+          `scenario ${id}, run ${r + 1}: sent ${p.sent}, exists ${p.exists}, created ${p.created} of ${n}, failed ${p.failed}, in doubt ${p.inDoubt}, exit ${p.code} ${m.stderrTail.slice(-300)}`,
+        );
+    }
+  } finally {
+    await emu.stop();
+  }
+  const pct = runs.map((p) => (100 * p.perS) / PD_CEILING);
+  return [
+    {
+      scenario: id,
+      title,
+      tool: 'leadledger',
+      metric: populated ? 'people settled as existing/s as % of ceiling' : 'people created/s as % of ceiling',
+      unit: '%',
+      command: `leadledger push <file> --sink pipedrive --pipedrive-url <emulator> --concurrency 8`,
+      runs: pct,
+      median: median(pct),
+      ratio: null,
+      ceilingLeadsPerS: PD_CEILING,
+      leadsPerS: runs.map((p) => p.perS),
+      wallS: runs.map((p) => p.wallS),
+      created: runs.map((p) => p.created),
+      rateLimited: runs.map((p) => p.rateLimited),
+      correct: runs.every((p) => p.ok),
+      target: populated ? 'nobody created' : '≥ 90% of ceiling, one person each',
+      pass: populated
+        ? runs.every((p) => p.ok)
+        : median(pct) == null
+          ? null
+          : median(pct) >= 90 && runs.every((p) => p.ok),
+    },
+  ];
+}
