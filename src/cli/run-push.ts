@@ -1,4 +1,4 @@
-// Wiring of `push`: flags → PushOptions, signals, progress, and the report to stderr / stdout.
+// Wiring of `push`: flags → PushOptions, signals, progress, and the report (summary on stdout, messages on stderr).
 import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
 import { loadConfig } from '../mapping/config.js';

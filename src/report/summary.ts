@@ -1,4 +1,4 @@
-// The human summary a person reads on stderr at the end of a run.
+// The human summary of a run: the result on stdout (on stderr where --json or --report - take stdout).
 import type { ChalkInstance } from 'chalk';
 import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
 import { printable } from './printable.js';

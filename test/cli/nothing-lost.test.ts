@@ -103,7 +103,7 @@ test('a truncated gzip: what could be read is decided, the rest is named as not 
   }
   const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'h.db')]);
   assert.equal(human.code, 3);
-  assert.match(human.stderr, /not read \(exit code 3\)/);
+  assert.match(human.stdout, /not read \(exit code 3\)/);
   assert.match(
     human.stderr,
     new RegExp(`${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} from line \\d+ to the end: corrupt or truncated gzip`),
@@ -178,7 +178,7 @@ test('a Windows-1252 export whose first accented byte comes after the first chun
     assert.ok(!leads.some((l) => l.lead.name.includes('\ufffd')), `${name}: no U+FFFD`);
     assert.equal(leads.filter((l) => l.lead.name.startsWith('José Conceição')).length, 50, name);
     assert.match(
-      r.stderr,
+      r.stdout,
       new RegExp(`50 lines \\(the first at line ${ascii + 1}\\) were not UTF-8 and were read as Windows-1252`),
       name,
     );
@@ -373,7 +373,7 @@ test('a CSV header that names a column twice is said: which column is read under
   ]);
   assert.equal(doc.counts.new, 1);
   const human = await runCli(['push', input, '--dry-run', '--ledger', join(dir, 'l.db')]);
-  assert.match(human.stderr, /dup\.csv: the header repeats a name: 'email' names columns 1, 3/);
+  assert.match(human.stdout, /dup\.csv: the header repeats a name: 'email' names columns 1, 3/);
 });
 
 test('a key of configured paths with a part that is a JSON number past 2^53 is keyed by content too, with the warning', async () => {
