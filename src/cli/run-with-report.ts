@@ -2,8 +2,9 @@
 // stdout; on stderr where --json or --report - take stdout).
 import type { CommandContext } from '../commands/context.js';
 import type { RunReport } from '../report/run-report.js';
-import { formatJson, formatSummary, quietErrorLines } from '../report/summary.js';
+import { formatSummary, quietErrorLines } from '../report/summary.js';
 import { ERROR_PREFIX } from './errors.js';
+import { machineJson, runReportDocument } from './machine-json.js';
 import { createOutput, describeHttpEvent } from './output.js';
 import { installStopSignals } from './signals.js';
 
@@ -31,7 +32,7 @@ export async function runWithReport(
     // The summary is the command's result (stdout), unless stdout holds the machine output (--json, --report -, the
     // jsonl sink's --output -): then it is a message for the person running it (stderr).
     const machine = !!flags.json || isStdoutReport(flags.report) || flags.output === '-';
-    if (flags.json) process.stdout.write(formatJson(report));
+    if (flags.json) process.stdout.write(machineJson(runReportDocument(report)));
     if (!out.quiet) (machine ? process.stderr : process.stdout).write(formatSummary(report, out.chalk));
     else for (const line of quietErrorLines(report)) process.stderr.write(`${line}\n`);
     // An error, so printed with --quiet too, and last: the summary above says what the run did.

@@ -190,11 +190,6 @@ function example(e: Example): string {
   return `${printable(e.source)}:${e.line}${e.item === undefined ? '' : ` (item ${e.item})`}${e.key ? ` [${printable(e.key, 80)}]` : ''} ${printable(e.reason, 240)}`;
 }
 
-/** The --json document: the report as it is, stable field names. */
-export function formatJson(r: RunReport): string {
-  return JSON.stringify(r, null, 2) + '\n';
-}
-
 // Where a part not read is: a line, lines, the rest of the input, or the records past those listed one by one.
 function unreadPart(u: Unread): string {
   if (u.records !== undefined)

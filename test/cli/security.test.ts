@@ -58,7 +58,7 @@ test('terminal control sequences in keys, emails and file names are shown escape
   }
   // Machine output stays exact: JSON escapes what it must, and the key round-trips.
   const json = await runCli(['ledger', 'list', '--json', '--ledger', ledger]);
-  assert.ok((JSON.parse(json.stdout) as Array<{ key: string }>).some((e) => e.key === key));
+  assert.ok((JSON.parse(json.stdout) as { events: Array<{ key: string }> }).events.some((e) => e.key === key));
 });
 
 test('an email of 10,000 characters is refused (RFC 5321), and one of a million does not flood the terminal', async () => {
