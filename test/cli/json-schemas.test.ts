@@ -93,5 +93,13 @@ test('every --json document validates against its schema in schemas/, with schem
   await run('ledger-verify', ['ledger', 'verify', '--ledger', ledger]);
   await run('ledger-export', ['ledger', 'export', '--output', join(dir, 'e.csv'), '--ledger', ledger]);
   await run('presets', ['presets']);
+  await run('ledger-forget', ['ledger', 'forget', key, '--dry-run', '--ledger', ledger]);
+  await run('ledger-forget', ['ledger', 'forget', '--email', 'ana@example.com', '--dry-run', '--ledger', ledger]);
+  await run('ledger-prune', ['ledger', 'prune', '--older-than', '1d', '--dry-run', '--ledger', ledger]);
+  const keys = join(dir, 'keys.txt');
+  writeFileSync(keys, 'imported-1\n');
+  await run('ledger-import', ['ledger', 'import', keys, '--ledger', ledger]);
+  await run('ledger-migrate', ['ledger', 'migrate', '--to', join(dir, 'copy.db'), '--ledger', ledger]);
+  await run('init', ['init', EVENTS, '--dry-run', '--output', join(dir, 'c.json')]);
   for (const [what, d] of docs) assert.deepEqual(snakeNames(d), [], `${what}: camelCase names`);
 });
