@@ -89,7 +89,7 @@ const zones = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/.data/', '.tmp/', 'coverage/', 'bench/gen-events.mjs'] },
+  { ignores: ['dist/', 'node_modules/', '.cache/', 'bench/.data/', '.tmp/', 'coverage/', 'bench/gen-events.mjs'] },
   js.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -133,7 +133,8 @@ export default tseslint.config(
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.check.json' })],
     },
     rules: {
-      'import-x/no-cycle': 'error',
+      // A cycle cannot run through a package (none imports leadledger): not parsing them saves most of the rule's time.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-self-import': 'error',
       'import-x/no-duplicates': ['error', { 'prefer-inline': true }],
       'import-x/no-useless-path-segments': 'error',

@@ -3,12 +3,18 @@
 // sources from the source definitions (src/presets/catalog.ts), and its table of sinks from the sink registry
 // (src/sinks/registry.ts). Run `npm run docs` after changing a flag, a source or a sink; a test fails when the README
 // is out of date.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const { OPTIONS, EXIT_CODES, EXIT_PRECEDENCE_TEXT, OPTION_GROUP_ORDER, optionGroup } =
   await import('../dist/cli/options.js');
 const { SOURCES, LOGS } = await import('../dist/presets/catalog.js');
 const { SINKS } = await import('../dist/sinks/registry.js');
+const { configJsonSchema, CONFIG_SCHEMA_FILE } = await import('../dist/mapping/config.js');
+
+/** The config's JSON Schema as the package ships it (schemas/config.schema.json), from the zod schema. */
+export function renderConfigSchema() {
+  return JSON.stringify(configJsonSchema(), null, 2) + '\n';
+}
 
 /** The README's table of sinks: one row per definition. */
 export function renderSinks() {
@@ -95,10 +101,25 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
     'sinks',
     renderSinks(),
   );
+  const schema = renderConfigSchema();
+  let shipped = '';
+  try {
+    shipped = readFileSync(CONFIG_SCHEMA_FILE, 'utf8');
+  } catch {
+    // Not written yet.
+  }
   if (process.argv.includes('--check')) {
     if (next !== readme) {
       console.error('README.md option, source or sink tables are out of date: run npm run docs');
       process.exit(1);
     }
-  } else writeFileSync('README.md', next);
+    if (shipped !== schema) {
+      console.error(`${CONFIG_SCHEMA_FILE} is out of date: run npm run docs`);
+      process.exit(1);
+    }
+  } else {
+    writeFileSync('README.md', next);
+    mkdirSync('schemas', { recursive: true });
+    writeFileSync(CONFIG_SCHEMA_FILE, schema);
+  }
 }

@@ -13,9 +13,14 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [s
     ['leadledger -q push exports/*.csv --sink hubspot --wait', 'for cron: errors only, wait for a run in progress'],
   ],
   replay: [
-    [`leadledger replay --sink ${SINKS[0].name}`, 'after an outage: send again what failed'],
+    ['leadledger replay', 'after an outage: send again what failed, to the sink it was sent to'],
+    [`leadledger replay --sink ${SINKS[0].name}`, 'the same, to a sink named here'],
     [`leadledger replay --in-doubt --sink ${SINKS[0].name}`, 'settle what a crash left in doubt'],
     ['leadledger replay --permanent --keys evt_1,evt_2 -n', 'what fixing the mapping would re-send'],
+  ],
+  doctor: [
+    [`leadledger doctor --sink ${SINKS[0].name}`, 'before a long push: config, ledger, credentials, the CRM'],
+    ['leadledger doctor --json', 'the same checks, for a script (exit 0 when none fails)'],
   ],
   presets: [
     ['leadledger presets', 'every source read without configuration'],

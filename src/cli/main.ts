@@ -94,6 +94,18 @@ export function buildProgram(): Command {
     process.exitCode = await runReplay(flags, valuesFromEnv(cmd));
   });
 
+  addOptions(
+    program
+      .command('doctor')
+      .description(
+        'check, in a few seconds, what a push would meet: the config, the ledger, the credentials, the CRM (changes nothing)',
+      ),
+    'doctor',
+  ).action(async (flags: Record<string, unknown>, cmd: Command) => {
+    const { runDoctor } = await import('./run-doctor.js');
+    process.exitCode = await runDoctor(flags, valuesFromEnv(cmd));
+  });
+
   program
     .command('presets')
     .description('list the sources leadledger recognizes (exports, webhooks, logs) and what each maps')

@@ -15,7 +15,7 @@ export interface OptionDef {
   /** Converts the text value; throws a plain Error with a message for bad values. */
   parse?: (value: string, previous: unknown) => unknown;
   /** The commands that take it. */
-  commands: Array<'push' | 'replay' | 'ledger' | 'sandbox'>;
+  commands: Array<'push' | 'replay' | 'ledger' | 'sandbox' | 'doctor'>;
   hidden?: boolean;
 }
 
@@ -116,14 +116,16 @@ export const OPTIONS: OptionDef[] = [
     flags: '--ledger <file>',
     description: 'the ledger: a file, or postgres://user@host/db[?schema=name] for several hosts',
     env: 'LEADLEDGER_LEDGER',
-    default: '.leadledger/ledger.db',
-    commands: ['push', 'replay', 'ledger'],
+    // Shown, not applied by commander: the config's "ledger" comes between the environment and this default.
+    default: '.leadledger/ledger.db, or the config\'s "ledger"',
+    commands: ['push', 'replay', 'ledger', 'doctor'],
   },
   {
     flags: '-c, --config <file>',
-    description: 'config file (field mapping, key, types, sinks)',
-    default: 'leadledger.config.json if present',
-    commands: ['push', 'replay'],
+    description:
+      'config file (field mapping, key, types, the sink and its settings, the ledger), else the one LEADLEDGER_CONFIG names; the summary names the one in use',
+    default: './leadledger.config.json, else config.json in the user config directory (~/.config/leadledger/)',
+    commands: ['push', 'replay', 'doctor'],
   },
   {
     flags: '--format <format>',
@@ -192,26 +194,29 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--json',
     description: 'print the run report as one JSON document on stdout (the summary then goes to stderr)',
-    commands: ['push', 'replay', 'ledger'],
+    commands: ['push', 'replay', 'ledger', 'doctor'],
   },
   {
     flags: '-s, --sink <name>',
     description: `destination: ${sinkNamesText()}`,
     env: 'LEADLEDGER_SINK',
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'doctor'],
   },
   // Each sink's own flags, from its definition (sinks/registry.ts).
-  ...sinkFlags().map(({ key: _key, sinks: _sinks, ...f }): OptionDef => ({ ...f, commands: ['push', 'replay'] })),
+  ...sinkFlags().map(({ key: _key, sinks: _sinks, ...f }): OptionDef => ({
+    ...f,
+    commands: ['push', 'replay', 'doctor'],
+  })),
   {
     flags: '--allow-insecure',
     description: 'allow plain http:// to a host other than loopback',
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'doctor'],
   },
   {
     flags: '--existing <policy>',
     description: 'a person already delivered by another event, or already in the CRM: skip or update',
     default: 'skip',
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'doctor'],
   },
   {
     flags: '--concurrency <n>',
@@ -245,7 +250,7 @@ export const OPTIONS: OptionDef[] = [
     description: 'per-request timeout',
     default: 30,
     parse: seconds('--timeout'),
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'doctor'],
   },
   {
     flags: '--wait [seconds]',
@@ -272,7 +277,7 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--no-color',
     description: 'no colour (also NO_COLOR=1)',
-    commands: ['push', 'replay', 'ledger', 'sandbox'],
+    commands: ['push', 'replay', 'ledger', 'sandbox', 'doctor'],
   },
   {
     flags: '--failed',

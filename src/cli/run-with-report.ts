@@ -35,6 +35,10 @@ export async function runWithReport(
     if (flags.json) process.stdout.write(machineJson(runReportDocument(report)));
     if (!out.quiet) (machine ? process.stderr : process.stdout).write(formatSummary(report, out.chalk));
     else for (const line of quietErrorLines(report)) process.stderr.write(`${line}\n`);
+    // A config that fits no record is an error (exit 2): on stderr too, where the summary went to stdout (--quiet has
+    // it among its lines above).
+    if (report.configMismatch && !out.quiet && !machine)
+      process.stderr.write(`${ERROR_PREFIX}${report.configMismatch} (exit 2)\n`);
     // An error, so printed with --quiet too, and last: the summary above says what the run did.
     if (report.reportError) {
       const settled = report.runId ? ` (the sends of run ${report.runId} are settled in the ledger)` : '';

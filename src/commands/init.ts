@@ -16,7 +16,7 @@ import {
   type FieldName,
   type FieldPath,
 } from '../mapping/fields.js';
-import { type Config, DEFAULT_CONFIG_FILE } from '../mapping/config.js';
+import { type Config, configSchemaUrl, DEFAULT_CONFIG_FILE } from '../mapping/config.js';
 import { discoverPerson } from '../mapping/discover.js';
 import { recognizeHead } from '../presets/head.js';
 import { Recognizer, type SeenEvent } from '../presets/recognize.js';
@@ -138,7 +138,8 @@ export async function planInit(o: InitOptions, ctx: CommandContext): Promise<Ini
   const preset = only && !inLog ? only : undefined;
   const fields = findFields(seen);
   phones = await countryOfNationalNumbers(phones, fields.phoneNumbers, o, ctx);
-  const config: Config = {};
+  // Editors that read "$schema" complete and check the config against the schema the package ships.
+  const config: Config = { $schema: configSchemaUrl() };
   if (preset) config.preset = preset.name;
   else if (sources.size === 1 && !only && !inLog) {
     // Read by field names: the columns found are written out, so that the config says where each field is.

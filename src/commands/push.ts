@@ -9,11 +9,13 @@ import { ledgerPath } from '../ledger/ledger.js';
 import { ledgerName, openLedgerStore } from '../ledger/open.js';
 import { isPostgresUrl, mayStillSend, stopKeepAlive, type LedgerStore } from '../ledger/store.js';
 import { loadConfig } from '../mapping/config.js';
+import { mapsWithoutConfig } from './config-fit.js';
 import { resolveDates } from './dates.js';
 import type { DateOrder } from '../mapping/times.js';
 import type { ReportFile } from '../report/report-file.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
 import {
+  configMismatch,
   datesRead,
   phoneCountry,
   reportFileError,
@@ -65,18 +67,21 @@ export interface PushOptions extends SinkFlags {
 
 /** Runs a push (or its dry-run) and returns what happened as data. */
 export async function push(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
+  // The ledger's path once the config is read (the config may name it).
+  const at: { ledger?: string } = {};
   try {
-    return await pushOnce(opts, ctx);
+    return await pushOnce(opts, ctx, at);
   } catch (e) {
     // The ledger is the only SQLite here: a SQLite error that got this far is the ledger's (damaged: exit 5).
-    const l = ledgerPath(opts.ledger, ctx.env);
+    const l = at.ledger ?? ledgerPath(opts.ledger, ctx.env);
     throw ledgerFailure(e, isPostgresUrl(l) ? ledgerName(l) : resolve(l));
   }
 }
 
-async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunReport> {
+async function pushOnce(opts: PushOptions, ctx: CommandContext, at: { ledger?: string }): Promise<RunReport> {
   const started = Date.now();
-  const { config } = loadConfig(opts.config, ctx.cwd);
+  const loaded = loadConfig(opts.config, ctx.cwd, ctx.env);
+  const { config } = loaded;
   const preset = opts.preset ? resolvePreset(opts.preset) : resolvePreset(config.preset, 'the config\'s "preset"');
   const country = resolveDefaultCountry({
     flag: opts.defaultCountry,
@@ -85,10 +90,11 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     env: ctx.env,
   });
   const dates = resolveDates(opts, config);
-  const path = ledgerPath(opts.ledger, ctx.env);
+  const path = (at.ledger = ledgerPath(opts.ledger, ctx.env, config.ledger));
   // The sink's options, read by its definition: recorded by a dry-run too, which opens nothing.
   const chosen = configureSink(opts, config);
-  const params = publicParams(opts, chosen?.shown());
+  // The sink recorded is the one used, named by --sink or by the config: replay defaults to it.
+  const params = publicParams({ ...opts, sink: chosen?.name }, chosen?.shown());
   const stats: DecideStats = { nationalPhones: 0 };
 
   let sink: Sink | undefined;
@@ -132,6 +138,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
   let heartbeat: ReturnType<LedgerStore['keepAlive']> | undefined;
   let bytesDecided = 0;
   let finalReport!: RunReport;
+  // Why every record was invalid because of the config, when it was (the run then ends 2).
+  let mismatch: string | undefined;
   let progressTimer: NodeJS.Timeout | undefined;
   if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
 
@@ -246,6 +254,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
     }
     if (deliverer) await deliverer.finish();
     if (ctx.stop.aborted) interrupted = true;
+    // Every record invalid under a config that maps fields: the config's fault only where they map without it.
+    const suspect = interrupted ? undefined : configMismatch(loaded, collector.counts, collector.unread);
+    if (suspect && (await mapsWithoutConfig(opts.inputs, read, { ...map, config }))) mismatch = suspect;
     if (interrupted) runStatus = 'interrupted';
   } catch (e) {
     runStatus = 'failed';
@@ -276,6 +287,8 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       command: 'push',
       dryRun: opts.dryRun,
       ledger: ledgerName(path),
+      config: loaded.path ?? null,
+      ...(mismatch ? { configMismatch: mismatch } : {}),
       runId,
       sink: sink?.describe(),
       inputs: opts.inputs,
@@ -298,7 +311,9 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
       inDoubtResolution:
-        (delivery?.inDoubt || inDoubtInLedger) && sink && chosen ? inDoubtResolution(opts, chosen, sink) : undefined,
+        (delivery?.inDoubt || inDoubtInLedger) && sink && chosen
+          ? inDoubtResolution({ ledger: opts.ledger ?? path }, chosen, sink)
+          : undefined,
       inDoubtInLedger: inDoubtInLedger || undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
@@ -310,6 +325,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext): Promise<RunRepo
         !!reportFile?.error,
         inDoubtInLedger,
         collector.counts.conflict,
+        !!mismatch,
       ),
     };
   }

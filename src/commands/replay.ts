@@ -47,6 +47,8 @@ import { resolveDates } from './dates.js';
 import type { DateOrder } from '../mapping/times.js';
 import { configureSink, httpSummary, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { inDoubtResolution } from '../deliver/resolve-command.js';
+import { ledgerPath } from '../ledger/ledger.js';
+import { recordedSink } from './recorded-sink.js';
 
 /** Options of `replay`. */
 export interface ReplayOptions extends SinkFlags {
@@ -132,20 +134,25 @@ class PersonRule {
 
 /** Re-sends selected ledger events and returns what happened as data. */
 export async function replay(o: ReplayOptions, ctx: CommandContext & { confirm?: Confirm }): Promise<RunReport> {
+  // The ledger's path once the config is read (the config may name it).
+  const at: { ledger?: string } = {};
   try {
-    return await replayOnce(o, ctx);
+    return await replayOnce(o, ctx, at);
   } catch (e) {
     // The ledger is the only SQLite here: a SQLite error that got this far is the ledger's (damaged: exit 5).
-    throw ledgerFailure(e, ledgerName(resolveLedger(o.ledger, ctx)));
+    throw ledgerFailure(e, ledgerName(at.ledger ?? resolveLedger(o.ledger, ctx, null)));
   }
 }
 
-async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Confirm }): Promise<RunReport> {
+async function replayOnce(
+  o: ReplayOptions,
+  ctx: CommandContext & { confirm?: Confirm },
+  at: { ledger?: string },
+): Promise<RunReport> {
   const started = Date.now();
-  const { config } = loadConfig(o.config, ctx.cwd);
-  const path = resolveLedger(o.ledger, ctx);
-  const chosen: ConfiguredSink | undefined = configureSink(o, config);
-  const params = { ...publicReplayParams(o, chosen?.shown()) };
+  const loaded = loadConfig(o.config, ctx.cwd, ctx.env);
+  const { config } = loaded;
+  const path = (at.ledger = resolveLedger(o.ledger, ctx, config.ledger ?? null));
   if (o.resend && !o.inDoubt)
     throw new UsageError(
       '--resend re-sends in-doubt events only: give it with --in-doubt (--force re-sends sent ones)',
@@ -162,6 +169,30 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
   const dates = resolveDates(o, config);
 
   const ledger = await openExistingLedger(path, { readonly: o.dryRun, env: ctx.env, stop: ctx.stop });
+  let chosen: ConfiguredSink | undefined;
+  let params: Record<string, unknown>;
+  try {
+    // Without --sink (LEADLEDGER_SINK), the events go where they were sent, with the settings their run recorded
+    // (a flag or its variable still wins over them); only where the ledger records no sink, the config's "sink".
+    const recorded = o.sink
+      ? undefined
+      : await recordedSink(ledger, {
+          statuses: selectedStatuses(statuses),
+          keys: o.keys,
+          since: o.since,
+          until: o.until,
+          source: o.source,
+          run: o.run,
+        });
+    const to: ReplayOptions = recorded
+      ? { ...o, sink: recorded.name, sinkFlags: { ...recorded.flags, ...o.sinkFlags } }
+      : o;
+    chosen = configureSink(to, config);
+    params = publicReplayParams({ ...o, sink: chosen?.name }, chosen?.shown());
+  } catch (e) {
+    await ledger.close();
+    throw e;
+  }
   let sink: Sink | undefined;
   let http: HttpClient | undefined;
   let breaker: CircuitBreaker | undefined;
@@ -362,6 +393,7 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       command: 'replay',
       dryRun: o.dryRun,
       ledger: ledgerName(path),
+      config: loaded.path ?? null,
       runId,
       sink: sink?.describe(),
       inputs: o.from ?? [],
@@ -384,7 +416,10 @@ async function replayOnce(o: ReplayOptions, ctx: CommandContext & { confirm?: Co
       http: http ? httpSummary(http) : undefined,
       interrupted: interrupted || undefined,
       stopped: interrupted && deliverer ? { ...deliverer.stopped } : undefined,
-      inDoubtResolution: delivery?.inDoubt && sink && chosen ? inDoubtResolution(o, chosen, sink) : undefined,
+      inDoubtResolution:
+        delivery?.inDoubt && sink && chosen
+          ? inDoubtResolution({ ledger: o.ledger ?? ledgerPath(undefined, ctx.env, config.ledger) }, chosen, sink)
+          : undefined,
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
@@ -409,6 +444,15 @@ function chooseStatuses(o: ReplayOptions): { failed: boolean; permanent: boolean
     inDoubt: !!o.inDoubt,
     sent: !!o.force,
   };
+}
+
+// The ledger statuses a replay's choice selects rows in.
+function selectedStatuses(st: ReturnType<typeof chooseStatuses>): EventStatus[] {
+  const statuses: EventStatus[] = [];
+  if (st.failed || st.permanent) statuses.push('failed');
+  if (st.inDoubt) statuses.push('in_doubt');
+  if (st.sent) statuses.push('sent');
+  return statuses;
 }
 
 async function select(
@@ -488,10 +532,7 @@ async function select(
     }
     return out;
   }
-  const statuses: EventStatus[] = [];
-  if (st.failed || st.permanent) statuses.push('failed');
-  if (st.inDoubt) statuses.push('in_doubt');
-  if (st.sent) statuses.push('sent');
+  const statuses = selectedStatuses(st);
   const like = likeOp(ledger.sql);
   // The filters besides the status: on the query when no keys are given, checked key by key when they are.
   const filters = { since: o.since, until: o.until, source: o.source, runId: o.run, timeField: 'first_seen' } as const;

@@ -26,14 +26,15 @@ export interface SinkFlags {
 }
 
 /**
- * The sink named by --sink with its options read from flags and the config (undefined without --sink): what a run
+ * The sink named by --sink or the config's "sink", with its options read from flags and the config (undefined without either): what a run
  * records and a replay hint repeats of it, before anything is opened. A dry-run reads it too, and opens nothing.
  */
 export function configureSink(f: SinkFlags, config: Config): ConfiguredSink | undefined {
-  if (!f.sink) return undefined;
-  const def = findSink(f.sink);
-  if (!def)
-    throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${f.sink}'${didYouMean(f.sink, SINK_NAMES)}`);
+  // --sink (LEADLEDGER_SINK), else the config's "sink" (checked against the registry when the config was read).
+  const name = f.sink ?? config.sink;
+  if (!name) return undefined;
+  const def = findSink(name);
+  if (!def) throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${name}'${didYouMean(name, SINK_NAMES)}`);
   const sections = (config.sinks ?? {}) as Readonly<Record<string, unknown>>;
   return def.configure({ flags: f.sinkFlags ?? {}, fromEnv: f.sinkFlagsFromEnv ?? {}, config: sections[def.name] });
 }
@@ -52,7 +53,7 @@ export async function openSink(
 ): Promise<{ sink: Sink; http?: HttpClient; chosen: ConfiguredSink; breaker: CircuitBreaker }> {
   if (!chosen)
     throw new UsageError(
-      `${command} needs --sink (${SINK_NAMES.join(', ')})${command === 'push' ? ', or --dry-run to audit' : ''}`,
+      `${command} needs --sink (${SINK_NAMES.join(', ')}) or "sink" in the config${command === 'push' ? ', or --dry-run to audit' : ''}`,
     );
   // One breaker for the run: what opens it stops every batch of the run, whichever request saw the last failure.
   const breaker = new CircuitBreaker();

@@ -34,8 +34,13 @@ import type { ClaimInput, EventStatus, KnownKey, LedgerEventRow, Settlement } fr
 export const DEFAULT_LEDGER = '.leadledger/ledger.db';
 
 /** The ledger a command uses: the flag, then LEADLEDGER_LEDGER, then ./.leadledger/ledger.db (as given, not resolved). */
-export function ledgerPath(flag: string | undefined, env: Record<string, string | undefined>): string {
-  return flag ?? env.LEADLEDGER_LEDGER ?? DEFAULT_LEDGER;
+export function ledgerPath(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+  configured?: string,
+): string {
+  // --ledger, LEADLEDGER_LEDGER, the config's "ledger", the default: flags > environment > config > defaults.
+  return flag ?? (env.LEADLEDGER_LEDGER?.trim() || undefined) ?? configured ?? DEFAULT_LEDGER;
 }
 
 /** Pages in the WAL before a writing connection checkpoints it (see the constructor). */

@@ -1,13 +1,16 @@
 // The config file: explicit field mapping, key choice, accepted event types, phones, sink settings.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { userConfigDir } from '../config-dir.js';
 import type * as Libphonenumber from 'libphonenumber-js';
 import type * as ZodModule from 'zod';
 import type { z as Zod } from 'zod';
 import { closest } from '../did-you-mean.js';
 import { UsageError } from '../errors.js';
 import type { RegisteredSink } from '../sinks/definition.js';
-import { SINKS, type SinkSections } from '../sinks/registry.js';
+import { SINK_NAMES, SINKS, type SinkSections } from '../sinks/registry.js';
+import { pgUrlHoldsPassword } from '../pg-url.js';
 import { describeJsonError, lineAndColumn } from '../sources/json-error.js';
 import { FIELD_NAMES } from './fields.js';
 import { checkTimezone } from './times.js';
@@ -77,6 +80,17 @@ function makeSchema(z: typeof Zod) {
   return z
     .object({
       $schema: z.string().optional(),
+      // The sink a push or replay sends to when --sink (LEADLEDGER_SINK) is not given; its settings are sinks.<name>.
+      sink: z.enum(SINK_NAMES as [string, ...string[]]).optional(),
+      // The ledger when --ledger (LEADLEDGER_LEDGER) is not given: a file (relative to this config file's folder), or
+      // postgres://user@host/db without a password (that comes from PGPASSWORD, ~/.pgpass or LEADLEDGER_LEDGER).
+      ledger: z
+        .string()
+        .min(1)
+        .refine((l) => !pgUrlHoldsPassword(l), {
+          message: 'holds a password: secrets never go in the config (PGPASSWORD, ~/.pgpass, or LEADLEDGER_LEDGER)',
+        })
+        .optional(),
       // The source every input is read as (`leadledger presets`), instead of recognizing each one.
       preset: z.string().min(1).optional(),
       fields: fieldsSchema.optional(),
@@ -142,13 +156,95 @@ export function configSchema(): ReturnType<typeof makeSchema> {
 
 export type Config = Zod.infer<ReturnType<typeof makeSchema>>;
 
-/** The config file read when --config is not given. */
+/** Where the package keeps the config's JSON Schema (schemas/config.schema.json, written by `npm run docs`). */
+export const CONFIG_SCHEMA_FILE = 'schemas/config.schema.json';
+
+/**
+ * The address `init` writes as the config's "$schema": the schema shipped in this version of the package, as the npm
+ * registry's CDN serves it (the config is often written where leadledger runs through npx, with no node_modules).
+ */
+export function configSchemaUrl(): string {
+  const pkg = require('../../package.json') as { name: string; version: string };
+  return `https://unpkg.com/${pkg.name}@${pkg.version}/${CONFIG_SCHEMA_FILE}`;
+}
+
+/**
+ * The config's JSON Schema, made from the zod schema (what a config may be written as: refinements that JSON Schema
+ * cannot say, such as known countries and time zones, are checked by leadledger when it reads the config).
+ */
+export function configJsonSchema(): Record<string, unknown> {
+  const { z } = require('zod') as typeof ZodModule;
+  const schema = z.toJSONSchema(configSchema(), { io: 'input', unrepresentable: 'any' });
+  return {
+    $schema: schema.$schema,
+    title: 'leadledger config (leadledger.config.json)',
+    description:
+      'Field mapping, event key, accepted types, phones and dates, the sink and its settings, the ledger. Secrets never go here: tokens come from the environment or a token file.',
+    ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema')),
+  };
+}
+
+/** The config file read from the working directory when --config and LEADLEDGER_CONFIG are not given. */
 export const DEFAULT_CONFIG_FILE = 'leadledger.config.json';
 
-/** Loads and validates a config file; a problem is a UsageError naming the file and the field. */
-export function loadConfig(path: string | undefined, cwd = process.cwd()): { config: Config; path?: string } {
-  const file = path ?? (existsSync(`${cwd}/${DEFAULT_CONFIG_FILE}`) ? `${cwd}/${DEFAULT_CONFIG_FILE}` : undefined);
-  if (!file) return { config: {} };
+/** The config file of the user's config directory, read when no other is found. */
+export const USER_CONFIG_FILE = 'config.json';
+
+/** Where a config file was found, in the lookup order. */
+export type ConfigFrom = '--config' | 'LEADLEDGER_CONFIG' | 'working directory' | 'user config directory';
+
+/** A config file found: its absolute path and how it was found. */
+export interface FoundConfig {
+  path: string;
+  from: ConfigFrom;
+}
+
+/**
+ * The config file in use: --config, else LEADLEDGER_CONFIG, else leadledger.config.json in the working directory,
+ * else config.json in the user's config directory (where `leadledger auth` keeps its credentials file); undefined
+ * when there is none. A file named by --config or LEADLEDGER_CONFIG that does not exist is a UsageError naming it.
+ */
+export function findConfig(
+  flag: string | undefined,
+  cwd = process.cwd(),
+  env: Record<string, string | undefined> = process.env,
+): FoundConfig | undefined {
+  const named: Array<[string | undefined, ConfigFrom]> = [
+    [flag, '--config'],
+    [env.LEADLEDGER_CONFIG?.trim() || undefined, 'LEADLEDGER_CONFIG'],
+  ];
+  for (const [file, from] of named) {
+    if (file === undefined) continue;
+    const path = resolve(cwd, file);
+    if (!existsSync(path)) throw new UsageError(`config ${path} (from ${from}) does not exist`);
+    return { path, from };
+  }
+  const here = join(cwd, DEFAULT_CONFIG_FILE);
+  if (existsSync(here)) return { path: resolve(here), from: 'working directory' };
+  const user = join(userConfigDir(env), USER_CONFIG_FILE);
+  if (existsSync(user)) return { path: user, from: 'user config directory' };
+  return undefined;
+}
+
+/** The config in use and where it is; `from` says how it was found. */
+export interface LoadedConfig {
+  config: Config;
+  path?: string;
+  from?: ConfigFrom;
+}
+
+/**
+ * Finds (findConfig), loads and validates the config file; a problem is a UsageError naming the file and the field.
+ * A relative `ledger` file is made absolute from the config file's folder.
+ */
+export function loadConfig(
+  flag: string | undefined,
+  cwd = process.cwd(),
+  env: Record<string, string | undefined> = process.env,
+): LoadedConfig {
+  const found = findConfig(flag, cwd, env);
+  if (!found) return { config: {} };
+  const file = found.path;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -165,7 +261,11 @@ export function loadConfig(path: string | undefined, cwd = process.cwd()): { con
     const { line, column } = lineAndColumn(text, offset);
     throw new UsageError(`config ${file} is not valid JSON: ${message} at line ${line}, column ${column}`);
   }
-  return { config: parseConfig(raw, file), path: file };
+  const config = parseConfig(raw, file);
+  // A ledger named in a config of the user's config directory is not meant relative to wherever cron runs.
+  if (config.ledger && !/^postgres(ql)?:\/\//i.test(config.ledger))
+    config.ledger = resolve(dirname(file), config.ledger);
+  return { config, path: file, from: found.from };
 }
 
 /**

@@ -106,6 +106,13 @@ export interface RunReport {
   command: string;
   dryRun: boolean;
   ledger: string;
+  /** The config file in use (absolute path; found by --config, LEADLEDGER_CONFIG, the working directory, the user's config directory), or null. */
+  config: string | null;
+  /**
+   * Every record of a non-empty input was invalid under a config that maps fields (fields, key or preset): most likely
+   * a config written for another kind of input. Why, naming the config; the run then ends 2 (a config error).
+   */
+  configMismatch?: string;
   runId?: number;
   sink?: string;
   inputs: string[];
@@ -176,14 +183,39 @@ export function runExitCode(
   reportFailed = false,
   inDoubtInLedger = 0,
   conflicts = 0,
+  configMismatch = false,
 ): number {
   const apply = new Set<ExitCode>();
+  // Nothing of the input could be sent because of the config: a config error, which cron must be able to tell.
+  if (configMismatch) apply.add(ExitCode.usage);
   if (interrupted) apply.add(ExitCode.interrupted);
   if (unread.length > 0) apply.add(ExitCode.input);
   if (reportFailed || inDoubtInLedger > 0 || (delivery && (delivery.failed > 0 || delivery.inDoubt > 0)))
     apply.add(ExitCode.incomplete);
   if (conflicts > 0) apply.add(ExitCode.conflict);
   return exitCodeOf(apply);
+}
+
+/**
+ * Why every record may be invalid because of the config (the caller checks that they map without it): a config that maps fields (fields, key or preset)
+ * under which every record of a non-empty input was invalid, none of them for being unreadable (a broken line is the
+ * input's fault: exit 3). Undefined otherwise.
+ */
+export function configMismatch(
+  loaded: { path?: string; from?: string; config: { fields?: unknown; key?: unknown; preset?: unknown } },
+  counts: DecisionCounts,
+  unread: readonly Unread[] = [],
+): string | undefined {
+  const c = loaded.config;
+  if (!loaded.path || (c.fields === undefined && c.key === undefined && c.preset === undefined)) return undefined;
+  if (counts.read === 0 || counts.invalid !== counts.read || unread.length > 0) return undefined;
+  const how: Record<string, string> = {
+    '--config': 'named by --config',
+    LEADLEDGER_CONFIG: 'named by LEADLEDGER_CONFIG',
+    'working directory': 'found in the working directory',
+    'user config directory': "found in the user's config directory",
+  };
+  return `every record read (${counts.read}) was invalid under the config ${loaded.path} (${how[loaded.from ?? '--config'] ?? loaded.from}): its mapping (fields, key, preset) was written for another kind of input (without it, records of this input are leads); give the right one with --config <file>, or write one for this input with \`leadledger init <input> --output <file>\``;
 }
 
 /** The words of a --report file's write failure, for the run report; undefined when it was written whole. */

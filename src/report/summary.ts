@@ -1,5 +1,6 @@
 // The human summary of a run: the result on stdout (on stderr where --json or --report - take stdout).
 import type { ChalkInstance } from 'chalk';
+import { isAbsolute, relative, sep } from 'node:path';
 import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
 import { printable } from './printable.js';
 import type { FieldDates } from '../sources/types.js';
@@ -23,6 +24,8 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     : `${r.command}${r.sink ? ` → ${printable(r.sink)}` : ''}`;
   lines.push(c.bold(title));
   lines.push(`ledger ${printable(r.ledger)}${r.runId ? ` (run ${r.runId})` : ''}`);
+  lines.push(`config: ${r.config === null ? 'none' : printable(configShown(r.config))}`);
+  if (r.configMismatch) lines.push(c.yellow(`warning: ${printable(r.configMismatch, 1000)} (exit code 2)`));
   lines.push('');
   const width = Math.max(...Object.values(LABEL).map((l) => l.length));
   lines.push(`  ${'records read'.padEnd(width)}  ${String(r.counts.read).padStart(9)}`);
@@ -146,6 +149,12 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
   return lines.join('\n') + '\n';
 }
 
+/** How a summary names the config file: ./name under the working directory, else its absolute path. */
+export function configShown(path: string, cwd = process.cwd()): string {
+  const r = relative(cwd, path);
+  return r && !r.startsWith('..') && !isAbsolute(r) ? `.${sep}${r}` : path;
+}
+
 // What the stop did to the sends, in events: settled in the grace period, cut after it, never sent.
 function interruptedLine(r: RunReport): string {
   const s = r.stopped;
@@ -210,6 +219,7 @@ const QUIET_UNREAD = 3;
 export function quietErrorLines(r: RunReport): string[] {
   if (r.interrupted) return [];
   const lines: string[][] = [];
+  if (r.configMismatch) lines.push([r.configMismatch]);
   if (r.unread.length) {
     const named = r.unread.slice(0, QUIET_UNREAD).map((u) => `${u.source} ${unreadPart(u)}: ${u.reason}`);
     const more = r.unread.length - named.length;

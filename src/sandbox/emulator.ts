@@ -252,6 +252,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     else if (req.method === 'POST' && path === `${base}/batch/read`) reply = hubspot.batchRead(body);
     else if (req.method === 'POST' && path === `${base}/batch/update`) reply = hubspot.batchUpdate(body);
     else if (req.method === 'POST' && path === `${base}/search`) reply = hubspot.search(body);
+    else if (req.method === 'GET' && path === base) reply = hubspot.list(url.searchParams);
     else if (req.method === 'GET' && path.startsWith(`${base}/`) && !path.slice(base.length + 1).includes('/')) {
       reply = hubspot.get(decodeURIComponent(path.slice(base.length + 1)), url.searchParams.get('idProperty'));
     } else
@@ -329,6 +330,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       if (fault === 'commit-then-drop') return dropAfterCommit(res);
       return send(res, reply.status, reply.body, reply.replayed ? { 'idempotent-replayed': 'true' } : {});
     }
+    // The receiver takes POST only: any other method is told so, as a POST-only endpoint answers (RFC 9110 §15.5.6).
+    if (url.pathname === '/webhook' || url.pathname.startsWith('/hooks/'))
+      return send(res, 405, { error: `method ${req.method} not allowed: POST only` }, { allow: 'POST' });
     return send(res, 404, { error: `no route ${req.method} ${url.pathname}${url.search}` });
   };
 

@@ -564,6 +564,22 @@ export class HubSpotApi {
     return { status: 200, body: { total: matches.length, results: page, ...next } };
   }
 
+  /**
+   * GET /crm/v3/objects/contacts?limit=N[&after=C]: a page of contacts, oldest first (HubSpot's "list" endpoint,
+   * CollectionResponseSimplePublicObjectWithAssociationsForwardPaging: results, and paging.next.after while more
+   * remain). limit takes 1 to 100 (default 10), as HubSpot documents it.
+   */
+  list(query: URLSearchParams): HubSpotReply {
+    const limit = Number(query.get('limit') ?? 10);
+    const after = Number(query.get('after') ?? 0);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100 || !Number.isInteger(after) || after < 0)
+      return { status: 400, body: hubspotError('VALIDATION_ERROR', 'limit must be between 1 and 100') };
+    const all = [...this.byId.values()];
+    const page = all.slice(after, after + limit).map((c) => this.view(c));
+    const next = after + limit < all.length ? { paging: { next: { after: String(after + limit) } } } : {};
+    return { status: 200, body: { results: page, ...next } };
+  }
+
   /** GET /crm/v3/objects/contacts/{contactId}[?idProperty=email] */
   get(idOrValue: string, idProperty: string | null): HubSpotReply {
     const found = idProperty === 'email' ? this.byEmail.get(idOrValue.toLowerCase()) : this.byId.get(idOrValue);

@@ -162,6 +162,7 @@ export const PIPEDRIVE_TOKEN_COST = {
   getPerson: 1,
   searchPersons: 20,
   addLead: 10,
+  getCurrentUser: 2,
 } as const;
 
 /** An operation of the emulated API. */
@@ -272,6 +273,29 @@ export class PipedriveApi {
     const person = this.people.get(id);
     if (!person) return { status: 404, body: pipedriveError('Person not found') };
     return { status: 200, body: { success: true, data: personView(person) } };
+  }
+
+  /**
+   * GET /v1/users/me: the user the token belongs to (Pipedrive's "Get current user data"): its id, name, email, the
+   * company's id, name and domain, and whether the user is an admin.
+   */
+  currentUser(): Reply {
+    return {
+      status: 200,
+      body: {
+        success: true,
+        data: {
+          id: OWNER_ID,
+          name: 'Sandbox User',
+          email: 'owner@sandbox.example',
+          company_id: 1,
+          company_name: 'Sandbox',
+          company_domain: 'sandbox',
+          is_admin: 1,
+          active_flag: true,
+        },
+      },
+    };
   }
 
   /** GET /api/v2/persons/search */
@@ -605,6 +629,7 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
     if (m && method === 'GET') return { op: 'getPerson', id: Number(m[1]) };
     if (m && method === 'PATCH') return { op: 'updatePerson', id: Number(m[1]) };
     if ((p === '/v1/leads' || p === '/api/v1/leads') && method === 'POST') return { op: 'addLead' };
+    if ((p === '/v1/users/me' || p === '/api/v1/users/me') && method === 'GET') return { op: 'getCurrentUser' };
     return { notFound: true };
   };
 
@@ -676,6 +701,9 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
         break;
       case 'addLead':
         reply = api.addLead(body);
+        break;
+      case 'getCurrentUser':
+        reply = api.currentUser();
         break;
     }
     if (fault === 'commit-then-drop') {

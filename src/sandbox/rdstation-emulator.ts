@@ -102,6 +102,9 @@ export async function startRdStationEmulator(opts: RdStationEmulatorOptions = {}
     const path = url.pathname.replace(/\/+$/, '');
     if (path === '/auth/dialog' && req.method === 'GET') return api.dialog(url.searchParams);
     if (path === '/auth/token' && req.method === 'POST') return api.token(req.headers['content-type'], raw);
+    // GET /marketing/account_info: the account the token belongs to ({"name": ...}), as RD Station documents it.
+    if (path === '/marketing/account_info' && req.method === 'GET')
+      return api.authorize(req.headers.authorization) ?? { status: 200, body: { name: 'Sandbox account' } };
     if (!path.startsWith('/platform/'))
       return { status: 404, body: rdError('NOT_FOUND', `no route ${req.method} ${path}`) };
     const refused = api.authorize(req.headers.authorization);

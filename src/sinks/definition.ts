@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import type { z as Zod } from 'zod';
 import type { CircuitBreaker } from './transport/breaker.js';
 import type { HttpClient, HttpEvent } from './transport/http.js';
-import type { Sink } from './types.js';
+import type { Sink, SinkCheck } from './types.js';
 
 /** A flag a sink takes on push and replay: fed to commander, shown in --help and in the README's option table. */
 export interface SinkFlag {
@@ -73,6 +73,8 @@ export interface SinkOpenContext {
   onHttpEvent?: (event: HttpEvent) => void;
   /** A message a person should read (stderr); never a secret. */
   warn?: (message: string) => void;
+  /** Opened for `leadledger doctor`: create nothing (a table, a file) that a push would create. */
+  checkOnly?: boolean;
   /** Standard output, for a sink that can write there (default process.stdout). */
   stdout?: Writable;
 }
@@ -138,6 +140,14 @@ export interface SinkDefinition<O, C = Record<string, never>> {
   replayArgs(options: O): string[];
   /** Checks what is missing, reads credentials by reference and opens the sink; loads the sink's module lazily. */
   open(options: O, ctx: SinkOpenContext): Promise<OpenedSink>;
+  /**
+   * `leadledger doctor`'s look at the destination, where opening the sink is not side-effect free (a file it would
+   * create): what a push would meet, without changing anything. Absent: the sink is opened (credentials read by
+   * reference) and its check() asked, then closed.
+   */
+  check?(options: O, ctx: SinkOpenContext): Promise<SinkCheck>;
+  /** The files holding its credentials (a token file, OAuth credentials), for doctor to check their permissions. */
+  credentialFiles?(options: O, env: Record<string, string | undefined>): CredentialFile[];
   /** What `leadledger auth <sink>` does for it, in a line of help (sinks with authorize only). */
   readonly authorizeHelp?: string;
   /** The flags `leadledger auth <sink>` takes for it (a flag object shared with `flags` is the same flag). */
@@ -149,12 +159,27 @@ export interface SinkDefinition<O, C = Record<string, never>> {
   authorize?(args: Readonly<Record<string, unknown>>, ctx: SinkAuthorizeContext): Promise<SinkAuthorization>;
 }
 
+/** A file holding credentials: named by a flag (it must be there), or the default place (it may be absent). */
+export interface CredentialFile {
+  path: string;
+  named: boolean;
+}
+
+/** One line of `leadledger doctor` about a sink: its credentials, or the destination itself. */
+export interface SinkCheckLine extends SinkCheck {
+  check: 'credentials' | 'destination';
+}
+
 /** A sink whose options were read: what push and replay hold of it. */
 export interface ConfiguredSink {
   readonly name: string;
   shown(): Record<string, unknown>;
   replayArgs(): string[];
   open(ctx: SinkOpenContext): Promise<OpenedSink>;
+  /** doctor: its credentials and one cheap request to the destination, changing nothing (see SinkDefinition.check). */
+  check?(ctx: SinkOpenContext, signal?: AbortSignal): Promise<SinkCheckLine[]>;
+  /** doctor: the files holding its credentials. */
+  credentialFiles?(env: Record<string, string | undefined>): CredentialFile[];
 }
 
 /**
@@ -205,9 +230,63 @@ export function defineSink<const Name extends string, O, C = Record<string, neve
         shown: () => def.shown(options),
         replayArgs: () => def.replayArgs(options),
         open: (ctx) => def.open(options, ctx),
+        check: (ctx, signal) =>
+          def.check
+            ? def.check(options, ctx).then((c) => [{ check: 'destination' as const, ...c }])
+            : checkByOpening(() => def.open(options, ctx), !!def.tokenEnv || !!def.authorize, signal),
+        credentialFiles: (env) => def.credentialFiles?.(options, env) ?? [],
       };
     },
   };
+}
+
+/**
+ * doctor's look at a sink that opening changes nothing of: opened (its credentials read by reference: a line of
+ * their own where it takes any), asked its check(), closed. An error opening it is the line's fail, with the exit
+ * code a push would end with (2: a credential missing; 4: refused; 1: the destination).
+ */
+async function checkByOpening(
+  open: () => Promise<OpenedSink>,
+  takesCredentials: boolean,
+  signal?: AbortSignal,
+): Promise<SinkCheckLine[]> {
+  let opened: OpenedSink;
+  try {
+    opened = await open();
+  } catch (e) {
+    const exitCode = (e as { exitCode?: unknown }).exitCode;
+    const code = typeof exitCode === 'number' ? exitCode : 1;
+    return [
+      {
+        check: takesCredentials && code !== 1 ? 'credentials' : 'destination',
+        status: 'fail',
+        message: (e as Error).message,
+        exitCode: code,
+      },
+    ];
+  }
+  const { sink } = opened;
+  try {
+    const lines: SinkCheckLine[] = [];
+    if (takesCredentials)
+      lines.push({
+        check: 'credentials',
+        status: 'ok',
+        message: `found, as a push reads them, for ${sink.describe()}`,
+      });
+    lines.push(
+      sink.check
+        ? { check: 'destination', ...(await sink.check(signal)) }
+        : {
+            check: 'destination',
+            status: 'warn',
+            message: `${sink.describe()}: not checked (no request tells without a send)`,
+          },
+    );
+    return lines;
+  } finally {
+    await sink.close?.();
+  }
 }
 
 /** The attribute name commander gives a flag's value: --hubspot-url → hubspotUrl, --no-lock → lock. */

@@ -57,6 +57,20 @@ export interface FieldNotHeld {
   why: string;
 }
 
+/**
+ * What `leadledger doctor` learnt of a destination by one cheap request: whether it answers, takes the credentials
+ * and lets them write. fail: a push would not get through; warn: it may, but a person should look.
+ */
+export interface SinkCheck {
+  status: 'ok' | 'warn' | 'fail';
+  /** What was found, naming the destination (never a secret). */
+  message: string;
+  /** What to do about a warn or a fail. */
+  hint?: string;
+  /** For a fail: the exit code a push would end with (4: credentials refused); 1 when absent. */
+  exitCode?: number;
+}
+
 /** The result of looking a person up in the CRM. */
 export type LookupResult = { found: true; crmId?: string } | { found: false };
 
@@ -83,6 +97,12 @@ export interface Sink {
    * destination cannot be read back (stdout, a device).
    */
   findWritten?(downstreamKeys: string[], signal?: AbortSignal): Promise<Set<string>>;
+  /**
+   * One cheap request that tells whether a push would get through: the CRM answers, takes the credentials and lets
+   * them read or write (an authenticated GET, a HEAD, a connect and a privilege query, a look at a file's folder).
+   * Sends no lead and changes nothing. For `leadledger doctor`.
+   */
+  check?(signal?: AbortSignal): Promise<SinkCheck>;
   /** Where this sink sends, for messages ("HubSpot at https://api.hubapi.com"); never contains a secret. */
   describe(): string;
   /** The fields of this lead that the sink writes it without (none: an empty array). */

@@ -101,5 +101,10 @@ test('every --json document validates against its schema in schemas/, with schem
   await run('ledger-import', ['ledger', 'import', keys, '--ledger', ledger]);
   await run('ledger-migrate', ['ledger', 'migrate', '--to', join(dir, 'copy.db'), '--ledger', ledger]);
   await run('init', ['init', EVENTS, '--dry-run', '--output', join(dir, 'c.json')]);
+  await run(
+    'doctor',
+    ['doctor', '--ledger', ledger, '--sink', 'jsonl', '--output', join(dir, 'doctor.jsonl')],
+    [0, 1, 2, 3, 4, 5],
+  );
   for (const [what, d] of docs) assert.deepEqual(snakeNames(d), [], `${what}: camelCase names`);
 });

@@ -80,7 +80,7 @@ test('a file that is not there is named, whichever flag named it', async () => {
   assert.match(token.stderr, /^leadledger: error: cannot read the HubSpot token file nope\.token \(no such file\)\n/);
   const config = await runCli(['push', f, '-n', '-c', 'nope.json'], { cwd: dir });
   assert.equal(config.code, 2);
-  assert.match(config.stderr, /^leadledger: error: cannot read config nope\.json/);
+  assert.match(config.stderr, /^leadledger: error: config \S*nope\.json \(from --config\) does not exist\n/);
 });
 
 test('a --wait that runs out says that it waited, and for how long', async () => {

@@ -238,6 +238,17 @@ describe('push --sink rdstation (spawned CLI against the RD Station emulator)', 
     assertNoSecret('the ledger file', readFileSync(s.ledger).toString('latin1'));
   });
 
+  it("--concurrency 32: no MaxListenersExceededWarning (the waits share one listener on the run's stop signal)", async () => {
+    const emu = await rd();
+    const s = setup(emu, 80);
+    const r = await runCli([...s.push, '--concurrency', '32', '--quiet'], {
+      env: { ...APP, RDSTATION_REFRESH_TOKEN: REFRESH },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(emu.api.conversions().length, 80);
+    assert.doesNotMatch(r.stderr, /MaxListenersExceededWarning|memory leak/);
+  });
+
   it("the account's 429s are waited out; a contact past 24 conversions a day fails alone, permanently", async () => {
     const emu = await rd({ rateLimit: { max: 4, intervalMs: 1000 }, postsPerContact: 2, accessTokens: ['form-token'] });
     // Two conversions of fabi from RD forms today: her budget (2 here, 24 in RD) is spent.

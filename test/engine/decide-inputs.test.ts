@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { decideInputs, type DecideInputsOptions } from '../../src/engine/decide-inputs.js';
@@ -156,15 +156,26 @@ async function downstreamKeysOfPush(
   return { events, missed };
 }
 
-// The generated input and a ledger seeded from it, in a fresh folder.
+// The generated input, made once a file: it is the same text every time (a fixed seed).
+let inputText: string | undefined;
+const theInput = (): string => (inputText ??= makeInput());
+
+// The generated input and a ledger seeded from it, in a fresh folder. The ledger is seeded once and copied (closed,
+// its WAL is in the file; a WAL left beside it is copied too): seeding maps the whole input and claims a third of it.
+let seeded: { input: string; ledgerFile: string } | undefined;
+const seedDir = tmpDir(); // the file's own: removed when the file ends, not when the first test that seeds does
 function seededInput(): { input: string; ledgerFile: string } {
+  if (!seeded) {
+    const dir = seedDir;
+    seeded = { input: join(dir, 'events.jsonl'), ledgerFile: join(dir, 'ledger.db') };
+    writeFileSync(seeded.input, theInput());
+    seedLedger(seeded.ledgerFile, theInput());
+  }
   const dir = tmpDir();
-  const input = join(dir, 'events.jsonl');
-  const text = makeInput();
-  writeFileSync(input, text);
   const ledgerFile = join(dir, 'ledger.db');
-  seedLedger(ledgerFile, text);
-  return { input, ledgerFile };
+  copyFileSync(seeded.ledgerFile, ledgerFile);
+  if (existsSync(`${seeded.ledgerFile}-wal`)) copyFileSync(`${seeded.ledgerFile}-wal`, `${ledgerFile}-wal`);
+  return { input: seeded.input, ledgerFile };
 }
 
 function assertSameDecisions(parallel: Decision[], sequential: Decision[], what = ''): void {
@@ -261,7 +272,7 @@ async function count(o: Partial<DecideInputsOptions> & { inputs: string[] }): Pr
 test("a push's large first input, whose workers boot early: they still take every event's downstream key", async () => {
   const dir = tmpDir();
   const input = join(dir, 'big.jsonl');
-  const one = makeInput();
+  const one = theInput();
   const parts: string[] = [];
   for (let bytes = 0; bytes < 9 << 20; bytes += one.length) parts.push(one);
   writeFileSync(input, parts.join(''));
@@ -321,7 +332,7 @@ test(
   async () => {
     const dir = tmpDir();
     const input = join(dir, 'events.jsonl');
-    writeFileSync(input, makeInput());
+    writeFileSync(input, theInput());
     const fifo = join(dir, 'events.pipe');
     execFileSync('mkfifo', [fifo]);
     // What bash's <(…) hands over: the writer fills the pipe while the reader reads it.
@@ -340,7 +351,7 @@ test(
 test('without a ledger file, and with one worker, the parallel path still matches', async () => {
   const dir = tmpDir();
   const input = join(dir, 'events.jsonl');
-  writeFileSync(input, makeInput());
+  writeFileSync(input, theInput());
   const sequential = await decide({ inputs: [input], workers: 0 });
   const parallel = await decide({ inputs: [input, input], workers: 1 });
   assert.deepEqual(parallel.slice(0, sequential.length), sequential);
@@ -384,7 +395,7 @@ test('CSV streamed to a map worker decides exactly as in-thread: quoted newlines
 test('a truncated gzip: the parallel path decides every record before the damage and fails at the same line', async () => {
   const dir = tmpDir();
   const input = join(dir, 'events.jsonl.gz');
-  const gz = gzipSync(makeInput());
+  const gz = gzipSync(theInput());
   writeFileSync(input, gz.subarray(0, Math.floor(gz.length * 0.6)));
   const sequential = await decide({ inputs: [input], workers: 0 });
   const sequentialUnread = unread;

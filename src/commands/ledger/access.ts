@@ -9,6 +9,7 @@ import { isPostgresUrl, type LedgerStore } from '../../ledger/store.js';
 import type { EventStatus } from '../../ledger/types.js';
 import { EVENT_STATUSES, type EventFilter, type TimeField } from '../../ledger/queries.js';
 import { AGE_UNITS, readAge } from '../../mapping/age.js';
+import { loadConfig } from '../../mapping/config.js';
 import { readTimeBound } from '../../mapping/map-record.js';
 import type { CommandContext } from '../context.js';
 
@@ -24,11 +25,20 @@ export interface EventFilterOptions {
 }
 
 /**
- * The absolute ledger path from --ledger, LEADLEDGER_LEDGER or the default, relative to the command's cwd; a
- * PostgreSQL URL as it is.
+ * The absolute ledger path from --ledger, LEADLEDGER_LEDGER, the config's "ledger" or the default, relative to the
+ * command's cwd; a PostgreSQL URL as it is. `configured`: the config's ledger, null for none; undefined: looked up
+ * (the config found as push finds it without --config), so that `ledger ...` reads the ledger a push wrote.
  */
-export function resolveLedger(flag: string | undefined, ctx: CommandContext): string {
-  const l = ledgerPath(flag, ctx.env);
+export function resolveLedger(
+  flag: string | undefined,
+  ctx: Pick<CommandContext, 'env' | 'cwd'>,
+  configured?: string | null,
+): string {
+  const looked =
+    configured === undefined && flag === undefined && !ctx.env.LEADLEDGER_LEDGER?.trim()
+      ? loadConfig(undefined, ctx.cwd, ctx.env).config.ledger
+      : (configured ?? undefined);
+  const l = ledgerPath(flag, ctx.env, looked);
   return isPostgresUrl(l) ? l : resolve(ctx.cwd, l);
 }
 

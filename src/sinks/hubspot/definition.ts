@@ -24,17 +24,19 @@ export const hubspot = defineSink({
   flags: [
     {
       flags: '--hubspot-url <url>',
-      description: 'HubSpot API base URL',
+      // No commander default: a flag's default would hide the config's sinks.hubspot.url.
+      description: "HubSpot API base URL (default: the config's sinks.hubspot.url, else https://api.hubapi.com)",
       env: 'LEADLEDGER_HUBSPOT_URL',
-      default: 'https://api.hubapi.com',
     },
     TOKEN_FILE_FLAG,
   ],
   tokenEnv: 'HUBSPOT_TOKEN',
   // The contact property that receives the lead's source (HubSpot has no standard one).
-  configSchema: (z) => z.object({ sourceProperty: z.string().min(1).optional() }).strict(),
+  // url: the API base URL when neither --hubspot-url nor LEADLEDGER_HUBSPOT_URL gives one.
+  configSchema: (z) =>
+    z.object({ sourceProperty: z.string().min(1).optional(), url: z.string().min(1).optional() }).strict(),
   read: ({ flags, config }): HubSpotOptions => ({
-    baseUrl: str(flags.hubspotUrl),
+    baseUrl: str(flags.hubspotUrl) ?? config?.url,
     tokenFile: str(flags.tokenFile),
     sourceProperty: config?.sourceProperty,
   }),
@@ -43,6 +45,7 @@ export const hubspot = defineSink({
     ...(o.baseUrl ? ['--hubspot-url', redactUrl(o.baseUrl)] : []),
     ...(o.tokenFile ? ['--token-file', o.tokenFile] : []),
   ],
+  credentialFiles: (o) => (o.tokenFile ? [{ path: o.tokenFile, named: true }] : []),
   async open(o, ctx) {
     const [{ readToken }, { httpClientFor }, { HubSpotSink }] = await Promise.all([
       import('../transport/token.js'),

@@ -17,7 +17,8 @@ import type { Lead } from '../../mapping/types.js';
 import { contextValue, describeHubSpotError, duplicateContactId, parseHubSpotError } from './errors.js';
 import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from '../transport/http.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
-import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkCheck, SinkOutcome } from '../types.js';
+import { checkAnswer } from '../transport/check.js';
 
 export interface HubSpotSinkOptions {
   http: HttpClient;
@@ -217,6 +218,22 @@ export class HubSpotSink implements Sink {
       }
     }
     return out;
+  }
+
+  /** doctor: one contact listed (GET /crm/v3/objects/contacts?limit=1): the API answers and the token reads contacts. */
+  async check(signal?: AbortSignal): Promise<SinkCheck> {
+    const r = await this.http.request({
+      method: 'GET',
+      url: this.url(CONTACTS, 'limit=1'),
+      headers: this.headers(),
+      ...(signal ? { signal } : {}),
+    });
+    return checkAnswer(this.describe(), r, {
+      ok: 'the token reads contacts (its write scope, crm.objects.contacts.write, shows only on a send)',
+      credentialsHint:
+        'give a private app token with the crm.objects.contacts.read and .write scopes in HUBSPOT_TOKEN or --token-file',
+      said: (text) => this.http.redact(describeHubSpotError(parseHubSpotError(text))),
+    });
   }
 
   /** Find a contact by email (or E.164 phone) for in-doubt recovery. */

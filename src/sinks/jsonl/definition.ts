@@ -23,6 +23,11 @@ export const jsonl = defineSink({
   read: ({ flags }): JsonlOptions => ({ output: typeof flags.output === 'string' ? flags.output : undefined }),
   shown: (o) => ({ output: o.output }),
   replayArgs: (o) => (o.output ? ['--output', o.output] : []),
+  // Opening creates the file: doctor looks at it, and at its folder, instead.
+  async check(o) {
+    const { checkOutput } = await import('./check.js');
+    return checkOutput(o.output);
+  },
   async open(o, ctx) {
     if (!o.output) throw new UsageError("the jsonl sink needs --output (a file path, or '-' for stdout)");
     const { JsonlSink } = await import('./sink.js');

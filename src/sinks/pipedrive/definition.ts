@@ -55,6 +55,7 @@ export const pipedrive = defineSink({
     ...(o.domain !== undefined && !o.url ? ['--pipedrive-domain', o.domain] : []),
     ...(o.tokenFile ? ['--token-file', o.tokenFile] : []),
   ],
+  credentialFiles: (o) => (o.tokenFile ? [{ path: o.tokenFile, named: true }] : []),
   async open(o, ctx) {
     const [{ readPipedriveOptions }, { httpClientFor }, { PipedriveSink }] = await Promise.all([
       import('./options.js'),

@@ -24,7 +24,8 @@ import {
 } from '../transport/http.js';
 import { RateLimiter, realSleep, type Sleep } from '../transport/rate-limiter.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
-import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkCheck, SinkOutcome } from '../types.js';
+import { checkAnswer } from '../transport/check.js';
 import {
   DailyBudget,
   DailyBudgetError,
@@ -126,6 +127,27 @@ export class PipedriveSink implements Sink {
     this.http.limiter.observe({ max: opts.burst ?? 20, intervalMs: PIPEDRIVE_WINDOW_MS });
     this.searchLimiter = new RateLimiter({ now: opts.now ?? Date.now, sleep: opts.sleep ?? realSleep });
     this.searchLimiter.observe({ max: opts.searchBurst ?? 10, intervalMs: PIPEDRIVE_WINDOW_MS });
+  }
+
+  /**
+   * doctor: the user the token belongs to (GET /v1/users/me, 2 of the day's API tokens): the API answers and takes
+   * the token. Pipedrive's API token carries its user's permissions: a user who may add persons may push.
+   */
+  async check(signal?: AbortSignal): Promise<SinkCheck> {
+    const url = new URL(this.base.href);
+    url.pathname = `${this.basePath}/v1/users/me`;
+    const r = await this.http.request({
+      method: 'GET',
+      url: url.href,
+      headers: { 'x-api-token': this.token },
+      ...(signal ? { signal } : {}),
+    });
+    return checkAnswer(this.describe(), r, {
+      ok: "the token is accepted (it acts with its user's permissions)",
+      credentialsHint:
+        'give the API token of a user who may add persons (Pipedrive: Personal preferences → API) in PIPEDRIVE_TOKEN or --token-file',
+      said: (text) => this.http.redact(describePipedriveError(401, text)),
+    });
   }
 
   /** "Pipedrive at https://acme.pipedrive.com" (a query string shown as ?redacted). */

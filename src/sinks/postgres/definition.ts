@@ -1,6 +1,6 @@
 // The postgres sink's definition: its flags, its config section, and how it opens (registry.ts lists it). The
 // driver is loaded only by open(): the other sinks' runs, and --help, never load it.
-import { redactPgUrl } from '../../pg-url.js';
+import { pgUrlHoldsPassword, redactPgUrl } from '../../pg-url.js';
 import { defineSink } from '../definition.js';
 
 interface PostgresOptions {
@@ -33,8 +33,9 @@ export const postgres = defineSink({
     },
     {
       flags: '--table <name>',
-      description: 'postgres sink: the table leads go into, by its unique index on email (schema.table allowed)',
-      default: 'leads',
+      // No commander default: a flag's default would hide the config's sinks.postgres.table.
+      description:
+        "postgres sink: the table leads go into, by its unique index on email (schema.table allowed; default: the config's sinks.postgres.table, else leads)",
     },
     {
       flags: '--create-table',
@@ -42,11 +43,25 @@ export const postgres = defineSink({
     },
   ],
   // Lead field (email, name, ..., created_at, or a custom field) → column of the table.
-  configSchema: (z) => z.object({ columns: z.record(z.string().min(1), z.string().min(1)).optional() }).strict(),
+  // pgUrl and table: where leads go when the flags (and LEADLEDGER_PG_URL) do not say; the URL without a password.
+  configSchema: (z) =>
+    z
+      .object({
+        pgUrl: z
+          .string()
+          .min(1)
+          .refine((u) => !pgUrlHoldsPassword(u), {
+            message: 'holds a password: secrets never go in the config (PGPASSWORD, ~/.pgpass, or LEADLEDGER_PG_URL)',
+          })
+          .optional(),
+        table: z.string().min(1).optional(),
+        columns: z.record(z.string().min(1), z.string().min(1)).optional(),
+      })
+      .strict(),
   read: ({ flags, fromEnv, config }): PostgresOptions => ({
-    url: typeof flags.pgUrl === 'string' ? flags.pgUrl : undefined,
+    url: typeof flags.pgUrl === 'string' ? flags.pgUrl : config?.pgUrl,
     urlFrom: fromEnv.pgUrl,
-    table: typeof flags.table === 'string' ? flags.table : undefined,
+    table: typeof flags.table === 'string' ? flags.table : config?.table,
     createTable: flags.createTable === true,
     columns: config?.columns,
   }),
@@ -67,7 +82,7 @@ export const postgres = defineSink({
       urlFrom: o.urlFrom,
       env: ctx.env,
       table: o.table,
-      createTable: o.createTable,
+      createTable: o.createTable && !ctx.checkOnly,
       existing: ctx.existing,
       config: o.columns ? { columns: o.columns } : undefined,
       customFields: [...ctx.customFields],
@@ -75,6 +90,7 @@ export const postgres = defineSink({
       timeoutMs: ctx.transport.timeoutMs,
       maxRetries: ctx.transport.maxRetries,
       baseDelayMs: ctx.transport.baseDelayMs,
+      breaker: ctx.transport.breaker,
       warn: ctx.warn,
     });
     return { sink };

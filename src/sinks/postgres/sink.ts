@@ -24,6 +24,7 @@ import { chooseUrl, resolvePgConnection, type PgConnection } from './connection.
 import { displayName, parseQualifiedName, quoteIdent, quoteQualified, type QualifiedName } from './identifier.js';
 import { createTableSql, planColumns, readTable, type ColumnPlan, type TableShape } from './table.js';
 import { databaseIdentity } from '../../pg-identity.js';
+import type { CircuitBreaker } from '../transport/breaker.js';
 import { redact } from '../transport/redact.js';
 import { backoffDelay, pause, retryPolicy, withRetries } from '../transport/retry.js';
 import type {
@@ -33,6 +34,7 @@ import type {
   SharedDatabaseWriter,
   Sink,
   SinkCapabilities,
+  SinkCheck,
   SinkOutcome,
 } from '../types.js';
 
@@ -60,6 +62,11 @@ export interface PostgresSinkOptions {
   timeoutMs?: number;
   maxRetries?: number;
   baseDelayMs?: number;
+  /**
+   * The run's circuit breaker (transport/breaker.ts), as the HTTP sinks have it: connections the server refuses in a
+   * row, none getting through, open it, and the batches not written are released instead of each retrying on.
+   */
+  breaker?: CircuitBreaker;
   /** What a person should read on stderr (a created table, a custom field with no column). */
   warn?: (message: string) => void;
 }
@@ -133,6 +140,20 @@ const NETWORK_CODES = new Set([
 function sqlState(e: unknown): string | undefined {
   const c = (e as { code?: unknown } | null)?.code;
   return typeof c === 'string' && /^[0-9A-Z]{5}$/.test(c) ? c : undefined;
+}
+
+/**
+ * A connection that could not be made (refused, unresolved, unreachable, timed out while connecting): the code the
+ * breaker counts, or undefined for anything the server itself answered (a SQLSTATE, a password refused).
+ */
+function connectFailure(e: unknown): string | undefined {
+  if (sqlState(e) || e instanceof NoPasswordError) return undefined;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+  // pg.Pool's connectionTimeoutMillis: no connection within --timeout.
+  return /timeout exceeded when trying to connect|connection timeout/i.test((e as Error)?.message ?? '')
+    ? 'ETIMEDOUT'
+    : undefined;
 }
 
 /** No answer came: the connection broke or timed out (the server may have done the work). */
@@ -268,6 +289,35 @@ export class PostgresSink implements Sink {
     return `no column of ${displayName(this.table)} takes it: add a ${quoteIdent(column)} column, or map one in sinks.postgres.columns`;
   }
 
+  /**
+   * doctor: opening connected and found the table (its columns planned); this asks the server whether the role may
+   * INSERT into it, and UPDATE it where --existing update will.
+   */
+  async check(): Promise<SinkCheck> {
+    const r = await this.pool.query<{ ins: boolean; upd: boolean; role: string }>(
+      `SELECT has_table_privilege($1, 'INSERT') AS ins, has_table_privilege($1, 'UPDATE') AS upd, current_user AS role`,
+      [quoteQualified(this.table)],
+    );
+    const { ins, upd, role } = r.rows[0]!;
+    const grant = (what: string) =>
+      `GRANT ${what} ON ${quoteQualified(this.table)} TO ${quoteIdent(role)} (as the table's owner)`;
+    if (!ins)
+      return {
+        status: 'fail',
+        message: `${this.describe()}: role ${role} may not INSERT into the table`,
+        hint: grant('INSERT, UPDATE'),
+        exitCode: ExitCode.credentials,
+      };
+    if (!upd && this.o.existing === 'update')
+      return {
+        status: 'fail',
+        message: `${this.describe()}: role ${role} may INSERT but not UPDATE (--existing update needs it)`,
+        hint: grant('UPDATE'),
+        exitCode: ExitCode.credentials,
+      };
+    return { status: 'ok', message: `${this.describe()}: connected; the table is there; role ${role} may INSERT` };
+  }
+
   /** "PostgreSQL postgres://user@host:5432/db table public.leads": never the password. */
   describe(): string {
     return `PostgreSQL ${this.conn.display} table ${displayName(this.table)}`;
@@ -349,7 +399,16 @@ export class PostgresSink implements Sink {
   /** The batch, retried while its errors pass with time, split while the database refuses some of its leads. */
   private async write(rows: Row[], signal?: AbortSignal): Promise<Map<number, SinkOutcome>> {
     const policy = retryPolicy(this.o);
+    const breaker = this.o.breaker;
+    // A backoff ends early when the run stops or the breaker opens.
+    const waitSignal = breaker ? (signal ? AbortSignal.any([signal, breaker.signal]) : breaker.signal) : signal;
     for (let retry = 1; ; retry++) {
+      // The server refused connection after connection: this batch is not written (no attempt of it committed: a
+      // transient failure is one before COMMIT), its leads go back to the ledger as they were.
+      if (breaker?.open) {
+        const released: SinkOutcome = { kind: 'released', reason: `not sent: ${breaker.why()}` };
+        return new Map(rows.map((row) => [row.i, released]));
+      }
       const r = await this.attempt(rows, signal);
       if (r.kind === 'done') return r.outcomes;
       if (r.kind === 'credentials') throw new CredentialsError(r.reason);
@@ -362,7 +421,7 @@ export class PostgresSink implements Sink {
       }
       // The batch whole, under the same policy as every sink's requests.
       if (r.kind === 'transient' && retry <= policy.maxRetries && !signal?.aborted) {
-        await pause(backoffDelay(policy, retry), signal);
+        await pause(backoffDelay(policy, retry), waitSignal);
         continue;
       }
       const outcome: SinkOutcome =
@@ -380,8 +439,20 @@ export class PostgresSink implements Sink {
     try {
       client = await this.pool.connect();
     } catch (e) {
+      const code = connectFailure(e);
+      if (code) this.o.breaker?.unreachable(code);
       return this.classify(e, false);
     }
+    // A connection was made: the server is there, the breaker's count starts over.
+    this.o.breaker?.reached();
+    // A connection lost between two statements is an 'error' event of the client, and pg.Pool listens only while the
+    // client is idle in it: unheard, it ended the process. The statement that comes next fails, and says so.
+    const onClientError = (): void => undefined;
+    client.on('error', onClientError);
+    const release = (err?: Error): void => {
+      client.off('error', onClientError);
+      client.release(err);
+    };
     let committing = false;
     let destroy = false;
     const work = (async (): Promise<Attempt> => {
@@ -409,10 +480,10 @@ export class PostgresSink implements Sink {
       // Cut mid-transaction: closing the connection makes the server roll back what it has not committed, but a
       // COMMIT already on its way may land.
       void work.catch(() => undefined);
-      client.release(new Error('send cut by the stop'));
+      release(new Error('send cut by the stop'));
       return { kind: 'unknown', reason: 'send cut by the stop: the batch may or may not be committed' };
     }
-    client.release(destroy ? new Error('connection state unknown') : undefined);
+    release(destroy ? new Error('connection state unknown') : undefined);
     return result;
   }
 

@@ -20,6 +20,8 @@ export function rdstationConfigSchemaWith(z: typeof Zod) {
     .strict();
   return z
     .object({
+      /** The API base URL when neither --rdstation-url nor LEADLEDGER_RDSTATION_URL gives one. */
+      url: z.string().min(1).optional(),
       conversionIdentifier: z.string().trim().min(1).optional(),
       phoneField: z.enum(['mobile_phone', 'personal_phone']).optional(),
       fields: z.record(z.string().min(1), z.string().min(1)).optional(),

@@ -1,5 +1,7 @@
 // The rdstation sink's definition: its flags, its config section, how it opens, and `leadledger auth rdstation`
 // (registry.ts lists it). Light: zod, the HTTP client and the sink are loaded only when a run or auth needs them.
+import { join } from 'node:path';
+import { userConfigDir } from '../../config-dir.js';
 import { defineSink, type SinkFlag } from '../definition.js';
 import { redactUrl } from '../transport/secure-url.js';
 import { rdstationConfigSchemaWith } from './config.js';
@@ -10,9 +12,9 @@ const DEFAULT_CONVERSION = 'leadledger';
 
 const URL_FLAG: SinkFlag = {
   flags: '--rdstation-url <url>',
-  description: 'RD Station Marketing API base URL (its OAuth token endpoint is /auth/token under it)',
+  // No commander default: a flag's default would hide the config's sinks.rdstation.url.
+  description: `RD Station Marketing API base URL (its OAuth token endpoint is /auth/token under it; default: the config's sinks.rdstation.url, else ${DEFAULT_URL})`,
   env: 'LEADLEDGER_RDSTATION_URL',
-  default: DEFAULT_URL,
 };
 
 const CREDENTIALS_FLAG: SinkFlag = {
@@ -51,7 +53,7 @@ export const rdstation = defineSink({
   ],
   configSchema: (z) => rdstationConfigSchemaWith(z),
   read: ({ flags, config }): RdStationDefinitionOptions => ({
-    rdstationUrl: str(flags.rdstationUrl) ?? DEFAULT_URL,
+    rdstationUrl: str(flags.rdstationUrl) ?? config?.url ?? DEFAULT_URL,
     conversion: str(flags.conversion),
     credentials: str(flags.credentials),
     config,
@@ -66,6 +68,9 @@ export const rdstation = defineSink({
     ...(o.conversion !== undefined ? ['--conversion', o.conversion] : []),
     ...(o.credentials !== undefined ? ['--credentials', o.credentials] : []),
   ],
+  // The credentials file `leadledger auth rdstation` writes: absent where the environment gives the credentials
+  // (opening the sink says what is missing), so never required here.
+  credentialFiles: (o, env) => [{ path: o.credentials ?? join(userConfigDir(env), 'credentials.json'), named: false }],
   async open(o, ctx) {
     const [{ rdstationOptions, openRdStationSink }, { httpClientFor }] = await Promise.all([
       import('./options.js'),

@@ -22,7 +22,8 @@ import { CredentialsError } from '../../errors.js';
 import { RequestNotSent, type HttpClient, type HttpResponse, type HttpResult } from '../transport/http.js';
 import { checkSinkUrl, redactUrl } from '../transport/secure-url.js';
 import { TokenUnavailable, type OAuth2Session } from '../transport/oauth2.js';
-import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import type { FieldNotHeld, LookupResult, SendItem, Sink, SinkCapabilities, SinkCheck, SinkOutcome } from '../types.js';
+import { checkAnswer } from '../transport/check.js';
 import { describeRdErrors, isContactQuota, parseRdErrors } from './errors.js';
 import { DEFAULT_KEY_FIELD, rdstationFields, type RdStationConfig } from './fields.js';
 
@@ -75,6 +76,39 @@ export class RdStationSink implements Sink {
     this.identifier = opts.conversionIdentifier ?? this.config.conversionIdentifier ?? DEFAULT_CONVERSION_IDENTIFIER;
     this.keyField = this.config.keyField === false ? undefined : (this.config.keyField ?? DEFAULT_KEY_FIELD);
     this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * doctor: the account the credentials belong to (GET /marketing/account_info), through the OAuth session: the
+   * access token is refreshed first where it must be, so the refresh token is checked too.
+   */
+  async check(signal?: AbortSignal): Promise<SinkCheck> {
+    let r: HttpResult;
+    try {
+      r = await this.session.request(
+        (token) => ({
+          method: 'GET',
+          url: this.url('/marketing/account_info'),
+          headers: { authorization: `Bearer ${token}` },
+          ...(signal ? { signal } : {}),
+        }),
+        signal,
+      );
+    } catch (e) {
+      // A refresh the token endpoint refused: the credentials are no longer good.
+      return {
+        status: 'fail',
+        message: `${this.describe()}: ${this.http.redact((e as Error).message)}`,
+        hint: 'run `leadledger auth rdstation` to authorize leadledger again',
+        exitCode: e instanceof CredentialsError ? 4 : 1,
+      };
+    }
+    return checkAnswer(this.describe(), r, {
+      ok: 'the credentials are accepted (the account answers)',
+      credentialsHint:
+        'run `leadledger auth rdstation` to authorize leadledger again (the app needs contacts and events)',
+      said: (text) => this.http.redact(describeRdErrors(parseRdErrors(text), 401)),
+    });
   }
 
   /** "RD Station Marketing at https://api.rd.services": no token, no query string. */

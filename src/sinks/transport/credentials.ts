@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import { userConfigDir } from '../../config-dir.js';
 import { UsageError } from '../../errors.js';
 import { realSleep, type Sleep } from './rate-limiter.js';
 
@@ -47,10 +48,7 @@ export function defaultCredentialsPath(
   env: Record<string, string | undefined> = process.env,
   home: string = homedir(),
 ): string {
-  const xdg = env.XDG_CONFIG_HOME?.trim();
-  // The XDG spec ignores a relative XDG_CONFIG_HOME.
-  const base = xdg && xdg.startsWith('/') ? xdg : join(home, '.config');
-  return join(base, 'leadledger', 'credentials.json');
+  return join(userConfigDir(env, home), 'credentials.json');
 }
 
 /** One credentials file: read a CRM's section, replace it atomically, and serialize refreshes across processes. */

@@ -10,9 +10,10 @@ import { RateLimiter, readRateLimitHeaders, realSleep, type Sleep } from './rate
 import { redact } from './redact.js';
 import { CircuitBreaker, isTlsFailure } from './breaker.js';
 import { backoffDelay, retryPolicy, type RetryPolicy } from './retry.js';
+import { onAbort } from './on-abort.js';
 import type { SinkOpenContext } from '../definition.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface HttpRequest {
   method: HttpMethod;
@@ -420,6 +421,8 @@ export class HttpClient {
       let left = false;
       let abandoned = false;
       let settled = false;
+      // Set once the request exists: the run's stop is watched from then until the attempt settles.
+      let unwatchStop = (): void => undefined;
       const onStop = (): void => {
         if (left || settled) return;
         abandoned = true;
@@ -428,7 +431,7 @@ export class HttpClient {
       const done = (a: Attempt): void => {
         if (!settled) {
           settled = true;
-          stop?.removeEventListener('abort', onStop);
+          unwatchStop();
           resolve(a);
         }
       };
@@ -436,7 +439,7 @@ export class HttpClient {
         if (settled) return;
         if (abandoned || req.signal?.aborted) {
           settled = true;
-          stop?.removeEventListener('abort', onStop);
+          unwatchStop();
           reject(left ? req.signal?.reason : new RequestNotSent());
           return;
         }
@@ -467,8 +470,8 @@ export class HttpClient {
       r.on('finish', () => {
         written = true;
       });
-      if (stop?.aborted) onStop();
-      else stop?.addEventListener('abort', onStop, { once: true });
+      // `stop` is the client's, shared by every request in flight: one listener for them all (on-abort.ts).
+      if (stop) unwatchStop = onAbort(stop, onStop);
       r.on('error', fail);
       r.on('response', (res) => {
         const chunks: Buffer[] = [];

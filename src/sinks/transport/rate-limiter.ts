@@ -1,6 +1,7 @@
 // Client-side rate limiting: an optional fixed --rate plus a sliding window learned from the CRM's own headers.
 // The window is what lets a run approach a limit like 100 requests / 10 s without tripping 429s: every request we
 // send is stamped, and a new one waits while the last interval already holds (max - headroom) of them.
+import { onAbort } from './on-abort.js';
 
 /** Sleep that wakes early, with the signal's reason, when the signal aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -9,18 +10,20 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 export const realSleep: Sleep = (ms, signal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
+    // The run's stop signal is shared by every wait: watched through one listener (on-abort.ts).
+    const unwatch = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : () => undefined;
     const timer = setTimeout(
       () => {
-        signal?.removeEventListener('abort', onAbort);
+        unwatch();
         resolve();
       },
       Math.max(0, ms),
     );
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 /** What a response said about the server's rate limit (HubSpot's X-HubSpot-RateLimit-* headers). */

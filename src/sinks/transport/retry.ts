@@ -2,6 +2,7 @@
 // retries of what may pass with time, the first after --backoff, each wait doubling up to 30 s, with 0.5-1x jitter
 // so that parallel senders do not retry in lockstep. What counts as passing with time is each transport's to say
 // (a 429 or a 5xx; a lost connection or a deadlock); how long to wait, and how often, is said here once.
+import { onAbort } from './on-abort.js';
 
 /** How often and how long a sink retries. */
 export interface RetryPolicy {
@@ -54,12 +55,14 @@ export async function withRetries<T>(
 /** Waits ms, or less when the signal aborts (the caller then sees the stop and gives up): it never throws. */
 export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
     const t = setTimeout(done, ms);
+    // The run's stop signal is shared by every backoff: watched through one listener (on-abort.ts).
+    const unwatch = signal ? onAbort(signal, done) : () => undefined;
     function done() {
       clearTimeout(t);
-      signal?.removeEventListener('abort', done);
+      unwatch();
       resolve();
     }
-    signal?.addEventListener('abort', done, { once: true });
   });
 }

@@ -28,6 +28,8 @@ export const webhook = defineSink({
   configSchema: (z) =>
     z
       .object({
+        // The receiver when neither --url nor LEADLEDGER_WEBHOOK_URL gives one (a secret in it belongs in secretEnv).
+        url: z.string().min(1).optional(),
         // A JSON value with {{placeholders}}, checked against the lead's fields by checkConfig.
         template: z.unknown().optional(),
         headers: z.record(z.string(), z.string()).optional(),
@@ -42,13 +44,13 @@ export const webhook = defineSink({
   checkConfig: (section, { customFields }) =>
     section.template === undefined ? [] : templateIssues(section.template, customFields),
   read: ({ flags, config }): WebhookOptions => ({
-    url: typeof flags.url === 'string' ? flags.url : undefined,
+    url: typeof flags.url === 'string' ? flags.url : config?.url,
     config,
   }),
   shown: (o) => ({ url: o.url ? redactUrl(o.url) : undefined }),
   replayArgs: (o) => (o.url ? ['--url', redactUrl(o.url)] : []),
   async open(o, ctx) {
-    if (!o.url) throw new UsageError('the webhook sink needs --url');
+    if (!o.url) throw new UsageError("the webhook sink needs --url (or the config's sinks.webhook.url)");
     const [{ httpClientFor }, { WebhookSink }] = await Promise.all([
       import('../transport/http.js'),
       import('./sink.js'),

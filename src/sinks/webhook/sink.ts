@@ -4,7 +4,8 @@ import { createHmac } from 'node:crypto';
 import { CredentialsError, UsageError } from '../../errors.js';
 import type { HttpClient } from '../transport/http.js';
 import { checkSinkUrl, redactUrl, urlSecrets } from '../transport/secure-url.js';
-import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkOutcome } from '../types.js';
+import type { FieldNotHeld, SendItem, Sink, SinkCapabilities, SinkCheck, SinkOutcome } from '../types.js';
+import { checkAnswer } from '../transport/check.js';
 import { buildDefaultBody, fieldsOutsideTemplate, renderTemplate, templateUse, type TemplateUse } from './body.js';
 import { shadowedCustomFields } from '../lead-body.js';
 
@@ -87,6 +88,32 @@ export class WebhookSink implements Sink {
       maxBatch: 1,
       honoursIdempotencyKey: this.config.honoursIdempotencyKey ?? false,
     };
+  }
+
+  /**
+   * doctor: a HEAD to the URL (no body, no lead): the receiver answers. A receiver that takes only POST answers 405:
+   * it is there all the same (404 is a warning: some frameworks answer so, and so does a wrong path). 401/403 mean it wants credentials the config's headers or
+   * signature must give.
+   */
+  async check(signal?: AbortSignal): Promise<SinkCheck> {
+    const r = await this.http.request({
+      method: 'HEAD',
+      url: this.url.href,
+      headers: { ...this.config.headers },
+      ...(signal ? { signal } : {}),
+    });
+    if (r.kind === 'response' && r.response.status === 404)
+      return {
+        status: 'warn',
+        message: `${this.describe()} answered 404 to a HEAD`,
+        hint: 'a receiver that takes only POST may answer so; else the path is wrong',
+      };
+    return checkAnswer(this.describe(), r, {
+      ok: 'the receiver is there (a HEAD sends no lead)',
+      credentialsHint:
+        "the receiver wants credentials: set them in the config's sinks.webhook.headers (by reference) or sign (secretEnv)",
+      fine: [405, 501],
+    });
   }
 
   /** "webhook at https://host/path" (a query string, which may hold a key, shown as ?redacted). */
