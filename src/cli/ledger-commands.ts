@@ -3,6 +3,8 @@
 // Listings are the data asked for: tables and --json go to stdout; confirmations, notes and warnings to stderr.
 import { Option, type Command } from 'commander';
 import type { CommandContext } from '../commands/context.js';
+import type { LedgerShowResult } from '../commands/ledger/show.js';
+import { camelRow, machineJson, runDocument } from './machine-json.js';
 import { addOptions, OPTIONS } from './options.js';
 import type { Output } from './output.js';
 
@@ -45,7 +47,9 @@ export function registerLedgerCommands(ledger: Command): void {
       import('./ledger-views.js'),
     ]);
     const r = await ledgerStats({ ledger: str(flags.ledger) }, ctx);
-    print(flags.json ? json(r) : v.formatStats(r, out.chalk));
+    // The ledger's own schema version is named so beside the document's schemaVersion.
+    const { schemaVersion: ledgerSchemaVersion, ...stats } = r;
+    print(flags.json ? json({ ...stats, ledgerSchemaVersion }) : v.formatStats(r, out.chalk));
   });
 
   filters(
@@ -66,7 +70,7 @@ export function registerLedgerCommands(ledger: Command): void {
         { ledger: str(flags.ledger), ...filterFlags(flags), limit: flags.limit as number },
         ctx,
       );
-      print(flags.json ? json(r.events) : r.events.length ? v.formatEventList(r) : '');
+      print(flags.json ? json({ ...r, events: r.events.map(camelRow) }) : r.events.length ? v.formatEventList(r) : '');
       if (!r.events.length) out.info('no matching events');
       else if (r.total > r.events.length)
         out.info(
@@ -83,7 +87,7 @@ export function registerLedgerCommands(ledger: Command): void {
     const { out, ctx } = await setup(flags);
     const [{ ledgerShow }, v] = await Promise.all([import('../commands/ledger/show.js'), import('./ledger-views.js')]);
     const r = await ledgerShow({ ledger: str(flags.ledger), key }, ctx);
-    print(flags.json ? json(r) : v.formatShow(r, out.chalk));
+    print(flags.json ? json(showDocument(r)) : v.formatShow(r, out.chalk));
   });
 
   common(
@@ -99,7 +103,7 @@ export function registerLedgerCommands(ledger: Command): void {
         import('./ledger-views.js'),
       ]);
       const r = await ledgerRuns({ ledger: str(flags.ledger), limit: flags.limit as number }, ctx);
-      print(flags.json ? json(r.runs) : r.runs.length ? v.formatRuns(r) : '');
+      print(flags.json ? json({ ...r, runs: r.runs.map(runDocument) }) : r.runs.length ? v.formatRuns(r) : '');
       if (!r.runs.length) out.info('no runs recorded');
       else if (r.total > r.runs.length) out.info(`showing ${r.runs.length} of ${r.total} runs (--limit 0 for all)`);
     });
@@ -365,7 +369,20 @@ function declined(
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-const json = (v: unknown) => JSON.stringify(v, null, 2);
+// Every --json document: its schemaVersion first (machine-json.ts); print adds the newline.
+const json = (v: object) => machineJson(v as Record<string, unknown>).trimEnd();
+
+// `ledger show --json`: the event's columns in camelCase with its lead parsed (not also as the stored text), its
+// attempts likewise, its runs as `ledger runs` gives them.
+function showDocument(r: LedgerShowResult): Record<string, unknown> {
+  const { lead_json: _text, lead, ...row } = r.event;
+  return {
+    ledger: r.ledger,
+    event: { ...camelRow(row), lead },
+    attempts: r.attempts.map(camelRow),
+    runs: r.runs.map(runDocument),
+  };
+}
 
 function print(text: string): void {
   if (text) process.stdout.write(text + '\n');

@@ -188,12 +188,12 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '--report <file>',
     description:
-      "write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings; or .html: one self-contained page with the counts, a timeline, the reasons, the conflicts' field diffs and a searchable table",
+      "write a row per record read (.csv or .jsonl; never through a symlink; a device such as /dev/null gets JSONL; - or /dev/stdout: JSONL on stdout, the summary then on stderr): source, line, item (of a record with several events), key, email, decision, reason, result, crm id, warnings; or .html: one self-contained page with the counts, a timeline, the reasons, the conflicts' field diffs and a searchable table",
     commands: ['push', 'replay'],
   },
   {
     flags: '--json',
-    description: 'print the run report as one JSON document on stdout',
+    description: 'print the run report as one JSON document on stdout (the summary then goes to stderr)',
     commands: ['push', 'replay', 'ledger', 'doctor'],
   },
   {

@@ -3,6 +3,7 @@ import { doctor, type DoctorLine, type DoctorReport } from '../commands/doctor.j
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { SINK_NAMES, sinkFlagValues } from '../sinks/registry.js';
+import { machineJson } from './machine-json.js';
 import { createOutput } from './output.js';
 
 /** Runs `doctor` from parsed flags; prints a line per check; returns the exit code. */
@@ -36,7 +37,7 @@ export async function runDoctor(flags: Record<string, unknown>, fromEnv: Record<
       warn: (m) => out.warn(m),
     },
   );
-  if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  if (flags.json) process.stdout.write(machineJson({ ...report }));
   else process.stdout.write(formatDoctor(report, out.chalk));
   return report.exitCode;
 }

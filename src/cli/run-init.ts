@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { isPhoneCountry } from '../mapping/default-country.js';
 import { ask, askLine, type ConfirmIO } from './confirm.js';
+import { machineJson } from './machine-json.js';
 import { csvDelimiter } from './run-push.js';
 import { installStopSignals } from './signals.js';
 import type { InputFormat } from '../sources/types.js';
@@ -43,7 +44,7 @@ export async function runInit(
         warn: (m) => process.stderr.write(`warning: ${m}\n`),
       },
     );
-    if (flags.json) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+    if (flags.json) process.stdout.write(machineJson({ ...plan }));
     else process.stdout.write(describe(plan));
     if (flags.dryRun) return 0;
     if (plan.exists && !flags.force) throw new UsageError(`${plan.path} exists: nothing written (--force replaces it)`);

@@ -1,11 +1,12 @@
 // Wiring of `presets`: the listing as text on stdout, or as JSON with --json.
+import { machineJson } from './machine-json.js';
 import { listPresets, type LogInfo, type PresetInfo } from '../commands/presets.js';
 
 /** Prints the sources leadledger recognizes (or the one named); returns the exit code. */
 export function runPresets(name: string | undefined, flags: Record<string, unknown>): number {
   const listing = listPresets(name);
   if (flags.json) {
-    process.stdout.write(JSON.stringify(listing, null, 2) + '\n');
+    process.stdout.write(machineJson({ ...listing }));
     return 0;
   }
   const out: string[] = [];

@@ -1,4 +1,4 @@
-// Wiring of `push`: flags → PushOptions, signals, progress, and the report to stderr / stdout.
+// Wiring of `push`: flags → PushOptions, signals, progress, and the report (summary on stdout, messages on stderr).
 import { push, type PushOptions } from '../commands/push.js';
 import { UsageError } from '../errors.js';
 import { loadConfig } from '../mapping/config.js';
@@ -58,6 +58,14 @@ export function toPushOptions(
   const existing = str('existing') ?? 'skip';
   if (existing !== 'skip' && existing !== 'update')
     throw new UsageError(`--existing takes skip or update, not '${existing}'`);
+  const report = str('report');
+  // Both would take stdout, one document written into the other.
+  if ((report === '-' || report === '/dev/stdout') && f.json)
+    throw new UsageError(
+      `--report ${report} writes the report on stdout, which --json takes too: give --report a file, or leave out --json`,
+    );
+  if ((report === '-' || report === '/dev/stdout') && str('output') === '-')
+    throw new UsageError(`--report ${report} and --output - would both write on stdout: give one of them a file`);
   const delimiter = str('delimiter');
   const sinkFlagsGiven = sinkFlagValues(f, fromEnv);
   const wait = f.wait === true ? 600_000 : typeof f.wait === 'number' ? f.wait : undefined;
@@ -78,7 +86,7 @@ export function toPushOptions(
     types: f.type as string[] | undefined,
     since: time('since'),
     until: time('until'),
-    report: str('report'),
+    report,
     sink,
     // Each sink's own flags go to its definition as they are (sinks/registry.ts), which reads and checks them.
     sinkFlags: sinkFlagsGiven.flags,

@@ -1,8 +1,10 @@
-// What push and replay share around their command: signals, progress, and printing the run report.
+// What push and replay share around their command: signals, progress, and printing the run report (the summary on
+// stdout; on stderr where --json or --report - take stdout).
 import type { CommandContext } from '../commands/context.js';
 import type { RunReport } from '../report/run-report.js';
-import { formatJson, formatSummary, quietErrorLines } from '../report/summary.js';
+import { formatSummary, quietErrorLines } from '../report/summary.js';
 import { ERROR_PREFIX } from './errors.js';
+import { machineJson, runReportDocument } from './machine-json.js';
 import { createOutput, describeHttpEvent } from './output.js';
 import { installStopSignals } from './signals.js';
 
@@ -27,9 +29,16 @@ export async function runWithReport(
       onHttpEvent: out.verbose ? (e) => e.type !== 'request' && out.info(describeHttpEvent(e)) : undefined,
     });
     out.stopProgress();
-    if (flags.json) process.stdout.write(formatJson(report));
-    if (!out.quiet) process.stderr.write(formatSummary(report, out.chalk));
+    // The summary is the command's result (stdout), unless stdout holds the machine output (--json, --report -, the
+    // jsonl sink's --output -): then it is a message for the person running it (stderr).
+    const machine = !!flags.json || isStdoutReport(flags.report) || flags.output === '-';
+    if (flags.json) process.stdout.write(machineJson(runReportDocument(report)));
+    if (!out.quiet) (machine ? process.stderr : process.stdout).write(formatSummary(report, out.chalk));
     else for (const line of quietErrorLines(report)) process.stderr.write(`${line}\n`);
+    // A config that fits no record is an error (exit 2): on stderr too, where the summary went to stdout (--quiet has
+    // it among its lines above).
+    if (report.configMismatch && !out.quiet && !machine)
+      process.stderr.write(`${ERROR_PREFIX}${report.configMismatch} (exit 2)\n`);
     // An error, so printed with --quiet too, and last: the summary above says what the run did.
     if (report.reportError) {
       const settled = report.runId ? ` (the sends of run ${report.runId} are settled in the ledger)` : '';
@@ -40,6 +49,11 @@ export async function runWithReport(
     out.stopProgress();
     signals.dispose();
   }
+}
+
+/** Whether --report names stdout (`-` or /dev/stdout): the report rows then take it. */
+export function isStdoutReport(report: unknown): boolean {
+  return report === '-' || report === '/dev/stdout';
 }
 
 /**

@@ -68,6 +68,8 @@ export class ReportFile {
     private readonly csv: boolean,
     html: boolean,
     fd: number,
+    /** Stdout's descriptor (--report -): written, never closed. */
+    private readonly stdout = false,
   ) {
     this.fd = fd;
     if (this.csv) this.buf.push(stringify([REPORT_COLUMNS]));
@@ -83,6 +85,9 @@ export class ReportFile {
    * UsageError naming the path.
    */
   static open(path: string): ReportFile {
+    // - and /dev/stdout: the rows (JSONL) on stdout, written to its descriptor as it is (a pipe, a file, a terminal);
+    // /dev/stdout is a link, which the refusal of links below would turn down.
+    if (path === '-' || path === '/dev/stdout') return new ReportFile(path, false, false, 1, true);
     const lower = path.toLowerCase();
     const csv = lower.endsWith('.csv');
     const html = lower.endsWith('.html') || lower.endsWith('.htm');
@@ -129,7 +134,15 @@ export class ReportFile {
     const bytes = Buffer.from(text, 'utf8');
     try {
       // writeSync may take fewer bytes than asked: loop until the chunk is in the file.
-      for (let done = 0; done < bytes.length;) done += writeSync(this.fd, bytes, done, bytes.length - done);
+      for (let done = 0; done < bytes.length;) {
+        try {
+          done += writeSync(this.fd, bytes, done, bytes.length - done);
+        } catch (err) {
+          // Stdout may be a non-blocking pipe (Node makes it one) that a slow reader has filled: wait and write on.
+          if (!this.stdout || (err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+          Atomics.wait(PAUSE, 0, 0, 5);
+        }
+      }
     } catch (err) {
       this.error = err as Error;
     }
@@ -148,6 +161,7 @@ export class ReportFile {
     if (this.fd === undefined) return;
     const fd = this.fd;
     this.fd = undefined;
+    if (this.stdout) return;
     try {
       closeSync(fd);
     } catch (err) {
@@ -155,6 +169,9 @@ export class ReportFile {
     }
   }
 }
+
+// What a write to a full stdout pipe waits on (a few milliseconds, then it writes again).
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 function isSymlink(path: string): boolean {
   try {

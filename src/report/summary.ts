@@ -1,4 +1,4 @@
-// The human summary a person reads on stderr at the end of a run.
+// The human summary of a run: the result on stdout (on stderr where --json or --report - take stdout).
 import type { ChalkInstance } from 'chalk';
 import { isAbsolute, relative, sep } from 'node:path';
 import { DECISION_KINDS, type DecisionKind } from '../decide/types.js';
@@ -197,11 +197,6 @@ function datesLine(d: DatesRead): string {
 // One example record, as a line: where it is, its key, why; every value escaped and cut to a width.
 function example(e: Example): string {
   return `${printable(e.source)}:${e.line}${e.item === undefined ? '' : ` (item ${e.item})`}${e.key ? ` [${printable(e.key, 80)}]` : ''} ${printable(e.reason, 240)}`;
-}
-
-/** The --json document: the report as it is, stable field names. */
-export function formatJson(r: RunReport): string {
-  return JSON.stringify(r, null, 2) + '\n';
 }
 
 // Where a part not read is: a line, lines, the rest of the input, or the records past those listed one by one.

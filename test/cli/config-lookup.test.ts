@@ -25,13 +25,13 @@ test('a summary and --json name the config in use, or none', async () => {
   const { dir, env } = place();
   const none = await runCli(['push', 'events.jsonl', '--dry-run'], { cwd: dir, env });
   assert.equal(none.code, 0, none.stderr);
-  assert.match(none.stderr, /^config: none$/m);
+  assert.match(none.stdout, /^config: none$/m);
   const noneJson = await runCli(['push', 'events.jsonl', '--dry-run', '--json'], { cwd: dir, env });
   assert.equal(jsonReport(noneJson).config, null);
 
   writeFileSync(join(dir, 'leadledger.config.json'), JSON.stringify({ namespace: 'here' }));
   const here = await runCli(['push', 'events.jsonl', '--dry-run'], { cwd: dir, env });
-  assert.match(here.stderr, /^config: \.\/leadledger\.config\.json$/m);
+  assert.match(here.stdout, /^config: \.\/leadledger\.config\.json$/m);
   const hereJson = await runCli(['push', 'events.jsonl', '--dry-run', '--json'], { cwd: dir, env });
   assert.equal(jsonReport(hereJson).config, join(dir, 'leadledger.config.json'));
 
@@ -45,7 +45,7 @@ test('a summary and --json name the config in use, or none', async () => {
     },
   );
   assert.equal(sent.code, 0, sent.stderr);
-  assert.match(sent.stderr, /^config: \.\/leadledger\.config\.json$/m);
+  assert.match(sent.stdout, /^config: \.\/leadledger\.config\.json$/m);
   const replay = await runCli(['replay', '--dry-run', '--ledger', ledger, '--json'], { cwd: dir, env });
   assert.equal(replay.code, 0, replay.stderr);
   assert.equal(jsonReport(replay).config, join(dir, 'leadledger.config.json'));
@@ -107,7 +107,7 @@ test('a cron line with nothing but the inputs: the config names the sink, its UR
   assert.equal(emu.webhookReceived().deliveries.length, 2);
   assert.ok(existsSync(join(xdg, 'leadledger', 'ledger.db')), 'the ledger the config names');
   assert.ok(!existsSync(join(dir, '.leadledger')), 'not the default ledger');
-  assert.match(r.stderr, /webhook at http:\/\/127\.0\.0\.1/);
+  assert.match(r.stdout, /webhook at http:\/\/127\.0\.0\.1/);
   // The ledger commands read the same ledger.
   const stats = await runCli(['ledger', 'stats', '--json'], { cwd: dir, env });
   assert.equal(stats.code, 0, stats.stderr);

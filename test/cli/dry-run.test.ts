@@ -13,19 +13,19 @@ const sumDecisions = (c: Record<string, number>) =>
     .filter(([k]) => k !== 'read')
     .reduce((a, [, v]) => a + v, 0);
 
-test('dry-run of a webhook log: every decision counted, nothing written, summary on stderr', async () => {
+test('dry-run of a webhook log: every decision counted, nothing written, summary on stdout', async () => {
   const dir = tmpDir();
   const ledger = join(dir, 'ledger.db');
   const r = await runCli(['push', fx('webhook-events.jsonl'), '--dry-run', '--ledger', ledger]);
   // The log's conflicting retry (evt_01JA0009) would never be sent: the audit says so, and ends 6 as a push would.
   assert.equal(r.code, 6, r.stderr);
-  assert.match(r.stderr, /conflict \(exit code 6\): 1 event whose key came with another lead .*a person must look/);
-  assert.equal(r.stdout, '', 'without --json nothing goes to stdout');
-  assert.match(r.stderr, /nothing was sent and the ledger was not written/);
-  assert.match(r.stderr, /records read\s+25/);
-  assert.match(r.stderr, /new \(would send\)\s+15/);
-  assert.match(r.stderr, /conflict: .*webhook-events.jsonl:16 \[evt_01JA0009\] .*different phone/);
-  assert.match(r.stderr, /invalid: .*:14 .*email: 'fernanda.costa\(at\)example.com' is not a valid email address/);
+  assert.match(r.stdout, /conflict \(exit code 6\): 1 event whose key came with another lead .*a person must look/);
+  assert.doesNotMatch(r.stderr, /records read/, 'the summary is the result: on stdout, not stderr');
+  assert.match(r.stdout, /nothing was sent and the ledger was not written/);
+  assert.match(r.stdout, /records read\s+25/);
+  assert.match(r.stdout, /new \(would send\)\s+15/);
+  assert.match(r.stdout, /conflict: .*webhook-events.jsonl:16 \[evt_01JA0009\] .*different phone/);
+  assert.match(r.stdout, /invalid: .*:14 .*email: 'fernanda.costa\(at\)example.com' is not a valid email address/);
   assert.equal(existsSync(ledger), false, 'a dry-run creates no ledger');
 });
 

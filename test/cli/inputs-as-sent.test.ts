@@ -238,7 +238,7 @@ test('a gzip of several members, with bytes after its end: every member read; ga
   const human = await runCli(['push', join(dir, 'small.jsonl.gz'), '--dry-run', '--ledger', join(dir, 'l.db')]);
   assert.equal(human.code, 3);
   assert.match(
-    human.stderr,
+    human.stdout,
     /small\.jsonl\.gz from line 5 to the end: the bytes from byte \d+ of the compressed file on/,
   );
 });

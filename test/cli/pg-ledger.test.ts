@@ -256,7 +256,9 @@ test('ledger migrate: SQLite → PostgreSQL → SQLite copies every table, check
 
 // A command's JSON without what names the ledger or measures its storage.
 function comparable(stdout: string): unknown {
-  return JSON.parse(stdout, (k, v: unknown) => (k === 'ledger' || k === 'size' || k === 'schemaVersion' ? '*' : v));
+  return JSON.parse(stdout, (k, v: unknown) =>
+    k === 'ledger' || k === 'size' || k === 'ledgerSchemaVersion' ? '*' : v,
+  );
 }
 
 test('push, dry-run and replay on a PostgreSQL ledger: failures replayed, a dry-run reads in a read-only transaction and writes nothing', async () => {

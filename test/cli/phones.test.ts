@@ -55,10 +55,13 @@ test('a phone that cannot be read leaves the lead kept, its phone left out, with
   assert.equal(byEmail.get('jane.miller@example.com')?.phone, undefined, "Excel's notation is never a number");
   assert.equal(byEmail.get('joao.silva@exemplo.com.br')?.phone, undefined);
   assert.equal(byEmail.get('Maria Sem Email')?.phone, '+5511987654322', "Excel's apostrophe is no part of the phone");
-  assert.deepEqual(report.warnings.byReason, {
-    "phone: '…' is Excel's scientific notation: its digits are lost (re-export the column as text)": 1,
-    "phone: '…' is not a valid phone number: left out": 1,
-  });
+  assert.deepEqual(report.warnings.reasons, [
+    {
+      message: "phone: '…' is Excel's scientific notation: its digits are lost (re-export the column as text)",
+      count: 1,
+    },
+    { message: "phone: '…' is not a valid phone number: left out", count: 1 },
+  ]);
   assert.match(
     stderr,
     /invalid: .*leads\.csv:6 \[e5\] phone: '123' is not a valid phone number, and there is no email/,
@@ -73,7 +76,10 @@ test('with phones.invalid "as-written" in the config the phone is sent as writte
   const byEmail = new Map(leads.map((l) => [l.email ?? l.name, l]));
   assert.equal(byEmail.get('joao.silva@exemplo.com.br')?.phone, '12');
   assert.equal(byEmail.get('jane.miller@example.com')?.phone, undefined);
-  assert.equal(report.warnings.byReason["phone: '…' is not a valid phone number: sent as written"], 1);
+  assert.deepEqual(
+    report.warnings.reasons.find((w) => w.message === "phone: '…' is not a valid phone number: sent as written"),
+    { message: "phone: '…' is not a valid phone number: sent as written", count: 1 },
+  );
 });
 
 test('the default country: --default-country, then the config, then LC_ALL, LC_TELEPHONE, LANG; the report says which', async () => {

@@ -260,10 +260,10 @@ test('a lead the database refuses fails alone, with the reason; the rest of its 
     { env: admin },
   );
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stderr, /sent 298, .*failed 2/);
-  assert.match(r.stderr, /violates check constraint "checked_company_check"/);
-  assert.match(r.stderr, /duplicate key value violates unique constraint "checked_phone_key"/);
-  assert.doesNotMatch(r.stderr, /\+5511999990000/, 'the reason does not repeat the lead’s values');
+  assert.match(r.stdout, /sent 298, .*failed 2/);
+  assert.match(r.stdout, /violates check constraint "checked_company_check"/);
+  assert.match(r.stdout, /duplicate key value violates unique constraint "checked_phone_key"/);
+  assert.doesNotMatch(r.stdout + r.stderr, /\+5511999990000/, 'the reason does not repeat the lead’s values');
   assert.equal((await rows(`SELECT 1 FROM checked`)).length, 298);
 });
 

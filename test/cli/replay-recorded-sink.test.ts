@@ -88,5 +88,5 @@ test('a --sink given, or its flag, wins over what the events recorded', async ()
   await failedPush(dir, 'b.jsonl', `${emu.url}/webhook`, ledger);
   const toFile = await runCli(['replay', '--ledger', ledger, '--sink', 'jsonl', '--output', out], { cwd: dir });
   assert.equal(toFile.code, 0, toFile.stderr);
-  assert.match(toFile.stderr, /JSONL file/);
+  assert.match(toFile.stdout, /JSONL file/);
 });

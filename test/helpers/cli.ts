@@ -19,7 +19,10 @@ export interface CliResult {
  * failures and HTTP statistics are typed as present: a test reads them only of a run that has them (one that sent,
  * through an HTTP sink for `http`).
  */
-export type JsonReport = RunReport & {
+export type JsonReport = Omit<RunReport, 'warnings'> & {
+  schemaVersion: number;
+  /** The warnings as published: a list of {message, count} (src/cli/machine-json.ts). */
+  warnings: Omit<RunReport['warnings'], 'byReason'> & { reasons: Array<{ message: string; count: number }> };
   delivery: DeliveryCounts;
   failures: Record<string, number>;
   http: Record<string, number>;

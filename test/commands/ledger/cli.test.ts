@@ -24,11 +24,11 @@ function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-test('cli: list --json prints an array on stdout and nothing else there; the table goes to stdout, notes to stderr', () => {
+test('cli: list --json prints its document on stdout and nothing else there; the table goes to stdout, notes to stderr', () => {
   const { dir, path } = seedLedger();
   const j = cli(['list', '--ledger', path, '--json', '--status', 'sent']);
   assert.equal(j.code, 0, j.stderr);
-  const keys = (JSON.parse(j.stdout) as Array<{ key: string }>).map((e) => e.key).sort();
+  const keys = (JSON.parse(j.stdout) as { events: Array<{ key: string }> }).events.map((e) => e.key).sort();
   assert.deepEqual(keys.slice(0, 2), ['evt-1', 'imp-1']);
   assert.match(keys[2]!, /^person:[0-9a-f]{40}$/, 'an imported person has a derived key, never the address');
   const t = cli(['list', '--limit', '2'], { cwd: dir, env: { LEADLEDGER_LEDGER: 'ledger.db' } });
@@ -105,7 +105,7 @@ test('cli: export to stdout is the data alone; stats, runs and --help work', () 
   assert.equal((JSON.parse(s.stdout) as { events: number }).events, 5);
   const r = cli(['runs', '--ledger', path, '--json']);
   assert.deepEqual(
-    (JSON.parse(r.stdout) as Array<{ args: { authorization: string } }>)[0]!.args.authorization,
+    (JSON.parse(r.stdout) as { runs: Array<{ args: { authorization: string } }> }).runs[0]!.args.authorization,
     '[redacted]',
   );
   assert.match(cli(['runs', '--ledger', path]).stdout, /^id\s+command\s+status/);

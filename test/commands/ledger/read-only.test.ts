@@ -35,7 +35,7 @@ async function assertServed(path: string, cwd: string): Promise<void> {
   assert.equal((JSON.parse(stats.stdout) as { events: number }).events, 5);
   const list = await run(['ledger', 'list', '--json']);
   assert.equal(list.code, 0, `list: ${list.stderr}`);
-  assert.equal((JSON.parse(list.stdout) as unknown[]).length, 5);
+  assert.equal((JSON.parse(list.stdout) as { events: unknown[] }).events.length, 5);
   const verify = await run(['ledger', 'verify']);
   assert.equal(verify.code, 0, `verify: ${verify.stdout}${verify.stderr}`);
   const input = join(tmpDir(), 'events.jsonl');
