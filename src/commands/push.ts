@@ -13,6 +13,7 @@ import { mapsWithoutConfig } from './config-fit.js';
 import { resolveDates } from './dates.js';
 import type { DateOrder } from '../mapping/times.js';
 import type { ReportFile } from '../report/report-file.js';
+import { reportRow } from '../report/report-row.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
 import {
   configMismatch,
@@ -143,22 +144,7 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext, at: { ledger?: s
   let progressTimer: NodeJS.Timeout | undefined;
   if (ctx.onProgress) progressTimer = setInterval(() => ctx.onProgress!({ ...progress }), 250);
 
-  const writeRow = (d: Decision, result = '', crmId = '') =>
-    reportFile?.write(
-      {
-        source: d.source,
-        line: d.line,
-        item: d.item ?? '',
-        key: d.key ?? '',
-        email: d.event?.lead.email ?? '',
-        decision: d.kind,
-        reason: d.reason,
-        result,
-        crm_id: crmId,
-        warnings: d.event?.warnings?.join('; ') ?? '',
-      },
-      d,
-    );
+  const writeRow = (d: Decision, result = '', crmId = '') => reportFile?.write(reportRow(d, result, crmId), d);
 
   try {
     if (sink && ledger) {

@@ -26,6 +26,7 @@ import { resolveDefaultCountry } from '../mapping/default-country.js';
 import type { DecideStats } from '../engine/decide-inputs.js';
 import type { Lead } from '../mapping/types.js';
 import { ReportFile } from '../report/report-file.js';
+import { reportRow } from '../report/report-row.js';
 import {
   datesRead,
   phoneCountry,
@@ -299,22 +300,7 @@ async function replayOnce(
         throw new UsageError(`not confirmed: ${q} (pass --yes when not on a terminal)`);
     }
     reportFile = o.report ? ReportFile.open(o.report) : undefined;
-    const writeRow = (d: Decision, result = '', crmId = '') =>
-      reportFile?.write(
-        {
-          source: d.source,
-          line: d.line,
-          item: d.item ?? '',
-          key: d.key ?? '',
-          email: d.event?.lead.email ?? '',
-          decision: d.kind,
-          reason: d.reason,
-          result,
-          crm_id: crmId,
-          warnings: d.event?.warnings?.join('; ') ?? '',
-        },
-        d,
-      );
+    const writeRow = (d: Decision, result = '', crmId = '') => reportFile?.write(reportRow(d, result, crmId), d);
 
     if (sink && runId !== undefined) {
       deliverer = new Deliverer({
