@@ -119,7 +119,7 @@ class PersonRule {
     const earlier = this.seen.get(naturalKey);
     if (earlier !== undefined) return knownInRunReason(`event ${earlier}`);
     const other = await this.ledger.sql.get<{ key: string }>(
-      "SELECT key FROM events WHERE natural_key = ? AND key <> ? AND status IN ('sent', 'pending', 'in_doubt') LIMIT 1",
+      "SELECT key FROM events WHERE natural_key = ? AND key <> ? AND status IN ('sent', 'pending', 'in_doubt', 'queued') LIMIT 1",
       [naturalKey, key],
     );
     if (other) return knownInLedgerReason(other.key);

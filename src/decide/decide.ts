@@ -164,6 +164,8 @@ export function ledgerReason(status: string, failure: string | null, runId: numb
       return `in doubt since${run}: leadledger replay --in-doubt looks it up where the sink can; ${RESEND_IN_DOUBT} re-sends it where it cannot`;
     case 'pending':
       return `being sent by another run${run}`;
+    case 'queued':
+      return `received by leadledger serve${run}, waiting for delivery`;
     default:
       return `in the ledger as ${status}${failure ? ` (${failure})` : ''}`;
   }

@@ -71,7 +71,7 @@ export const L_PERMANENT = 16;
 export const L_TOMBSTONE = 32;
 export const L_HASH_DIFFERS = 64;
 export const L_PERSON_DELIVERED = 128;
-export const STATUSES: Array<EventStatus | undefined> = [undefined, 'sent', 'pending', 'in_doubt', 'failed'];
+export const STATUSES: Array<EventStatus | undefined> = [undefined, 'sent', 'pending', 'in_doubt', 'failed', 'queued'];
 
 /**
  * Mapped records in the form the decider reads. Their strings are UTF-8 bytes plus offsets: a buffer transferred

@@ -115,7 +115,7 @@ function parsedLead(json: string | null): Lead | undefined {
 }
 
 // The order in which rows of one person and one key are kept: the one that delivered first.
-const STATUS_RANK: Record<string, number> = { sent: 0, in_doubt: 1, pending: 2, failed: 3 };
+const STATUS_RANK: Record<string, number> = { sent: 0, in_doubt: 1, pending: 2, queued: 3, failed: 4 };
 
 const COLUMNS = 'key, key_kind, natural_key, lead_json, payload_hash, status, first_seen_at';
 // Parameters per IN list.

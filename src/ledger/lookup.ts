@@ -88,7 +88,7 @@ export class LedgerLookup {
     this.chunked(
       naturalKeys,
       (n) =>
-        `SELECT natural_key, key FROM events WHERE natural_key IN (${marks(n)}) AND status IN ('sent', 'pending', 'in_doubt')`,
+        `SELECT natural_key, key FROM events WHERE natural_key IN (${marks(n)}) AND status IN ('sent', 'pending', 'in_doubt', 'queued')`,
       (r) => {
         if (!out.has(r[0] as string)) out.set(r[0] as string, r[1] as string);
       },

@@ -6,7 +6,7 @@ import type { SqlDb } from './sql.js';
 import type { EventStatus, KnownKey, LedgerEventRow } from './types.js';
 
 /** The statuses an events row may have. */
-export const EVENT_STATUSES: readonly EventStatus[] = ['pending', 'sent', 'failed', 'in_doubt'];
+export const EVENT_STATUSES: readonly EventStatus[] = ['pending', 'sent', 'failed', 'in_doubt', 'queued'];
 
 /** Which timestamp --since/--until apply to. */
 export type TimeField = 'first_seen' | 'updated';

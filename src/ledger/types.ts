@@ -1,7 +1,10 @@
 // The ledger's vocabulary: statuses, rows, claims and settlements, shared by the store, its lookups and its users.
 
-/** Event statuses of the ledger state machine (docs/architecture.md). */
-export type EventStatus = 'pending' | 'sent' | 'failed' | 'in_doubt';
+/**
+ * Event statuses of the ledger state machine (docs/architecture.md). `queued`: received by `leadledger serve` and
+ * acknowledged to its sender, not yet claimed for delivery (the receiver's inbox).
+ */
+export type EventStatus = 'pending' | 'sent' | 'failed' | 'in_doubt' | 'queued';
 
 /** What decide/ needs to know about a key already in the ledger. */
 export interface KnownKey {

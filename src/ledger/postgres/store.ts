@@ -577,7 +577,7 @@ export class PostgresLedger implements LedgerStore {
     const out = new Map<string, string>();
     if (!naturalKeys.length) return out;
     const r = await this.query<{ natural_key: string; key: string }>(
-      `SELECT natural_key, key FROM events WHERE natural_key = ANY($1::text[]) AND status IN ('sent', 'pending', 'in_doubt')`,
+      `SELECT natural_key, key FROM events WHERE natural_key = ANY($1::text[]) AND status IN ('sent', 'pending', 'in_doubt', 'queued')`,
       [naturalKeys],
     );
     for (const row of r.rows) if (!out.has(row.natural_key)) out.set(row.natural_key, row.key);
