@@ -96,6 +96,35 @@ export function buildProgram(): Command {
 
   addOptions(
     program
+      .command('serve')
+      .description(
+        'receive webhooks live: verified, committed to the ledger before the 2xx, a repeat answered 200, each event delivered once',
+      )
+      .option('--port <n>', "port to listen on (0: any free one) (default: 8080, or the config's serve.port)")
+      .option(
+        '--host <address>',
+        'address to listen on; beyond loopback only with a signature on every endpoint (default: 127.0.0.1)',
+      )
+      .option(
+        '--endpoint <names...>',
+        'an endpoint POST /hooks/<name> of the generic source with no signature check (loopback only, for trying it out); real endpoints go in the config (serve.endpoints)',
+      )
+      .option(
+        '--archive <dir>',
+        'append every accepted request to dir/requests-YYYY-MM-DD.jsonl (gzipped daily), which push reads',
+      )
+      .option(
+        '--max-inbox <n>',
+        'events acknowledged and not yet delivered before requests are answered 503 (default: 100000)',
+      ),
+    'serve',
+  ).action(async (flags: Record<string, unknown>, cmd: Command) => {
+    const { runServe } = await import('./run-serve.js');
+    process.exitCode = await runServe(flags, valuesFromEnv(cmd));
+  });
+
+  addOptions(
+    program
       .command('doctor')
       .description(
         'check, in a few seconds, what a push would meet: the config, the ledger, the credentials, the CRM (changes nothing)',

@@ -15,7 +15,7 @@ export interface OptionDef {
   /** Converts the text value; throws a plain Error with a message for bad values. */
   parse?: (value: string, previous: unknown) => unknown;
   /** The commands that take it. */
-  commands: Array<'push' | 'replay' | 'ledger' | 'sandbox' | 'doctor'>;
+  commands: Array<'push' | 'replay' | 'ledger' | 'sandbox' | 'doctor' | 'serve'>;
   hidden?: boolean;
 }
 
@@ -118,14 +118,14 @@ export const OPTIONS: OptionDef[] = [
     env: 'LEADLEDGER_LEDGER',
     // Shown, not applied by commander: the config's "ledger" comes between the environment and this default.
     default: '.leadledger/ledger.db, or the config\'s "ledger"',
-    commands: ['push', 'replay', 'ledger', 'doctor'],
+    commands: ['push', 'replay', 'ledger', 'doctor', 'serve'],
   },
   {
     flags: '-c, --config <file>',
     description:
       'config file (field mapping, key, types, the sink and its settings, the ledger), else the one LEADLEDGER_CONFIG names; the summary names the one in use',
     default: './leadledger.config.json, else config.json in the user config directory (~/.config/leadledger/)',
-    commands: ['push', 'replay', 'doctor'],
+    commands: ['push', 'replay', 'doctor', 'serve'],
   },
   {
     flags: '--format <format>',
@@ -158,19 +158,19 @@ export const OPTIONS: OptionDef[] = [
     flags: '--default-country <code>',
     description: 'country of national phone numbers, ISO 3166 (e.g. BR, US)',
     env: 'LEADLEDGER_DEFAULT_COUNTRY',
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--timezone <zone>',
     description:
       "the zone of event times written without one, an IANA name (e.g. America/Sao_Paulo; also the config's timezone); default: UTC, whatever the machine's TZ",
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--date-order <order>',
     description:
       "the order of day and month of dates written with the year last, where a field's own dates do not show it: dmy (25/12/2024) or mdy (12/25/2024) (also the config's dateOrder); default: mdy for a --default-country that writes dates so (US), else dmy",
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--type <types>',
@@ -200,17 +200,17 @@ export const OPTIONS: OptionDef[] = [
     flags: '-s, --sink <name>',
     description: `destination: ${sinkNamesText()}`,
     env: 'LEADLEDGER_SINK',
-    commands: ['push', 'replay', 'doctor'],
+    commands: ['push', 'replay', 'doctor', 'serve'],
   },
   // Each sink's own flags, from its definition (sinks/registry.ts).
   ...sinkFlags().map(({ key: _key, sinks: _sinks, ...f }): OptionDef => ({
     ...f,
-    commands: ['push', 'replay', 'doctor'],
+    commands: ['push', 'replay', 'doctor', 'serve'],
   })),
   {
     flags: '--allow-insecure',
     description: 'allow plain http:// to a host other than loopback',
-    commands: ['push', 'replay', 'doctor'],
+    commands: ['push', 'replay', 'doctor', 'serve'],
   },
   {
     flags: '--existing <policy>',
@@ -223,34 +223,34 @@ export const OPTIONS: OptionDef[] = [
     description: 'batches in flight at once',
     default: 4,
     parse: int('--concurrency', 1),
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--rate <n>',
     description: 'at most n requests per second (the CRM’s rate-limit headers are obeyed too)',
     parse: num('--rate'),
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--max-retries <n>',
     description: 'retries of one request on 408/429/5xx/network errors',
     default: 5,
     parse: int('--max-retries', 0),
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--backoff <ms>',
     description: 'first retry delay; doubles on each retry, with jitter (Retry-After wins)',
     default: 500,
     parse: int('--backoff', 0),
-    commands: ['push', 'replay'],
+    commands: ['push', 'replay', 'serve'],
   },
   {
     flags: '--timeout <seconds>',
     description: 'per-request timeout',
     default: 30,
     parse: seconds('--timeout'),
-    commands: ['push', 'replay', 'doctor'],
+    commands: ['push', 'replay', 'doctor', 'serve'],
   },
   {
     flags: '--wait [seconds]',
@@ -267,17 +267,17 @@ export const OPTIONS: OptionDef[] = [
   {
     flags: '-q, --quiet',
     description: 'print nothing but errors (and --json)',
-    commands: ['push', 'replay', 'ledger', 'sandbox'],
+    commands: ['push', 'replay', 'ledger', 'sandbox', 'serve'],
   },
   {
     flags: '--verbose',
     description: 'stack traces and HTTP retry details',
-    commands: ['push', 'replay', 'ledger', 'sandbox'],
+    commands: ['push', 'replay', 'ledger', 'sandbox', 'serve'],
   },
   {
     flags: '--no-color',
     description: 'no colour (also NO_COLOR=1)',
-    commands: ['push', 'replay', 'ledger', 'sandbox', 'doctor'],
+    commands: ['push', 'replay', 'ledger', 'sandbox', 'doctor', 'serve'],
   },
   {
     flags: '--failed',

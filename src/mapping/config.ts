@@ -77,6 +77,58 @@ function makeSchema(z: typeof Zod) {
     // Typed as each definition's schema makes its section.
     .transform((c) => c as SinkSections);
 
+  // `leadledger serve`: its endpoints (each with its source and signature scheme; secrets from the environment or a
+  // file, never here), the inbox's bound, the body limit.
+  const secretRef = {
+    secretEnv: z.string().min(1).optional(),
+    secretFile: z.string().min(1).optional(),
+  };
+  const tolerance = { toleranceSec: z.number().int().positive().optional() };
+  const signatureSchema = z.discriminatedUnion('scheme', [
+    z.object({ scheme: z.literal('none') }).strict(),
+    z.object({ scheme: z.literal('standard-webhooks'), ...secretRef, ...tolerance }).strict(),
+    z
+      .object({
+        scheme: z.literal('hmac'),
+        header: z.string().min(1),
+        prefix: z.string().optional(),
+        encoding: z.enum(['hex', 'base64']).optional(),
+        algorithm: z.enum(['sha256', 'sha1', 'sha512']).optional(),
+        ...secretRef,
+      })
+      .strict(),
+    z.object({ scheme: z.literal('stripe'), ...secretRef, ...tolerance }).strict(),
+    z
+      .object({ scheme: z.literal('hubspot-v3'), publicUrl: z.string().url().optional(), ...secretRef, ...tolerance })
+      .strict(),
+    z.object({ scheme: z.literal('basic'), username: z.string().min(1), ...secretRef }).strict(),
+    z
+      .object({ scheme: z.literal('token'), header: z.string().min(1), prefix: z.string().optional(), ...secretRef })
+      .strict(),
+  ]);
+  const serveSchema = z
+    .object({
+      host: z.string().min(1).optional(),
+      port: z.number().int().min(0).max(65535).optional(),
+      endpoints: z
+        .record(
+          z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'an endpoint name: letters, digits, ".", "_", "-"'),
+          z.object({ source: z.string().min(1).optional(), signature: signatureSchema.optional() }).strict(),
+        )
+        .optional(),
+      inbox: z
+        .object({
+          maxEvents: z.number().int().positive().optional(),
+          maxBytes: z.number().int().positive().optional(),
+        })
+        .strict()
+        .optional(),
+      bodyLimit: z.number().int().positive().optional(),
+      retryAfter: z.number().int().positive().optional(),
+      archive: z.string().min(1).optional(),
+    })
+    .strict();
+
   return z
     .object({
       $schema: z.string().optional(),
@@ -122,6 +174,7 @@ function makeSchema(z: typeof Zod) {
         .strict()
         .optional(),
       sinks: sinksSchema.optional(),
+      serve: serveSchema.optional(),
     })
     .strict()
     .superRefine((c, ctx) => {
