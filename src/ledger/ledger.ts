@@ -15,6 +15,7 @@ import { MIGRATIONS, OLDEST_READABLE_VERSION, SCHEMA_VERSION } from './schema.js
 import {
   IMPLIED_ATTEMPT,
   importedPersonKey,
+  holdsAgainst,
   ledgerInUse,
   MATERIALIZE_ATTEMPT,
   mayBeInRow,
@@ -224,13 +225,14 @@ export class Ledger implements LedgerStore {
       const holder = this.db
         .transaction(() => {
           const running = this.stmt(
-            `SELECT id, host, pid, heartbeat_at FROM runs WHERE status = 'running'`,
-          ).all() as Array<{ id: number; host: string; pid: number; heartbeat_at: string }>;
+            `SELECT id, host, pid, heartbeat_at, command FROM runs WHERE status = 'running'`,
+          ).all() as Array<{ id: number; host: string; pid: number; heartbeat_at: string; command: string }>;
           const live = running.filter((r) => isAlive(r.host, r.pid, r.heartbeat_at));
           const dead = running.filter((r) => !live.includes(r));
           for (const r of dead)
             this.stmt(`UPDATE runs SET status = 'crashed', ended_at = ? WHERE id = ?`).run(now(), r.id);
-          if (opts.exclusive && live[0]) return live[0];
+          const holder = live.find((r) => holdsAgainst(r.command, command));
+          if (opts.exclusive && holder) return { id: holder.id, host: holder.host, pid: holder.pid };
           const t = now();
           const info = this.stmt(
             `INSERT INTO runs (command, args_json, host, pid, started_at, heartbeat_at, status) VALUES (?, ?, ?, ?, ?, ?, 'running')`,

@@ -132,6 +132,16 @@ export const ORPHAN_ERROR = 'run ended before the send was settled';
 /** The detail of the attempt recorded for it. */
 export const ORPHAN_DETAIL = 'owner run died mid-send';
 
+/**
+ * Whether a running run keeps `command` from taking the ledger exclusively. A receiver (`serve`) runs for weeks and
+ * only queues events and claims them, as a --no-lock push would: a push or a replay (backfills) runs beside it, its
+ * claims keeping every send single, and its snapshot of the ledger checked against the receiver's writes as against
+ * any other run's (OTHER_RUN_SINCE). Management commands (forget, prune, migrate) still wait for it.
+ */
+export function holdsAgainst(holderCommand: string, command: string): boolean {
+  return !(holderCommand === 'serve' && (command === 'push' || command === 'replay'));
+}
+
 /** A run recorded as holding the ledger. */
 export interface RunHolder {
   id: number;

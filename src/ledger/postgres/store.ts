@@ -16,6 +16,7 @@ import {
   leaseTimes,
   ORPHAN_DETAIL,
   ORPHAN_ERROR,
+  holdsAgainst,
   ORPHAN_PENDING,
   IMPLIED_ATTEMPT,
   MATERIALIZE_ATTEMPT,
@@ -611,10 +612,12 @@ export class PostgresLedger implements LedgerStore {
             [now()],
           );
           if (opts.exclusive) {
-            const live = await tx.get<RunHolder>(
-              `SELECT id, host, pid FROM runs WHERE status = 'running' ORDER BY id LIMIT 1`,
-            );
-            if (live) return live;
+            const live = (
+              await tx.all<RunHolder & { command: string }>(
+                `SELECT id, host, pid, command FROM runs WHERE status = 'running' ORDER BY id`,
+              )
+            ).find((r) => holdsAgainst(r.command, command));
+            if (live) return { id: live.id, host: live.host, pid: live.pid };
           }
           const t = now();
           const r = await tx.get<{ id: number }>(
