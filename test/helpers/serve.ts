@@ -87,7 +87,7 @@ export async function post(
     body: text,
   });
   const t = await res.text();
-  let json: Record<string, unknown> = {};
+  let json: Record<string, unknown>;
   try {
     json = JSON.parse(t) as Record<string, unknown>;
   } catch {
