@@ -18,6 +18,16 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [s
     [`leadledger replay --in-doubt --sink ${SINKS[0].name}`, 'settle what a crash left in doubt'],
     ['leadledger replay --permanent --keys evt_1,evt_2 -n', 'what fixing the mapping would re-send'],
   ],
+  serve: [
+    [
+      'leadledger serve --sink hubspot --endpoint app',
+      'try it: POST /hooks/app on 127.0.0.1:8080 (no signature check: loopback only)',
+    ],
+    [
+      'leadledger serve -c /etc/leadledger/config.json --host 0.0.0.0 --archive /var/lib/leadledger/archive',
+      'in production: the endpoints and their signatures come from the config',
+    ],
+  ],
   doctor: [
     [`leadledger doctor --sink ${SINKS[0].name}`, 'before a long push: config, ledger, credentials, the CRM'],
     ['leadledger doctor --json', 'the same checks, for a script (exit 0 when none fails)'],
