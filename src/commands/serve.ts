@@ -257,6 +257,8 @@ function receiverLimits(config: Config, opts: ServeOptions): ReceiverLimits {
     ...(opts.maxInbox ? { maxInboxEvents: opts.maxInbox } : {}),
     ...(sc.inbox?.maxBytes ? { maxInboxBytes: sc.inbox.maxBytes } : {}),
     ...(sc.retryAfter ? { retryAfterSec: sc.retryAfter } : {}),
+    ...(sc.headersTimeout ? { headersTimeoutMs: sc.headersTimeout * 1000 } : {}),
+    ...(sc.requestTimeout ? { requestTimeoutMs: sc.requestTimeout * 1000 } : {}),
   };
 }
 

@@ -125,6 +125,9 @@ function makeSchema(z: typeof Zod) {
         .optional(),
       bodyLimit: z.number().int().positive().optional(),
       retryAfter: z.number().int().positive().optional(),
+      // Seconds a client has to send its headers, and its whole request (slow clients are cut off).
+      headersTimeout: z.number().positive().optional(),
+      requestTimeout: z.number().positive().optional(),
       archive: z.string().min(1).optional(),
     })
     .strict();

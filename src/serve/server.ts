@@ -77,7 +77,8 @@ export class Receiver {
 
   constructor(private readonly o: ReceiverOptions) {
     this.byPath = new Map(o.endpoints.map((e) => [e.path, e]));
-    this.server = createServer((req, res) => void this.handle(req, res));
+    // Slow clients are looked for every second (Node's default is every 30 s: a 10 s limit could last 40).
+    this.server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => void this.handle(req, res));
     this.server.headersTimeout = o.limits.headersTimeoutMs;
     this.server.requestTimeout = o.limits.requestTimeoutMs;
     this.server.keepAliveTimeout = o.limits.keepAliveTimeoutMs;

@@ -3,6 +3,7 @@
 // the CRM once; what is acknowledged and not delivered when the process dies is delivered by the next start.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -279,4 +280,50 @@ test('a push runs beside the receiver on the same ledger (claims keep each send 
   await waitFor('both people', () => emu.contacts().length === 2);
   assert.equal(await srv.stop(), 0);
   assert.deepEqual(emails(emu), ['p1@example.com', 'p2@example.com']);
+});
+
+test('a client that never finishes its headers is cut off (slowloris); others are still served', async () => {
+  const dir = tmpDir();
+  const emu = await emulator();
+  writeFileSync(
+    join(dir, 'leadledger.config.json'),
+    JSON.stringify({ serve: { headersTimeout: 1, requestTimeout: 2 } }),
+  );
+  const srv = await receiver(dir, emu.url);
+  const { port } = new URL(srv.url);
+  const sock = connect(Number(port), '127.0.0.1');
+  sock.write('POST /hooks/app HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+  let answer = '';
+  sock.on('data', (d: Buffer) => (answer += d.toString()));
+  // A bound, not a measure: the receiver closes the connection well within it.
+  await new Promise<void>((resolve, reject) => {
+    const bound = setTimeout(() => reject(new Error('the slow client was never cut off')), 30_000);
+    sock.on('close', () => {
+      clearTimeout(bound);
+      resolve();
+    });
+  });
+  assert.match(answer, /^HTTP\/1\.1 408/);
+  assert.equal((await post(`${srv.url}/hooks/app`, { event_id: 's1', email: 's1@example.com' })).status, 200);
+  assert.equal(await srv.stop(), 0);
+});
+
+test('SIGTERM while the CRM is down: exit 0, acknowledged events stay queued, the next start delivers them', async () => {
+  const dir = tmpDir();
+  const emu = await emulator({ faults: { outage: true } });
+  const srv = await receiver(dir, emu.url, ['--max-retries', '0'], { LEADLEDGER_GRACE_MS: '60000' });
+  for (let i = 1; i <= 3; i++)
+    assert.equal((await post(`${srv.url}/hooks/app`, { event_id: `t${i}`, email: `t${i}@example.com` })).status, 200);
+  assert.equal(await srv.stop('SIGTERM'), 0);
+  const left = rows(join(dir, 'ledger.db'), `SELECT status, count(*) AS n FROM events GROUP BY status`);
+  // Nothing claimed and left pending (which the next start would have to look up): queued, or failed and retryable.
+  assert.ok(
+    left.every((r) => r.status === 'queued' || r.status === 'failed'),
+    JSON.stringify(left),
+  );
+  assert.ok(srv.lines().some((l) => /"msg":"stopped"/.test(l)));
+  emu.setFaults({});
+  const again = await receiver(dir, emu.url);
+  await waitFor('the delivery by the next start', () => emu.contacts().length === 3);
+  assert.equal(await again.stop(), 0);
 });
