@@ -194,10 +194,10 @@ export async function serve(
     }
   };
   await countInbox();
-  const other = await inbox.depth();
-  if (other.otherSinks)
+  const other = await inbox.otherSinks();
+  if (other)
     ctx.warn(
-      `${other.otherSinks} events in the inbox were received for another sink than ${sinkId}: serve with that sink to deliver them`,
+      `${other} events in the inbox were received for another sink than ${sinkId}: serve with that sink to deliver them`,
     );
   const counter = setInterval(() => void countInbox(), 1000);
   counter.unref();

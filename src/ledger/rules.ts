@@ -124,9 +124,11 @@ export function settleRecord(s: Settlement, repeated: boolean): SettleRecord {
 
 /**
  * Pending rows no running run owns: claimed, maybe sent, never settled. Their send's outcome is unknown, so they
- * become in_doubt (never pending again by a timeout: recovery looks them up, or re-sends with the same key).
+ * become in_doubt (never pending again by a timeout: recovery looks them up, or re-sends with the same key). The
+ * `status <> 'sent'` is the partial index's own condition: SQLite uses that index only where the query says it (a
+ * receiver asks this every few seconds, and scanned the whole table each time).
  */
-export const ORPHAN_PENDING = `status = 'pending' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`;
+export const ORPHAN_PENDING = `status = 'pending' AND status <> 'sent' AND (run_id IS NULL OR run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))`;
 /** The last_error of a row left in doubt by its run. */
 export const ORPHAN_ERROR = 'run ended before the send was settled';
 /** The detail of the attempt recorded for it. */
