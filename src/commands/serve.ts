@@ -58,7 +58,13 @@ export async function serve(
   const sc = config.serve ?? {};
   const host = opts.host ?? sc.host ?? '127.0.0.1';
   const port = opts.port ?? sc.port ?? 8080;
-  const declared: Array<[string, EndpointConfig]> = Object.entries(sc.endpoints ?? {});
+  // A secret file named relative to the config is found beside it, wherever the receiver is started from.
+  const declared: Array<[string, EndpointConfig]> = Object.entries(sc.endpoints ?? {}).map(([n, e]) => {
+    const sig = e.signature;
+    if (sig && 'secretFile' in sig && sig.secretFile && loaded.path)
+      return [n, { ...e, signature: { ...sig, secretFile: resolve(dirname(loaded.path), sig.secretFile) } }];
+    return [n, e];
+  });
   for (const name of opts.endpoints ?? []) {
     if (!LOOPBACK.test(host))
       throw new UsageError(
