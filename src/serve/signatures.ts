@@ -329,13 +329,8 @@ function stripe(secret: string, toleranceSec: number): Verifier {
     if (seconds === undefined) return malformed('Stripe-Signature holds no single t=<seconds> timestamp');
     if (!v1.length) return malformed('Stripe-Signature holds no v1 signature');
     const expected = createHmac('sha256', secret).update(`${times[0]!}.`).update(req.body).digest('hex');
-    if (
-      !anyMatches(
-        v1.map((s) => s.toLowerCase()),
-        expected,
-      )
-    )
-      return mismatch('no v1 signature in Stripe-Signature matches the request');
+    const given = v1.map((s) => s.toLowerCase());
+    if (!anyMatches(given, expected)) return mismatch('no v1 signature in Stripe-Signature matches the request');
     const stale = staleness(seconds * 1000, wholeSeconds(req.now), toleranceSec, 'the t= timestamp');
     if (stale) return { ok: false, reason: 'stale', detail: stale };
     return { ok: true };
