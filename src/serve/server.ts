@@ -132,7 +132,8 @@ export class Receiver {
       if (!v.ok) {
         this.o.metrics.signatureFailures.inc({ endpoint: ep.name, reason: v.reason });
         this.o.log.warn('signature refused', { endpoint: ep.name, reason: v.reason, detail: v.detail });
-        return this.answer(res, 401, { error: `signature ${v.reason}: ${v.detail}` }, ep);
+        // The sender is told why in a word; the details (which header, how stale) are for the log only.
+        return this.answer(res, 401, { error: `signature ${v.reason}` }, ep);
       }
       if (this.full()) return this.busy(res, ep, 'the inbox is full (the CRM is behind)');
       const receivedAt = new Date().toISOString();
