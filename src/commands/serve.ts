@@ -241,6 +241,10 @@ export async function serve(
     ctx.stop.aborted ? r() : ctx.stop.addEventListener('abort', () => r(), { once: true }),
   );
   log.info('stopping: no new requests; requests under way are answered, deliveries under way settle');
+  // Once the grace period is over, connections still open (a slow client) are closed: the stop does not wait on them.
+  const cut = () => receiver.server.closeAllConnections();
+  if (ctx.hardStop.aborted) cut();
+  else ctx.hardStop.addEventListener('abort', cut, { once: true });
   await receiver.close();
   await delivery.done();
   clearInterval(counter);

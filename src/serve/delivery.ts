@@ -46,11 +46,16 @@ export interface DeliveryOptions {
 
 const MAX_RETRY_MS = 600_000;
 const MAX_PAUSE_MS = 30_000;
+const RETRY_DOUBT_MS = 600_000;
 
 /** Delivers the inbox until stopped. */
 export class DeliveryLoop {
   private sink: { sink: Sink; close: () => Promise<void> } | undefined;
   private wakeUp: (() => void) | undefined;
+  /** Events in doubt this process looked at and left so, by when (not asked about again before RETRY_DOUBT_MS). */
+  private readonly leftInDoubt = new Map<string, number>();
+  /** The round's failed and in-doubt events: how many, and the first (logged once the round is over). */
+  private roundTrouble: Partial<Record<'failed' | 'in_doubt', { n: number; first: SettledItem }>> = {};
   private woken = false;
   private lastMaintenance = 0;
   private pauseMs = 0;
@@ -133,7 +138,17 @@ export class DeliveryLoop {
     }
     sent += rows.length;
     this.woken = false;
-    await deliverer.finish();
+    try {
+      await deliverer.finish();
+    } finally {
+      for (const [result, t] of Object.entries(this.roundTrouble))
+        o.log.warn(result === 'failed' ? 'events not delivered' : 'events in doubt', {
+          events: t.n,
+          example: t.first.key,
+          error: t.first.error,
+        });
+      this.roundTrouble = {};
+    }
     return sent > 0;
   }
 
@@ -142,10 +157,18 @@ export class DeliveryLoop {
   private async maintain(deliverer: Deliverer): Promise<number> {
     const { o } = this;
     await o.ledger.markOrphansInDoubt();
-    const doubt = await o.inbox.inDoubt(new Date(Date.now() - o.inDoubtAfterMs).toISOString(), 1000);
+    // An event this process could not resolve (a sink that can neither look it up nor drop a repeat) is not asked
+    // about again for ten minutes: each try reads the CRM (or a JSONL file whole) for nothing.
+    const now = Date.now();
+    for (const [k, at] of this.leftInDoubt) if (now - at > RETRY_DOUBT_MS) this.leftInDoubt.delete(k);
+    const doubt = (await o.inbox.inDoubt(new Date(now - o.inDoubtAfterMs).toISOString(), 1000)).filter(
+      (r) => !this.leftInDoubt.has(r.key),
+    );
     if (doubt.length) {
       const r = await deliverer.recoverInDoubt({ rows: doubt });
-      o.log.info('resolved events in doubt', { recovered: r.recovered, resent: r.resent, left: r.left });
+      const after = new Map((await o.ledger.rowsByKeys(doubt.map((d) => d.key))).map((x) => [x.key, x.status]));
+      for (const d of doubt) if (after.get(d.key) === 'in_doubt') this.leftInDoubt.set(d.key, now);
+      o.log.info('events in doubt looked at', { recovered: r.recovered, resent: r.resent, left: r.left });
     }
     const failed = await o.inbox.retryable(new Date(Date.now() - o.retryAfterMs).toISOString(), 1000);
     let n = 0;
@@ -171,8 +194,10 @@ export class DeliveryLoop {
 
   private settled(s: SettledItem): void {
     this.o.metrics.delivered.inc({ result: s.result });
-    if (s.result === 'failed' || s.result === 'in_doubt')
-      this.o.log.warn(`event ${s.result === 'failed' ? 'not delivered' : 'in doubt'}`, { key: s.key, error: s.error });
+    if (s.result !== 'failed' && s.result !== 'in_doubt') return;
+    // One line a round, not one an event: an outage fails thousands.
+    const t = (this.roundTrouble[s.result] ??= { n: 0, first: s });
+    t.n++;
   }
 
   // Delivery could not go on: the CRM unreachable (its sink is opened again, with a fresh breaker), the credentials
