@@ -189,8 +189,9 @@ export async function serve(
   // The inbox is counted now and every second: the backpressure and /metrics read the count.
   const countInbox = async () => {
     try {
+      const mark = receiver.acceptedMark();
       await delivery.count();
-      receiver.counted();
+      receiver.counted(mark);
       ledgerOk = true;
       metrics.ledgerUp = 1;
     } catch (e) {

@@ -8,7 +8,7 @@ import { CredentialsError, UnreachableError } from '../errors.js';
 import { mayStillSend, type LedgerStore } from '../ledger/store.js';
 import type { LedgerEventRow } from '../ledger/types.js';
 import type { Lead } from '../mapping/types.js';
-import type { Sink } from '../sinks/types.js';
+import { canLookUp, type Sink } from '../sinks/types.js';
 import type { Inbox } from './inbox.js';
 import type { ServeLog } from './log.js';
 import type { ServeMetrics } from './metrics.js';
@@ -125,7 +125,7 @@ export class DeliveryLoop {
     let sent = 0;
     if (Date.now() - this.lastMaintenance >= o.maintenanceMs) {
       this.lastMaintenance = Date.now();
-      sent += await this.maintain(deliverer);
+      sent += await this.maintain(deliverer, sink);
     }
     // A round claims what fills the sink's batches in flight, and no more than 1,000 events: on SQLite each claim
     // and settle holds the event loop, and the receiver's answers wait behind it.
@@ -154,11 +154,11 @@ export class DeliveryLoop {
 
   // Rows left pending by a dead run become in doubt; doubts old enough are resolved; retryable failures whose
   // backoff has passed are tried again. The inbox's depth is counted for /metrics and the backpressure.
-  private async maintain(deliverer: Deliverer): Promise<number> {
+  private async maintain(deliverer: Deliverer, sink: Sink): Promise<number> {
     const { o } = this;
     await o.ledger.markOrphansInDoubt();
-    // An event this process could not resolve (a sink that can neither look it up nor drop a repeat) is not asked
-    // about again for ten minutes: each try reads the CRM (or a JSONL file whole) for nothing.
+    // An event this process could not resolve where the sink cannot look people up (a JSONL file read back whole, a
+    // webhook that does not drop repeats) is not asked about again for ten minutes: each try would read it for nothing.
     const now = Date.now();
     for (const [k, at] of this.leftInDoubt) if (now - at > RETRY_DOUBT_MS) this.leftInDoubt.delete(k);
     const doubt = (await o.inbox.inDoubt(new Date(now - o.inDoubtAfterMs).toISOString(), 1000)).filter(
@@ -166,8 +166,12 @@ export class DeliveryLoop {
     );
     if (doubt.length) {
       const r = await deliverer.recoverInDoubt({ rows: doubt });
-      const after = new Map((await o.ledger.rowsByKeys(doubt.map((d) => d.key))).map((x) => [x.key, x.status]));
-      for (const d of doubt) if (after.get(d.key) === 'in_doubt') this.leftInDoubt.set(d.key, now);
+      // A sink that looks people up is asked again at the next round (a lookup that failed may pass); one that
+      // cannot is not.
+      if (!canLookUp(sink)) {
+        const after = new Map((await o.ledger.rowsByKeys(doubt.map((d) => d.key))).map((x) => [x.key, x.status]));
+        for (const d of doubt) if (after.get(d.key) === 'in_doubt') this.leftInDoubt.set(d.key, now);
+      }
       o.log.info('events in doubt looked at', { recovered: r.recovered, resent: r.resent, left: r.left });
     }
     const failed = await o.inbox.retryable(new Date(Date.now() - o.retryAfterMs).toISOString(), 1000);

@@ -98,9 +98,17 @@ export class Receiver {
     return `http://${h}:${a.port}`;
   }
 
-  /** The inbox was counted again: the count now includes what was accepted until then. */
-  counted(): void {
-    this.acceptedSinceCount = 0;
+  /** What acceptedSinceCount is now: taken before the inbox is counted, and given back to counted() after. */
+  acceptedMark(): number {
+    return this.acceptedSinceCount;
+  }
+
+  /**
+   * The inbox was counted again: the count includes what had been accepted when it began (`mark`), which is no longer
+   * added to it; what was accepted since stays added (counted twice for a moment, the bound would refuse early).
+   */
+  counted(mark: number): void {
+    this.acceptedSinceCount = Math.max(0, this.acceptedSinceCount - mark);
   }
 
   /**
