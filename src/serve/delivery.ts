@@ -153,7 +153,7 @@ export class DeliveryLoop {
   }
 
   // Rows left pending by a dead run become in doubt; doubts old enough are resolved; retryable failures whose
-  // backoff has passed are tried again. The inbox's depth is counted for /metrics and the backpressure.
+  // backoff has passed are tried again.
   private async maintain(deliverer: Deliverer, sink: Sink): Promise<number> {
     const { o } = this;
     await o.ledger.markOrphansInDoubt();
@@ -184,7 +184,6 @@ export class DeliveryLoop {
       await deliverer.enqueueExisting(r, lead, ['failed']);
       n++;
     }
-    await this.count();
     return n + doubt.length;
   }
 

@@ -145,15 +145,21 @@ export class Inbox {
   }
 
   /**
-   * How many events wait in the inbox (every sink's), and the bytes of their leads, estimated from the average lead
+   * How many events wait in the inbox (every sink's: acknowledged, not delivered), and the bytes of their leads,
+   * estimated from the average lead
    * of those received since the start (counted from the index alone: this runs every second, and summing the leads
    * of a deep inbox read every row of it).
    */
   async depth(): Promise<{ events: number; bytes: number }> {
+    // Queued, being sent, in doubt, or failed and waiting to be tried again: acknowledged and not delivered. While
+    // the CRM is down, events go from queued to failed and back; they are all in the inbox.
     const r = await this.ledger.sql.get<{ n: number | string }>(
-      `SELECT count(*) AS n FROM events WHERE status = 'queued' AND ${UNSENT}`,
+      `SELECT count(*) AS n FROM events WHERE status IN ('queued', 'pending', 'in_doubt') AND ${UNSENT}`,
     );
-    const events = Number(r?.n ?? 0);
+    const f = await this.ledger.sql.get<{ n: number | string }>(
+      `SELECT count(*) AS n FROM events WHERE status = 'failed' AND ${UNSENT} AND failure = 'retryable' AND source LIKE 'serve:%'`,
+    );
+    const events = Number(r?.n ?? 0) + Number(f?.n ?? 0);
     return { events, bytes: Math.round(events * (this.leadBytes.n ? this.leadBytes.sum / this.leadBytes.n : 0)) };
   }
 
@@ -204,31 +210,48 @@ function* selectIn<T>(head: string, values: string[], tail = ''): Steps<T[]> {
   return out;
 }
 
+// What the ledger holds of a group's keys and people: one statement for a group of up to CHUNK keys (the keys' rows,
+// their tombstones, and the events of their people; on PostgreSQL each statement is a round trip in the group's
+// transaction), chunks of each for a larger one.
 function* readFacts(items: InboxItem[]): Steps<Facts> {
   const keys = [...new Set(items.map((it) => (it.kind === 'event' ? it.event.key : it.key)))];
   const people = [
     ...new Set(items.flatMap((it) => (it.kind === 'event' && it.event.naturalKey ? [it.event.naturalKey] : []))),
   ];
-  const byKey = new Map<string, { status: string; payload_hash: string | null }>();
-  for (const r of yield* selectIn<{ key: string; status: string; payload_hash: string | null }>(
-    'SELECT key, status, payload_hash FROM events WHERE key IN',
-    keys,
-  ))
-    byKey.set(r.key, r);
-  const hashes = new Map(keys.filter((k) => !byKey.has(k)).map((k) => [tombstoneHash(k), k]));
-  const erased = new Set<string>();
-  for (const r of yield* selectIn<{ key_hash: string }>('SELECT key_hash FROM tombstones WHERE key_hash IN', [
-    ...hashes.keys(),
-  ]))
-    erased.add(hashes.get(r.key_hash)!);
-  const personBy = new Map<string, string>();
-  for (const r of yield* selectIn<{ natural_key: string; key: string }>(
-    'SELECT natural_key, key FROM events WHERE natural_key IN',
-    people,
-    ` AND status IN ${PERSON_STATUSES}`,
-  ))
-    if (!personBy.has(r.natural_key)) personBy.set(r.natural_key, r.key);
-  return { byKey, erased, personBy };
+  const hashes = new Map(keys.map((k) => [tombstoneHash(k), k]));
+  const facts: Facts = { byKey: new Map(), erased: new Set(), personBy: new Map() };
+  const take = (r: Fact) => {
+    if (r.t === 'k') facts.byKey.set(r.a, { status: r.b!, payload_hash: r.c });
+    else if (r.t === 'e') facts.erased.add(hashes.get(r.a)!);
+    else if (!facts.personBy.has(r.a)) facts.personBy.set(r.a, r.b!);
+  };
+  const KEYS = `SELECT 'k' AS t, key AS a, status AS b, payload_hash AS c FROM events WHERE key IN`;
+  const ERASED = `SELECT 'e' AS t, key_hash AS a, NULL AS b, NULL AS c FROM tombstones WHERE key_hash IN`;
+  const PEOPLE = `SELECT 'p' AS t, natural_key AS a, key AS b, NULL AS c FROM events WHERE natural_key IN`;
+  const PEOPLE_TAIL = ` AND status IN ${PERSON_STATUSES}`;
+  const list = (n: number) => `(${Array.from({ length: n }, () => '?').join(',')})`;
+  if (keys.length <= CHUNK && people.length <= CHUNK) {
+    const parts = [`${KEYS} ${list(keys.length)}`, `${ERASED} ${list(keys.length)}`];
+    const params: unknown[] = [...keys, ...hashes.keys()];
+    if (people.length) {
+      parts.push(`${PEOPLE} ${list(people.length)}${PEOPLE_TAIL}`);
+      params.push(...people);
+    }
+    for (const r of (yield { sql: parts.join(' UNION ALL '), params }) as Fact[]) take(r);
+    return facts;
+  }
+  for (const r of yield* selectIn<Fact>(KEYS, keys)) take(r);
+  for (const r of yield* selectIn<Fact>(ERASED, [...hashes.keys()])) take(r);
+  for (const r of yield* selectIn<Fact>(PEOPLE, people, PEOPLE_TAIL)) take(r);
+  return facts;
+}
+
+/** A row of readFacts' statement: a key's row (k), an erased key (e), or an event of a person (p). */
+interface Fact {
+  t: 'k' | 'e' | 'p';
+  a: string;
+  b: string | null;
+  c: string | null;
 }
 
 /** The decisions of a group, in order: each item sees the ledger as the items before it in the group left it. */

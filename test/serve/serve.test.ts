@@ -183,6 +183,10 @@ test('a CRM that is down: requests are still acknowledged into the inbox, up to 
   const hook = `${srv.url}/hooks/app`;
   for (let i = 1; i <= 3; i++)
     assert.equal((await post(hook, { event_id: `o${i}`, email: `o${i}@example.com` })).status, 200);
+  // Acknowledged and not delivered, whether queued or failed and waiting for the CRM: all of them are the inbox.
+  await waitFor('the metrics to count the 3 events in the inbox', async () =>
+    /^leadledger_serve_inbox_depth 3$/m.test(await (await fetch(`${srv.url}/metrics`)).text()),
+  );
   let refused: Awaited<ReturnType<typeof post>> | undefined;
   await waitFor('the inbox to count full', async () => {
     refused = await post(hook, { event_id: 'o4', email: 'o4@example.com' });
