@@ -41,6 +41,7 @@ const OPTION_GROUPS: Readonly<Record<string, OptionGroup>> = {
   failed: 'Selection',
   permanent: 'Selection',
   'in-doubt': 'Selection',
+  queued: 'Selection',
   resend: 'Selection',
   force: 'Selection',
   keys: 'Selection',
@@ -293,6 +294,12 @@ export const OPTIONS: OptionDef[] = [
     flags: '--in-doubt',
     description:
       'replay in-doubt events: looked up in the CRM first, or re-sent with their key where the sink drops repeats; the rest only with --resend',
+    commands: ['replay'],
+  },
+  {
+    flags: '--queued',
+    description:
+      'replay the events leadledger serve acknowledged and has not delivered (its inbox), e.g. when no receiver will start again on this ledger',
     commands: ['replay'],
   },
   {

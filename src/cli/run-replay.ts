@@ -13,6 +13,7 @@ export async function runReplay(flags: Record<string, unknown>, fromEnv: Record<
     failed: !!flags.failed,
     permanent: !!flags.permanent,
     inDoubt: !!flags.inDoubt,
+    queued: !!flags.queued,
     resend: !!flags.resend,
     force: !!flags.force,
     keys: flags.keys as string[] | undefined,

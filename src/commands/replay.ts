@@ -62,6 +62,8 @@ export interface ReplayOptions extends SinkFlags {
   permanent?: boolean;
   /** In-doubt events: looked up in the CRM first where the sink can. */
   inDoubt?: boolean;
+  /** Events `serve` acknowledged and did not deliver (its inbox), sent from here instead. */
+  queued?: boolean;
   /**
    * With inDoubt: re-send in-doubt events the sink can neither look up nor have dropped as a repeat, accepting that
    * the CRM may get them twice. Touches no other status: re-sending sent events is `force`'s, and asks first.
@@ -260,7 +262,9 @@ async function replayOnce(
           ? `failed earlier: ${s.row.last_error ?? s.row.failure}`
           : s.from === 'in_doubt'
             ? `in doubt: looked up first where the sink can${o.resend ? ', else re-sent (--resend)' : ''}`
-            : 'sent earlier: re-sent with --force';
+            : s.from === 'queued'
+              ? 'received by leadledger serve, not delivered yet'
+              : 'sent earlier: re-sent with --force';
       return {
         ...base,
         kind: 'new',
@@ -422,13 +426,20 @@ async function replayOnce(
 }
 
 /** The statuses a replay takes, from its flags: retryable failures unless told otherwise. */
-function chooseStatuses(o: ReplayOptions): { failed: boolean; permanent: boolean; inDoubt: boolean; sent: boolean } {
-  const any = o.failed || o.permanent || o.inDoubt;
+function chooseStatuses(o: ReplayOptions): {
+  failed: boolean;
+  permanent: boolean;
+  inDoubt: boolean;
+  sent: boolean;
+  queued: boolean;
+} {
+  const any = o.failed || o.permanent || o.inDoubt || o.queued;
   return {
     failed: !any || !!o.failed || !!o.permanent,
     permanent: !!o.permanent,
     inDoubt: !!o.inDoubt,
     sent: !!o.force,
+    queued: !!o.queued,
   };
 }
 
@@ -438,6 +449,7 @@ function selectedStatuses(st: ReturnType<typeof chooseStatuses>): EventStatus[] 
   if (st.failed || st.permanent) statuses.push('failed');
   if (st.inDoubt) statuses.push('in_doubt');
   if (st.sent) statuses.push('sent');
+  if (st.queued) statuses.push('queued');
   return statuses;
 }
 
@@ -461,6 +473,7 @@ async function select(
       return 'failed';
     if (r.status === 'in_doubt' && st.inDoubt) return 'in_doubt';
     if (r.status === 'sent' && st.sent && r.outcome !== 'imported') return 'sent';
+    if (r.status === 'queued' && st.queued) return 'queued';
     return undefined;
   };
   let keys = o.keys ? [...o.keys] : undefined;

@@ -7,6 +7,9 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { openLedger } from '../../src/ledger/ledger.js';
+import { canonicalLeadJson, downstreamKey, payloadHashOfJson } from '../../src/mapping/keys.js';
+import { Inbox } from '../../src/serve/inbox.js';
 import { runCli } from '../helpers/cli.js';
 import { emulator } from '../helpers/emulator.js';
 import { post, startServe, waitFor } from '../helpers/serve.js';
@@ -330,4 +333,64 @@ test('SIGTERM while the CRM is down: exit 0, acknowledged events stay queued, th
   const again = await receiver(dir, emu.url);
   await waitFor('the delivery by the next start', () => emu.contacts().length === 3);
   assert.equal(await again.stop(), 0);
+});
+
+test('replay --queued delivers what a receiver acknowledged and never delivered, once', async () => {
+  const dir = tmpDir();
+  const emu = await emulator();
+  const path = join(dir, 'ledger.db');
+  // A receiver's inbox, as `serve` leaves it when it is stopped for good with events acknowledged: written by the
+  // receiver's own inbox code into a real ledger file, under a run that records the sink as serve does.
+  const ledger = openLedger(path)!;
+  const runId = ledger.startRun('serve', { sink: 'hubspot', hubspotUrl: emu.url }, { exclusive: false });
+  const inbox = new Inbox(ledger, runId, `HubSpot at ${emu.url}`);
+  const results = await inbox.accept(
+    [1, 2, 3].map((i) => {
+      const lead = { email: `r${i}@example.com` };
+      const leadJson = canonicalLeadJson(lead);
+      return {
+        kind: 'event' as const,
+        event: {
+          key: `r${i}`,
+          keyKind: 'id',
+          payloadHash: payloadHashOfJson(leadJson),
+          naturalKey: lead.email,
+          downstreamKey: downstreamKey('leadledger', `r${i}`),
+          leadJson,
+          source: 'serve:app',
+          line: i,
+        },
+      };
+    }),
+  );
+  assert.deepEqual(
+    results.map((r) => r.kind),
+    ['accepted', 'accepted', 'accepted'],
+  );
+  ledger.finishRun(runId, 'done', {});
+  ledger.close();
+  const dry = await runCli(['replay', '--queued', '--ledger', 'ledger.db', '--dry-run', '--json'], { cwd: dir });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal((JSON.parse(dry.stdout) as { counts: { new: number } }).counts.new, 3);
+  // A plain replay (retryable failures) leaves the inbox alone.
+  const plain = await runCli(['replay', '--ledger', 'ledger.db', '--sink', 'hubspot', '--hubspot-url', emu.url], {
+    cwd: dir,
+    env: TOKEN,
+  });
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.equal(emu.contacts().length, 0);
+  // The sink the receiver recorded is the one replay sends to (no --sink).
+  const r = await runCli(['replay', '--queued', '--ledger', 'ledger.db'], { cwd: dir, env: TOKEN });
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  assert.deepEqual(emails(emu), ['r1@example.com', 'r2@example.com', 'r3@example.com']);
+  assert.deepEqual(rows(path, `SELECT status, count(*) AS n FROM events GROUP BY status`), [{ status: 'sent', n: 3 }]);
+  const again = await runCli(
+    ['replay', '--queued', '--ledger', 'ledger.db', '--sink', 'hubspot', '--hubspot-url', emu.url],
+    {
+      cwd: dir,
+      env: TOKEN,
+    },
+  );
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(emu.contacts().length, 3);
 });
