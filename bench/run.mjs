@@ -9,6 +9,7 @@ import { killChildren, which } from './lib/measure.mjs';
 import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6, scenario13 } from './lib/scenarios.mjs';
 import { pgScenarios, scenario10, stopPg } from './lib/pg-scenarios.mjs';
 import { pipedriveScenario } from './lib/crm-scenarios.mjs';
+import { serveScenarios } from './lib/serve-scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -24,7 +25,9 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
                        same 1M events without their ids: content keys, 12 the push of 10 with the PostgreSQL ledger,
                        13 push 20,000 conversions to the RD Station emulator at its scaled-up limit, 14 push 20,000
                        new people to the Pipedrive emulator at its scaled-up limits, 15 the same into a Pipedrive
-                       account that holds every person, 16 scenario 13 into an RD account that holds every person)
+                       account that holds every person, 16 scenario 13 into an RD account that holds every person,
+                       17 the webhook receiver \`leadledger serve\` on the SQLite ledger, 18 the same on the PostgreSQL
+                       ledger, 19 their peer, a plain node:http + better-sqlite3 handler (17 and 18 run it too))
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -40,6 +43,11 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
   --startup-runs N     timed runs per command in scenario 5 (default 20)
   --pg-events N        events pushed in scenarios 7-12 (default 1000000)
   --pg-runs N          runs of each tool in scenarios 7-12 (default 1)
+  --serve-events N     distinct events in each load of scenarios 17-19 (default 10000; ~20% more requests: retries)
+  --serve-concurrency N  connections (requests in flight) of the loads of 17-19 (default 64)
+  --serve-rate N       requests/s offered by the open-loop load of 17-19, the latency figure (default 2000)
+  --serve-runs N       runs of each receiver in 17-19 (default 1)
+  --serve-drain N      seconds serve's inbox may take to drain after the loads before it is counted (default 180)
   --seed S             generator seed (default 42)
   --data-dir DIR       where generated data is cached (default bench/.data)
   --no-write           don't write bench/results.json and bench/results.md
@@ -62,6 +70,11 @@ function parseArgs(argv) {
     startupRuns: 20,
     pgEvents: 1_000_000,
     pgRuns: 1,
+    serveEvents: 10_000,
+    serveConcurrency: 64,
+    serveRate: 2000,
+    serveRuns: 1,
+    serveDrainS: 180,
     seed: 42,
     dataDir: path.join(benchDir, '.data'),
     write: true,
@@ -85,8 +98,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^([1-9]|1[0-6])$/.test(x))) {
-          console.error('--only takes scenario numbers 1-16, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|1[0-9])$/.test(x))) {
+          console.error('--only takes scenario numbers 1-19, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -135,6 +148,21 @@ function parseArgs(argv) {
         break;
       case '--pg-runs':
         o.pgRuns = num(flag, val());
+        break;
+      case '--serve-events':
+        o.serveEvents = num(flag, val(), 10);
+        break;
+      case '--serve-concurrency':
+        o.serveConcurrency = num(flag, val(), 2);
+        break;
+      case '--serve-rate':
+        o.serveRate = num(flag, val());
+        break;
+      case '--serve-runs':
+        o.serveRuns = num(flag, val());
+        break;
+      case '--serve-drain':
+        o.serveDrainS = num(flag, val());
         break;
       case '--seed':
         o.seed = num(flag, val(), 0);
@@ -274,6 +302,13 @@ try {
     log('\n== 16. push to an RD Station account that holds every person');
     rows.push(...(await scenario13(ctx, { populated: true })));
   }
+  const serveWhich = new Set(['17', '18', '19'].filter((x) => opts.only.has(x)));
+  if (serveWhich.size) {
+    log(
+      `\n== ${[...serveWhich].join(', ')}. the webhook receiver (the peer, 19, always runs: it is 17's and 18's yardstick)`,
+    );
+    rows.push(...(await serveScenarios(ctx, serveWhich)));
+  }
 } catch (e) {
   failure = e;
   log(`\nbench aborted: ${e?.stack ?? e}`);
@@ -289,7 +324,7 @@ console.log(
   `peers: sqlite3 ${machine.sqlite3 ?? '—'}, ${machine.jq ?? 'jq —'}, ${machine.miller ?? 'mlr —'}; ll/peer = leadledger median ÷ peer median (below 1 = leadledger faster)`,
 );
 console.log(table);
-console.log('\ntargets (issues 5, 15):');
+console.log('\ntargets (issues 5, 15, 37):');
 for (const l of summaryLines(rows)) console.log(l);
 if (mismatches.length) {
   console.log('\n!!!!!!!! MISMATCH !!!!!!!! a tool counted a different number of new unique event ids than expected:');
