@@ -18,6 +18,8 @@
 //   CRM or an object without that key, each would be a second record), added to any person held twice;
 // - missing: an event acknowledged whose person the CRM does not hold.
 // leadledger's check: 0 doubles, 0 missing, a clean exit. The peer's doubles are counted, not judged.
+// Beside them, the floor: bench/lib/null-receiver.mjs answers 200 at once (no ledger, no CRM): what the load generator
+// and the machine give by themselves, the most any receiver can show here and the latency the machine adds.
 import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -180,7 +182,7 @@ async function oneRun(ctx, s, tool, r) {
   } finally {
     stopped = await rcv.stop();
   }
-  const crm = await countCrm(s.sandbox, [...closed.ackedIds, ...open.ackedIds]);
+  const crm = tool.floor ? null : await countCrm(s.sandbox, [...closed.ackedIds, ...open.ackedIds]);
   const cleanExit = stopped.code === 0;
   const ok = tool.serve ? crm.doubles === 0 && crm.missing === 0 && cleanExit && drained.depth === 0 : null;
   const res = { closed, open, drained, stopped, crm, ok, load: loadAtStart, stderr: rcv.stderrTail() };
@@ -193,14 +195,16 @@ function logRun(ctx, tool, x) {
   const c = x.closed,
     o = x.open,
     k = x.crm;
+  const tail = `SIGTERM → exit ${x.stopped.code ?? x.stopped.signal} in ${x.stopped.stopS.toFixed(1)} s (load ${x.load})`;
   ctx.log(
     `  [${tool.sc}]   closed loop: ${fmtInt(c.ok)} acknowledged of ${fmtInt(c.requests)} requests in ${c.wallS.toFixed(1)} s = ${fmtInt(Math.round(c.ackPerS))} req/s (p50 ${ms(c.p50)}, p99 ${ms(c.p99)}), non-2xx ${fmtInt(c.non2xx)} ${JSON.stringify(c.byStatus)}, errors ${c.errors}`,
   );
   ctx.log(
     `  [${tool.sc}]   open loop at ${fmtInt(o.rate)}/s: ${fmtInt(Math.round(o.ackPerS))} ack/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}, max ${ms(o.max)} (from the send: p50 ${ms(o.sentP50)}, p99 ${ms(o.sentP99)}), non-2xx ${fmtInt(o.non2xx)}, errors ${o.errors}`,
   );
+  if (!k) return ctx.log(`  [${tool.sc}]   ${tail}`);
   ctx.log(
-    `  [${tool.sc}]   CRM: ${fmtInt(k.persons)} persons for ${fmtInt(k.acked)} events acknowledged; doubles ${fmtInt(k.doubles)} (409 ${fmtInt(k.refused409)}, held twice ${fmtInt(k.heldTwice)}), missing ${fmtInt(k.missing)}, persons of unacknowledged events ${fmtInt(k.unacked)}; ${fmtInt(k.crmRequests)} CRM requests; drained in ${x.drained.drainS.toFixed(1)} s (inbox ${x.drained.depth ?? '?'}); SIGTERM → exit ${x.stopped.code ?? x.stopped.signal} in ${x.stopped.stopS.toFixed(1)} s (load ${x.load})${x.ok === false ? ' — CHECK FAILED' : ''}`,
+    `  [${tool.sc}]   CRM: ${fmtInt(k.persons)} persons for ${fmtInt(k.acked)} events acknowledged; doubles ${fmtInt(k.doubles)} (409 ${fmtInt(k.refused409)}, held twice ${fmtInt(k.heldTwice)}), missing ${fmtInt(k.missing)}, persons of unacknowledged events ${fmtInt(k.unacked)}; ${fmtInt(k.crmRequests)} CRM requests; drained in ${x.drained.drainS.toFixed(1)} s (inbox ${x.drained.depth ?? '?'}); ${tail}${x.ok === false ? ' — CHECK FAILED' : ''}`,
   );
   if (x.ok === false)
     ctx.mismatch(
@@ -321,6 +325,14 @@ export async function serveScenarios(ctx, which) {
       ],
       runs: [],
     });
+    tools.push({
+      sc: '19',
+      name: 'null receiver (floor)',
+      command: 'bench/lib/null-receiver.mjs: answers 200 at once; no ledger, no CRM',
+      floor: true,
+      args: () => [path.join(ctx.benchDir, 'lib', 'null-receiver.mjs'), '--port', '0'],
+      runs: [],
+    });
     for (let r = 0; r < o.serveRuns; r++)
       for (let k = 0; k < tools.length; k++) {
         const t = tools[(k + r) % tools.length];
@@ -346,7 +358,7 @@ function serveRows(ctx, tools, skipped, capacity) {
     p99: `Webhook receiver, open loop at ${fmtInt(o.serveRate)} requests/s offered: p99 of the 2xx from each request's due time`,
     crm: 'Webhook receiver: doubles in the CRM (second creates of one event) after both loads, deliveries drained',
   };
-  const peer = tools.find((t) => t.sc === '19');
+  const peer = tools.find((t) => t.sc === '19' && !t.floor);
   const med = (t, f) => median(t.runs.map(f));
   const peerAck = peer ? med(peer, (x) => x.closed.ackPerS) : null;
   const peerP99 = peer ? med(peer, (x) => x.open.p99) : null;
@@ -371,7 +383,7 @@ function serveRows(ctx, tools, skipped, capacity) {
         .map(
           (x) =>
             `${fmtInt(x.closed.ok)} of ${fmtInt(x.closed.requests)} requests acknowledged in ${x.closed.wallS.toFixed(1)} s, p50 ${ms(x.closed.p50)} p99 ${ms(x.closed.p99)} at saturation, non-2xx ${JSON.stringify(x.closed.byStatus)}, errors ${x.closed.errors}` +
-            (t.serve || !peerAck ? '' : `; the emulator alone took ${fmtInt(Math.round(capacity))} single creates/s`),
+            (t.serve || t.floor ? '' : `; the emulator alone took ${fmtInt(Math.round(capacity))} single creates/s`),
         )
         .join(' | ')
         .concat(t.serve && peerAck && ack ? `; ${(ack / peerAck).toFixed(2)}× the peer's rate` : ''),
@@ -405,6 +417,7 @@ function serveRows(ctx, tools, skipped, capacity) {
           }
         : {}),
     });
+    if (t.floor) continue;
     add({
       ...common,
       scenario: t.sc,
