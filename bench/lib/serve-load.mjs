@@ -25,10 +25,10 @@
 //   acknowledged requests/s the receiver gives at that concurrency. Its latencies are service times at saturation
 //   (by Little's law about concurrency ÷ throughput), and suffer coordinated omission: a stall delays the requests
 //   that would have been sent during it, which are then not measured as late.
-// - open loop (--rate R): request k is due at start + k/R whatever happened before (twins share a due time); if no
-//   slot is free when it is due it waits for one, and its latency is measured from its due time, not from when it
-//   left (as wrk2 does), so a stall of the receiver counts in every request it delayed. These are the latencies to
-//   judge a p99 target by, at that offered rate. The time from the actual send is reported too (`sent*`).
+// - open loop (--rate R): request k is due at start + k/R whatever happened before (a twin's two requests are due
+//   together); if no slot is free when it is due it waits for one, and its latency is measured from its due time,
+//   not from when it left (as wrk2 does), so a stall of the receiver counts in every request it delayed. These are
+//   the latencies to judge a p99 target by, at that offered rate. The time from the actual send is reported too (`sent*`).
 // Counted: 2xx (acknowledged: their latencies, acknowledged requests/s = 2xx ÷ the time from the first send to the
 // last answer), non-2xx by status, transport errors; and per event whether any of its requests was acknowledged.
 import http from 'node:http';
@@ -103,6 +103,7 @@ export async function runLoad(opts) {
   const accepted = new Uint16Array(events);
   let inflight = 0,
     k = 0,
+    offered = 0,
     sent = 0,
     lastDone = 0;
   const t0 = performance.now();
@@ -181,12 +182,14 @@ export async function runLoad(opts) {
       const item = schedule[k];
       const need = item.twin ? 2 : 1;
       if (inflight + need > concurrency) return; // a completion pumps again
-      const due = rate ? t0 + (k * 1000) / rate : null;
+      // Due times count requests, not events: a twin's two requests are due together, and the next after them.
+      const due = rate ? t0 + (offered * 1000) / rate : null;
       if (due !== null && due > now) {
         timer = setTimeout(pump, Math.max(0, due - now));
         return;
       }
       k++;
+      offered += need;
       send(item, due);
       if (item.twin) send(item, due);
     }
