@@ -112,6 +112,7 @@ export interface ZohoEmulator {
   setCreditsLeft(n: number): void;
   /** The api_domain tokens come with (the sandbox's own URL, where this one is served on its port). */
   setApiDomain(domain: string): void;
+  /** Forget leads, tokens issued, credits spent, stats and faults set since the start (its own faults come back). */
   reset(): void;
 }
 
@@ -681,7 +682,8 @@ export async function startZohoEmulator(opts: ZohoEmulatorOptions = {}): Promise
       expireIn = undefined;
       spends = [];
       spentBefore = 0;
-      faults = {};
+      // The faults it was started with (the bench's latency) come back; those set since are forgotten.
+      faults = { ...(opts.faults ?? {}), ...(opts.faults?.script ? { script: [...opts.faults.script] } : {}) };
       random = seededRandom(opts.seed ?? 1);
       log = [];
       stats = emptyStats();

@@ -3,7 +3,7 @@
 // against the answers). Each person exactly once in the emulator, whatever the run; secrets nowhere.
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startZohoEmulator, type ZohoEmulator } from '../../src/sandbox/zoho-api.js';
 import { breaks, startZohoContractProxy, zohoSpec, type ZohoContractProxy } from '../sinks/zoho-contract.js';
@@ -229,6 +229,35 @@ describe(
       assert.equal(second.code, 0, second.stderr);
       assertOnce(Array.from({ length: 500 }, (_, i) => `a${i}@example.com`));
       assert.equal(emu.leads().length, 500);
+    });
+
+    it('leadledger auth zoho exchanges a Self Client grant code and writes the credentials file; a push then needs no ZOHO_* variable', async () => {
+      const dir = tmpDir();
+      writeFileSync(join(dir, 'e.jsonl'), jsonlEvents(5));
+      const credentials = join(dir, 'credentials.json');
+      const code = emu.grantCode();
+      const auth = await runCli(['auth', 'zoho', '--zoho-url', proxy.url, '--credentials', credentials], {
+        env: { ZOHO_CLIENT_ID: CLIENT, ZOHO_CLIENT_SECRET: SECRET, ZOHO_GRANT_CODE: code },
+      });
+      assert.equal(auth.code, 0, auth.stderr);
+      assert.match(auth.stdout, /Zoho CRM credentials written to/);
+      assert.equal(statSync(credentials).mode & 0o777, 0o600);
+      const stored = (JSON.parse(readFileSync(credentials, 'utf8')) as { zoho: Record<string, string> }).zoho;
+      assert.ok(stored.refresh_token && stored.client_secret === SECRET);
+      const push = await runCli(
+        ['push', join(dir, 'e.jsonl'), ...sinkArgs(dir), '--credentials', credentials, '--json'],
+        {
+          env: { ZOHO_CLIENT_ID: '', ZOHO_CLIENT_SECRET: '', ZOHO_REFRESH_TOKEN: '' },
+        },
+      );
+      assert.equal(push.code, 0, push.stderr);
+      assert.equal(jsonReport(push).delivery.sent, 5);
+      // A grant code is good once: the same code again is refused, exit 4.
+      const again = await runCli(['auth', 'zoho', '--zoho-url', proxy.url, '--credentials', join(dir, 'c2.json')], {
+        env: { ZOHO_CLIENT_ID: CLIENT, ZOHO_CLIENT_SECRET: SECRET, ZOHO_GRANT_CODE: code },
+      });
+      assert.equal(again.code, 4, again.stderr);
+      noSecret(auth.stdout, auth.stderr, push.stdout, push.stderr, again.stderr);
     });
 
     it('refused credentials end the run 4, naming `leadledger auth zoho`, and no secret', async () => {

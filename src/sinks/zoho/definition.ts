@@ -40,7 +40,7 @@ export const zoho = defineSink({
       'leads through API v8, 100 a call (`POST /crm/v8/Leads`): Zoho\'s duplicate check on Email answers DUPLICATE_DATA for a person the account holds, which settles as already in the CRM with its id; `--existing update` upserts (`POST /crm/v8/Leads/upsert`, `duplicate_check_fields: ["Email"]`). Batch answers (207) are read per record. Last_Name and Company, required by Zoho, get `[not provided]` when a lead lacks them (or fail alone: `sinks.zoho.missingRequired`). 1 API credit per 10 leads, told before a push and in a dry-run; stops before the 24 h credits run out (exit 7); keeps the edition\'s concurrency cap',
     batch: '100',
     inDoubt:
-      're-sent: Zoho drops a repeat by email (duplicate, or the same update); a lead without email is looked up by phone (`GET /crm/v8/Leads/search`)',
+      'looked up by email, or phone without one (`GET /crm/v8/Leads/search`, a credit each), and sent again when not found: Zoho drops a repeated email (a duplicate, or the same update)',
   },
   examples: ['leadledger auth zoho && leadledger push events.jsonl --sink zoho --zoho-dc eu'],
   flags: [URL_FLAG, DC_FLAG, CREDENTIALS_FLAG],

@@ -182,6 +182,8 @@ export class ZohoSink implements Sink {
     if (op === 'upsert') body.duplicate_check_fields = ['Email'];
     if (this.config.trigger) body.trigger = this.config.trigger;
     const path = op === 'upsert' ? `${LEADS}/upsert` : LEADS;
+    // Made before the wait for a slot: once one frees, the call leaves at once.
+    const text = JSON.stringify(body);
     let result: HttpResult;
     let headers: Record<string, string | undefined> | undefined;
     let charged = false;
@@ -195,7 +197,7 @@ export class ZohoSink implements Sink {
       result = await this.session.request(
         (token) => ({
           ...this.req('POST', path, '', token, signal),
-          body: JSON.stringify(body),
+          body: text,
           // Zoho drops a repeat by email (a duplicate, or the same update): only then may a lost answer be re-sent.
           retryInDoubt: keyed,
           quota429: (res) => creditsRanOut(res),
