@@ -8,7 +8,7 @@ import { Data } from './lib/data.mjs';
 import { killChildren, which } from './lib/measure.mjs';
 import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6, scenario13 } from './lib/scenarios.mjs';
 import { pgScenarios, scenario10, stopPg } from './lib/pg-scenarios.mjs';
-import { pipedriveScenario } from './lib/crm-scenarios.mjs';
+import { pipedriveScenario, zohoScenario } from './lib/crm-scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -24,7 +24,9 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
                        same 1M events without their ids: content keys, 12 the push of 10 with the PostgreSQL ledger,
                        13 push 20,000 conversions to the RD Station emulator at its scaled-up limit, 14 push 20,000
                        new people to the Pipedrive emulator at its scaled-up limits, 15 the same into a Pipedrive
-                       account that holds every person, 16 scenario 13 into an RD account that holds every person)
+                       account that holds every person, 16 scenario 13 into an RD account that holds every person,
+                       19 push 20,000 new leads to the Zoho CRM emulator at its ceiling, 20 the same into a Zoho
+                       account that holds every person)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -85,8 +87,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^([1-9]|1[0-6])$/.test(x))) {
-          console.error('--only takes scenario numbers 1-16, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|1[0-6]|19|20)$/.test(x))) {
+          console.error('--only takes scenario numbers 1-16, 19 and 20, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -273,6 +275,14 @@ try {
   if (opts.only.has('16')) {
     log('\n== 16. push to an RD Station account that holds every person');
     rows.push(...(await scenario13(ctx, { populated: true })));
+  }
+  if (opts.only.has('19')) {
+    log('\n== 19. push to the Zoho CRM emulator');
+    rows.push(...(await zohoScenario(ctx, { populated: false })));
+  }
+  if (opts.only.has('20')) {
+    log('\n== 20. push to a Zoho CRM account that holds every person');
+    rows.push(...(await zohoScenario(ctx, { populated: true })));
   }
 } catch (e) {
   failure = e;
