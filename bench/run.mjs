@@ -8,7 +8,7 @@ import { Data } from './lib/data.mjs';
 import { killChildren, which } from './lib/measure.mjs';
 import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6, scenario13 } from './lib/scenarios.mjs';
 import { pgScenarios, scenario10, stopPg } from './lib/pg-scenarios.mjs';
-import { pipedriveScenario } from './lib/crm-scenarios.mjs';
+import { pipedriveScenario, zohoScenario } from './lib/crm-scenarios.mjs';
 import { serveScenarios } from './lib/serve-scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
@@ -27,7 +27,9 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
                        new people to the Pipedrive emulator at its scaled-up limits, 15 the same into a Pipedrive
                        account that holds every person, 16 scenario 13 into an RD account that holds every person,
                        17 the webhook receiver \`leadledger serve\` on the SQLite ledger, 18 the same on the PostgreSQL
-                       ledger, 19 their peer, a plain node:http + better-sqlite3 handler (17 and 18 run it too))
+                       ledger, 19 their peer, a plain node:http + better-sqlite3 handler (17 and 18 run it too),
+                       20 push 20,000 new leads to the Zoho CRM emulator at its ceiling, 21 the same into a Zoho
+                       account that holds every person)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -98,8 +100,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^([1-9]|1[0-9])$/.test(x))) {
-          console.error('--only takes scenario numbers 1-19, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|1[0-9]|2[01])$/.test(x))) {
+          console.error('--only takes scenario numbers 1-21, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -308,6 +310,14 @@ try {
       `\n== ${[...serveWhich].join(', ')}. the webhook receiver (the peer, 19, always runs: it is 17's and 18's yardstick)`,
     );
     rows.push(...(await serveScenarios(ctx, serveWhich)));
+  }
+  if (opts.only.has('20')) {
+    log('\n== 20. push to the Zoho CRM emulator');
+    rows.push(...(await zohoScenario(ctx, { populated: false })));
+  }
+  if (opts.only.has('21')) {
+    log('\n== 21. push to a Zoho CRM account that holds every person');
+    rows.push(...(await zohoScenario(ctx, { populated: true })));
   }
 } catch (e) {
   failure = e;

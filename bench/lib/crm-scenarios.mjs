@@ -159,3 +159,153 @@ export async function pipedriveScenario(ctx, { populated }) {
     },
   ];
 }
+
+// Zoho CRM for scenarios 20-21 (issue 38): Zoho writes up to 100 records a call, and an account keeps at most a few
+// calls in flight (its edition's concurrency cap); with a call taking ZOHO.latencyMs (a real insert of 100 leads with
+// the account's workflows takes a second or two), the emulator's ceiling is concurrency × 100 / latency leads per
+// second: 4 × 100 / 2 s = 200 leads/s, 20,000 leads in 100 s. A shorter call measures the machine's scheduling more
+// than leadledger: at 400 ms a call on a machine loaded 4 times over, the gap between one answer and the next call
+// (about 0.1 s there) was a fifth of each round. The sink is told the cap (sinks.zoho.concurrency), as a user on that
+// edition would. The credits (100,000 in 24 h) cover the 2,000 that 20,000 leads cost.
+export const ZOHO = { concurrency: 4, latencyMs: 2000, credits: 100_000 };
+export const ZOHO_CEILING = (ZOHO.concurrency * 100) / (ZOHO.latencyMs / 1000);
+const ZOHO_APP = {
+  clientId: 'leadledger-bench-client',
+  clientSecret: 'leadledger-bench-secret',
+  refresh: 'leadledger-bench-refresh',
+};
+
+async function startZoho(root) {
+  const opts = {
+    concurrency: ZOHO.concurrency,
+    credits: ZOHO.credits,
+    clientId: ZOHO_APP.clientId,
+    clientSecret: ZOHO_APP.clientSecret,
+    refreshTokens: [ZOHO_APP.refresh],
+    faults: { latencyMs: ZOHO.latencyMs },
+  };
+  const child = track(
+    spawn(process.execPath, [path.join(root, 'bench', 'lib', 'zoho-server.mjs'), JSON.stringify(opts)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
+  const url = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', (l) => resolve(l.trim()));
+    child.once('exit', (c) => reject(new Error(`the Zoho emulator exited ${c}`)));
+  });
+  const admin = async (p, init) => {
+    const r = await fetch(`${url}/__admin/zoho/${p}`, init);
+    if (!r.ok) throw new Error(`${p}: HTTP ${r.status}`);
+    return r.json();
+  };
+  return {
+    url,
+    admin,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, delay(5000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+}
+
+/** Scenarios 20 (new leads) and 21 (an account that holds every person) against the Zoho CRM emulator. */
+export async function zohoScenario(ctx, { populated }) {
+  const n = 20_000;
+  const id = populated ? '21' : '20';
+  const file = peopleFile(ctx, n, 'zo');
+  const title = populated
+    ? `Push ${fmtInt(n)} people to the Zoho CRM emulator that holds every one of them (${ZOHO.concurrency} calls in flight, ${ZOHO.latencyMs} ms a call)`
+    : `Push ${fmtInt(n)} new leads to the Zoho CRM emulator, ${ZOHO.concurrency} calls of 100 in flight, ${ZOHO.latencyMs} ms a call`;
+  const emu = await startZoho(ctx.root);
+  const config = path.join(ctx.data.work, 'zo-config.json');
+  writeFileSync(config, JSON.stringify({ sinks: { zoho: { concurrency: ZOHO.concurrency } } }));
+  const runs = [];
+  try {
+    for (let r = 0; r < ctx.opts.pushRuns; r++) {
+      await emu.admin('reset', { method: 'POST' });
+      if (populated) {
+        const people = Array.from({ length: n }, (_, i) => ({ Last_Name: `Pessoa ${i}`, Email: `p${i}@example.com` }));
+        await emu.admin('leads', { method: 'POST', body: JSON.stringify(people) });
+      }
+      const before = (await emu.admin('leads')).length;
+      const ledger = path.join(ctx.data.work, 'zo-ledger.db');
+      const credentials = path.join(ctx.data.work, 'zo-credentials.json');
+      for (const f of [ledger, `${ledger}-wal`, `${ledger}-shm`, credentials]) rmSync(f, { force: true });
+      ctx.log(`  [${id}] run ${r + 1}/${ctx.opts.pushRuns}: ${fmtInt(n)} leads, ceiling ${ZOHO_CEILING} leads/s …`);
+      const args = [ctx.cli, 'push', file, '--sink', 'zoho', '--zoho-url', emu.url, '--config', config];
+      args.push('--credentials', credentials, '--ledger', ledger, '--concurrency', '8', '--json', '--quiet');
+      const m = await measure(process.execPath, args, {
+        tmpDir: ctx.data.work,
+        cwd: ctx.root,
+        env: {
+          ZOHO_CLIENT_ID: ZOHO_APP.clientId,
+          ZOHO_CLIENT_SECRET: ZOHO_APP.clientSecret,
+          ZOHO_REFRESH_TOKEN: ZOHO_APP.refresh,
+        },
+      });
+      const doc = parseJsonDoc(m.stdout);
+      const stats = await emu.admin('stats');
+      const after = (await emu.admin('leads')).length;
+      const d = doc?.delivery ?? {};
+      const p = {
+        code: m.code,
+        wallS: m.wallMs / 1000,
+        sent: d.sent ?? 0,
+        exists: d.exists ?? 0,
+        failed: d.failed ?? 0,
+        inDoubt: d.inDoubt ?? 0,
+        created: after - before,
+        requests: stats.requests,
+        refused429: stats.sent429,
+        credits: stats.creditsSpent,
+        peak: stats.peakInFlight,
+      };
+      p.perS = (populated ? p.exists : p.sent) / p.wallS;
+      p.ok =
+        m.code === 0 &&
+        p.failed === 0 &&
+        p.inDoubt === 0 &&
+        p.refused429 === 0 &&
+        (populated ? p.exists === n && p.sent === 0 && p.created === 0 : p.sent === n && p.created === n);
+      runs.push(p);
+      ctx.log(
+        `  [${id}]   ${p.wallS.toFixed(1)} s, sent ${fmtInt(p.sent)}, exists ${fmtInt(p.exists)}, created in the emulator ${fmtInt(p.created)}, ${p.perS.toFixed(0)} leads/s (${((100 * p.perS) / ZOHO_CEILING).toFixed(1)}% of ceiling), ${p.requests} requests, ${p.refused429} 429s, ${fmtInt(p.credits)} credits, peak ${p.peak} in flight${p.ok ? '' : ' — CHECK FAILED'}`,
+      );
+      if (!p.ok)
+        ctx.mismatch(
+          `scenario ${id}, run ${r + 1}: sent ${p.sent}, exists ${p.exists}, created ${p.created} of ${n}, failed ${p.failed}, in doubt ${p.inDoubt}, 429s ${p.refused429}, exit ${p.code} ${m.stderrTail.slice(-300)}`,
+        );
+    }
+  } finally {
+    await emu.stop();
+  }
+  const pct = runs.map((p) => (100 * p.perS) / ZOHO_CEILING);
+  return [
+    {
+      scenario: id,
+      title,
+      tool: 'leadledger',
+      metric: populated ? 'people settled as existing/s as % of ceiling' : 'leads created/s as % of ceiling',
+      unit: '%',
+      command: `leadledger push <file> --sink zoho --zoho-url <emulator> --concurrency 8 (sinks.zoho.concurrency ${ZOHO.concurrency})`,
+      runs: pct,
+      median: median(pct),
+      ratio: null,
+      ceilingLeadsPerS: ZOHO_CEILING,
+      leadsPerS: runs.map((p) => p.perS),
+      wallS: runs.map((p) => p.wallS),
+      created: runs.map((p) => p.created),
+      rateLimited: runs.map((p) => p.refused429),
+      correct: runs.every((p) => p.ok),
+      target: populated ? 'nobody created' : '≥ 90% of ceiling, one lead each',
+      pass: populated
+        ? runs.every((p) => p.ok)
+        : median(pct) == null
+          ? null
+          : median(pct) >= 90 && runs.every((p) => p.ok),
+    },
+  ];
+}

@@ -199,6 +199,33 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext, at: { ledger?: s
       timezone: dates.timezone,
       dateOrder: { order: dates.order, from: dates.orderFrom },
     };
+    // A CRM that charges by the record (Zoho's API credits): what this push will spend, said before it sends, from a
+    // counting pass as a dry-run's (stdin can be read only once: then the summary's dry-run is the way to know).
+    if (deliverer && ledger && chosen?.spend && !opts.inputs.includes('-')) {
+      const count = new ReportCollector();
+      const quiet = {
+        ...read,
+        onInputRead: () => undefined,
+        onNoMatch: () => undefined,
+        onTotalBytes: () => undefined,
+      };
+      for await (const slice of decideInputs({
+        inputs: opts.inputs,
+        read: quiet,
+        map,
+        ledger,
+        stop: ctx.stop,
+        tally: count,
+        stats: { nationalPhones: 0 },
+        onUnread: () => undefined,
+        preset,
+        hashPayloads: false,
+        downstreamNamespace: undefined,
+      }))
+        for (const d of slice) count.add(d);
+      const leads = count.counts.new + (opts.existing === 'update' ? count.counts.known_lead : 0);
+      ctx.warn(chosen.spend(leads));
+    }
     // A dry-run that writes no report rows wants only counts and examples: the decider counts, making few objects.
     const tally = opts.dryRun && !reportFile ? collector : undefined;
     for await (const decisions of decideInputs({
@@ -301,6 +328,11 @@ async function pushOnce(opts: PushOptions, ctx: CommandContext, at: { ledger?: s
           ? inDoubtResolution({ ledger: opts.ledger ?? path }, chosen, sink)
           : undefined,
       inDoubtInLedger: inDoubtInLedger || undefined,
+      ...(opts.dryRun && chosen?.spend
+        ? {
+            spend: chosen.spend(collector.counts.new + (opts.existing === 'update' ? collector.counts.known_lead : 0)),
+          }
+        : {}),
       reportError: reportFileError(reportFile),
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,

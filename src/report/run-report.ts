@@ -161,6 +161,8 @@ export interface RunReport {
    * not end 0. Those in doubt on this run's sink are in delivery.inDoubt.
    */
   inDoubtInLedger?: number;
+  /** A dry-run's line of what sending its new leads costs at a CRM that charges by the record (Zoho's credits). */
+  spend?: string;
   /** Why the --report file could not be written (the run itself went on: its sends are settled in the ledger). */
   reportError?: string;
   startedAt: string;

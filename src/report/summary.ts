@@ -65,6 +65,10 @@ export function formatSummary(r: RunReport, c: ChalkInstance): string {
     if (!r.phones) lines.push('');
     lines.push(datesLine(r.dates));
   }
+  if (r.spend) {
+    lines.push('');
+    lines.push(`  ${printable(r.spend, 400)}`);
+  }
   if (r.delivery) {
     const d = r.delivery;
     lines.push('');

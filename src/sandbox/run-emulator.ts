@@ -5,6 +5,7 @@ import type { Faults } from './faults.js';
 import { startPipedriveEmulator } from './pipedrive-api.js';
 import { startRdStationEmulator } from './rdstation-emulator.js';
 import { parseRateLimit } from './rolling-window.js';
+import { startZohoEmulator } from './zoho-api.js';
 
 /** The sandbox's RD Station app and grant: test values, printed in its banner, accepted by nothing but the sandbox. */
 export const SANDBOX_RDSTATION = {
@@ -12,6 +13,14 @@ export const SANDBOX_RDSTATION = {
   clientSecret: 'leadledger-sandbox-secret',
   refreshToken: 'leadledger-sandbox-refresh',
   accessToken: 'leadledger-sandbox-access',
+} as const;
+
+/** The sandbox's Zoho CRM Self Client and grant: test values, printed in its banner, accepted by the sandbox only. */
+export const SANDBOX_ZOHO = {
+  clientId: 'leadledger-sandbox-zoho-client',
+  clientSecret: 'leadledger-sandbox-zoho-secret',
+  refreshToken: 'leadledger-sandbox-zoho-refresh',
+  accessToken: 'leadledger-sandbox-zoho-access',
 } as const;
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -86,8 +95,21 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   });
+  // Zoho CRM's emulator too: its /crm/v8, /oauth/v2 and /__admin/zoho routes (HubSpot's are /crm/v3).
+  const zoho = await startZohoEmulator({
+    clientId: SANDBOX_ZOHO.clientId,
+    clientSecret: SANDBOX_ZOHO.clientSecret,
+    refreshTokens: [SANDBOX_ZOHO.refreshToken],
+    accessTokens: [SANDBOX_ZOHO.accessToken],
+    faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
   const emulator = await startEmulator({
     mounts: [
+      {
+        claims: (path) => /^\/(crm\/v8|oauth\/v2|__admin\/zoho)(\/|$)/.test(path),
+        listener: zoho.listener,
+      },
       {
         prefixes: ['/api/v2/', '/v1/', pipedriveAdmin],
         handle: (req, res, raw) => {
@@ -125,6 +147,7 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     .catch(async (err: unknown) => {
       await pipedrive.close();
       await rd.close();
+      await zoho.close();
       throw err;
     });
   // The signals are taken before anything is printed: once "Press Ctrl-C" is out, Ctrl-C (or SIGTERM, or a closed
@@ -158,6 +181,12 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     `                 RDSTATION_REFRESH_TOKEN=${SANDBOX_RDSTATION.refreshToken} (once: leadledger auth rdstation keeps the rotated one), or RDSTATION_ACCESS_TOKEN=${SANDBOX_RDSTATION.accessToken}`,
   );
   log(`                 admin: GET ${u}/__admin/rdstation/conversions | /contacts | /stats`);
+  zoho.setApiDomain(u);
+  log(`  Zoho CRM:      ${u}/crm/v8/Leads  (use --zoho-url ${u}; token endpoint ${u}/oauth/v2/token)`);
+  log(
+    `                 test client: ZOHO_CLIENT_ID=${SANDBOX_ZOHO.clientId} ZOHO_CLIENT_SECRET=${SANDBOX_ZOHO.clientSecret} ZOHO_REFRESH_TOKEN=${SANDBOX_ZOHO.refreshToken}`,
+  );
+  log(`                 admin: GET ${u}/__admin/zoho/leads | /stats | POST /faults | /expire-tokens | /code | /reset`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
   log(
@@ -169,5 +198,6 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   await emulator.close();
   await pipedrive.close();
   await rd.close();
+  await zoho.close();
   log('sandbox stopped');
 }

@@ -138,6 +138,11 @@ export interface SinkDefinition<O, C = Record<string, never>> {
   shown(options: O): Record<string, unknown>;
   /** The flags a `replay --in-doubt` command repeats to reach the same destination: never a secret. */
   replayArgs(options: O): string[];
+  /**
+   * What sending this many leads costs at the destination, in a line (Zoho's API credits), for a CRM that charges by
+   * the record: a dry-run shows it, and a push says it before it sends. Absent: nothing to say.
+   */
+  spend?(options: O, leads: number): string;
   /** Checks what is missing, reads credentials by reference and opens the sink; loads the sink's module lazily. */
   open(options: O, ctx: SinkOpenContext): Promise<OpenedSink>;
   /**
@@ -175,6 +180,8 @@ export interface ConfiguredSink {
   readonly name: string;
   shown(): Record<string, unknown>;
   replayArgs(): string[];
+  /** What sending this many leads costs at the destination (SinkDefinition.spend). */
+  spend?(leads: number): string;
   open(ctx: SinkOpenContext): Promise<OpenedSink>;
   /** doctor: its credentials and one cheap request to the destination, changing nothing (see SinkDefinition.check). */
   check?(ctx: SinkOpenContext, signal?: AbortSignal): Promise<SinkCheckLine[]>;
@@ -229,6 +236,7 @@ export function defineSink<const Name extends string, O, C = Record<string, neve
         name: def.name,
         shown: () => def.shown(options),
         replayArgs: () => def.replayArgs(options),
+        ...(def.spend ? { spend: (leads: number) => def.spend!(options, leads) } : {}),
         open: (ctx) => def.open(options, ctx),
         check: (ctx, signal) =>
           def.check

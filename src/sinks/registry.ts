@@ -8,9 +8,10 @@ import { pipedrive } from './pipedrive/definition.js';
 import { postgres } from './postgres/definition.js';
 import { rdstation } from './rdstation/definition.js';
 import { webhook } from './webhook/definition.js';
+import { zoho } from './zoho/definition.js';
 
 /** Every sink, in the order --help and the README list them. */
-export const SINKS = [hubspot, webhook, jsonl, postgres, pipedrive, rdstation] as const;
+export const SINKS = [hubspot, webhook, jsonl, postgres, pipedrive, rdstation, zoho] as const;
 
 export type SinkName = (typeof SINKS)[number]['name'];
 
