@@ -7,7 +7,9 @@ import { dirname, resolve } from 'node:path';
 import { configureSink, openSink, type SinkFlags } from '../deliver/open-sink.js';
 import { UsageError } from '../errors.js';
 import { ledgerPath } from '../ledger/ledger.js';
+import { Checkpointer, WRITER_CHECKPOINT_PAGES } from '../ledger/checkpointer.js';
 import { ledgerName, openLedgerStore } from '../ledger/open.js';
+import { SqliteDb } from '../ledger/sql.js';
 import { stopKeepAlive, type LedgerStore } from '../ledger/store.js';
 import { resolveDefaultCountry } from '../mapping/default-country.js';
 import { loadConfig, type Config } from '../mapping/config.js';
@@ -126,6 +128,13 @@ export async function serve(
   if (!ledger) throw new UsageError(`cannot open the ledger ${ledgerName(path)}`);
   if (config.retention?.sentPayloads === 'drop') ledger.dropSentPayloads = true;
   const l = ledger;
+  // SQLite: the WAL is copied back into the file on a thread of its own. Left to the connection's autocheckpoint,
+  // a whole checkpoint ran inside one of the receiver's commits now and then, and every request waited on it.
+  let checkpointer: Checkpointer | undefined;
+  if (l.sql instanceof SqliteDb) {
+    l.sql.raw.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+    checkpointer = Checkpointer.start(l.path);
+  }
   const params = {
     sink: chosen.name,
     ...chosen.shown(),
@@ -216,6 +225,7 @@ export async function serve(
     clearInterval(counter);
     stopKeepAlive(run.lease);
     await l.finishRun(run.id, 'failed', {});
+    await checkpointer?.stop();
     await l.close();
     await first.sink.close?.();
     const code = (e as NodeJS.ErrnoException).code;
@@ -254,6 +264,7 @@ export async function serve(
   await archive?.close();
   const left = metrics.inboxEvents;
   await l.finishRun(run.id, 'done', { inbox: left });
+  await checkpointer?.stop();
   await l.close();
   log.info('stopped', { inbox: left, note: left ? 'queued events are delivered by the next start' : undefined });
   return { exitCode: 0 };

@@ -10,10 +10,10 @@
 //
 // A checkpoint changes nothing that a reader or a writer sees: it only moves committed pages from one file to the
 // other, and a kill in the middle of one leaves the WAL to be copied by the next connection. Should this thread fall
-// behind or fail, the writer's own autocheckpoint still bounds the WAL (WRITER_CHECKPOINT_PAGES in threaded.ts).
+// behind or fail, the writer's own autocheckpoint still bounds the WAL (WRITER_CHECKPOINT_PAGES in checkpointer.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReadWrite } from './connect.js';
-import type { CheckpointerInit } from './threaded.js';
+import type { CheckpointerInit } from './checkpointer.js';
 
 const init = workerData as CheckpointerInit;
 const port = parentPort!;

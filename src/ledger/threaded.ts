@@ -11,6 +11,7 @@
 import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../errors.js';
 import { startWorker } from '../thread.js';
+import { Checkpointer, WRITER_CHECKPOINT_PAGES } from './checkpointer.js';
 import type { Ledger } from './ledger.js';
 import type { LedgerStore } from './store.js';
 import { claimColumns, settleColumns, type ClaimColumns, type SettleColumns } from './columns.js';
@@ -23,28 +24,6 @@ export interface WriterInit {
   /** The writer connection's wal_autocheckpoint: the fallback, should the checkpointer fall behind. */
   checkpointPages: number;
 }
-
-/** What the checkpointer thread (checkpoint-thread.ts) is started with. */
-export interface CheckpointerInit {
-  /** The ledger file, absolute. */
-  file: string;
-  /** Milliseconds between two checkpoints. */
-  everyMs: number;
-}
-
-/**
- * How often the checkpointer copies the WAL back into the file. Replaying a push's claims and settles of a million
- * events, checkpoints taken every 50 ms on a thread of their own took the writer's time from 10.6 to 9.7 s (four
- * pairs); every 200 or 500 ms gained less.
- */
-export const CHECKPOINT_EVERY_MS = 50;
-
-/**
- * The writer connection's own autocheckpoint while a checkpointer runs beside it (a push's WAL, copied every 50 ms,
- * holds a few MiB): 256 MiB, four times what a writing connection otherwise lets the WAL hold, so that the writer
- * checkpoints only should the checkpointer fail or fall far behind.
- */
-export const WRITER_CHECKPOINT_PAGES = 65_536;
 
 /**
  * The checkpointer starts with the run's 16th write: a push of a few batches, whose WAL never nears a checkpoint,
@@ -88,8 +67,7 @@ interface Waiter {
 export class ThreadedLedger implements LedgerStore {
   readonly kind = 'sqlite' as const;
   private readonly worker: Worker;
-  private checkpointer: Worker | undefined;
-  private checkpointerGone = false;
+  private checkpointer: Checkpointer | undefined;
   private writes = 0;
   private readonly waiting = new Map<number, Waiter>();
   private seq = 0;
@@ -205,20 +183,7 @@ export class ThreadedLedger implements LedgerStore {
    * the copying to the writer's autocheckpoint: nothing waits for it, and its errors are no run's failure.
    */
   private startCheckpointer(): void {
-    let c: Worker;
-    try {
-      c = startWorker('checkpoint-thread', import.meta.url, {
-        workerData: { file: this.local.path, everyMs: CHECKPOINT_EVERY_MS } satisfies CheckpointerInit,
-      });
-    } catch {
-      return; // no thread to be had: the writer's autocheckpoint copies the WAL, as it does for a short run
-    }
-    this.checkpointer = c;
-    c.on('error', () => undefined);
-    c.once('exit', () => {
-      this.checkpointerGone = true;
-    });
-    c.unref();
+    this.checkpointer = Checkpointer.start(this.local.path);
   }
 
   /** Whether the checkpointer thread was started (the run's writes reached CHECKPOINTER_AFTER_WRITES). */
@@ -226,28 +191,9 @@ export class ThreadedLedger implements LedgerStore {
     return this.checkpointer !== undefined;
   }
 
-  /** Stops the checkpointer between two checkpoints, and closes its connection (or ends the thread, if it is stuck). */
+  /** Stops the checkpointer between two checkpoints, and closes its connection. */
   private async stopCheckpointer(): Promise<void> {
-    const c = this.checkpointer;
-    // A thread that is gone already (it failed, or was ended) would answer nothing: there is nothing to wait for.
-    if (!c || this.checkpointerGone) return;
-    await new Promise<void>((resolve) => {
-      // Kept referenced: the wait is what holds the process until the thread answers (or 5 s pass).
-      const timer = setTimeout(done, 5000);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      c.once('message', done);
-      c.once('exit', done);
-      c.once('error', done);
-      try {
-        c.postMessage('close');
-      } catch {
-        done();
-      }
-    });
-    await c.terminate();
+    await this.checkpointer?.stop();
   }
 
   /**
