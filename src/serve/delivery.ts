@@ -130,7 +130,7 @@ export class DeliveryLoop {
     // A round claims what fills the sink's batches in flight, and no more than 1,000 events: on SQLite each claim
     // and settle holds the event loop, and the receiver's answers wait behind it.
     const rows = await o.inbox.queued(
-      Math.min(1000, Math.max(caps.claimBlock ?? 0, caps.maxBatch) * Math.max(1, o.concurrency) * 2),
+      Math.min(1000, Math.max(caps.claimBlock ?? 0, caps.maxBatch) * Math.max(1, o.concurrency)),
     );
     for (const r of rows) {
       const lead = leadOf(r);
