@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { userConfigDir } from '../../config-dir.js';
 import { defineSink, type SinkFlag } from '../definition.js';
+import { CREDENTIALS_FLAG } from '../transport/credentials-flag.js';
 import { redactUrl } from '../transport/secure-url.js';
 import { rdstationConfigSchemaWith } from './config.js';
 import type { RdStationConfig } from './fields.js';
@@ -15,12 +16,6 @@ const URL_FLAG: SinkFlag = {
   // No commander default: a flag's default would hide the config's sinks.rdstation.url.
   description: `RD Station Marketing API base URL (its OAuth token endpoint is /auth/token under it; default: the config's sinks.rdstation.url, else ${DEFAULT_URL})`,
   env: 'LEADLEDGER_RDSTATION_URL',
-};
-
-const CREDENTIALS_FLAG: SinkFlag = {
-  flags: '--credentials <file>',
-  description:
-    "OAuth credentials file that `leadledger auth` writes and runs refresh (default: leadledger/credentials.json in the user's config directory)",
 };
 
 interface RdStationDefinitionOptions {

@@ -33,6 +33,8 @@ export interface TokenResponse {
   expiresAt?: number;
   /** A rotated refresh token, when the endpoint sent one. */
   refreshToken?: string;
+  /** The answer's other string fields (Zoho's api_domain, Salesforce's instance_url), by their names. */
+  extra?: Record<string, string>;
 }
 
 /** The token endpoint could not be reached or kept failing (network, 5xx, 429): nothing was sent with a token. */
@@ -70,6 +72,8 @@ export interface OAuth2SessionOptions {
   now?: () => number;
   /** Told when a rotated refresh token could not be kept anywhere (no credentials file). */
   warn?: (message: string) => void;
+  /** Told each token the endpoint hands out (a CRM whose API host comes with the token reads it here). */
+  onToken?: (got: TokenResponse) => void;
 }
 
 interface CachedToken {
@@ -96,6 +100,7 @@ export class OAuth2Session {
   private readonly marginMs: number;
   private readonly now: () => number;
   private readonly warn: ((message: string) => void) | undefined;
+  private readonly onToken: ((got: TokenResponse) => void) | undefined;
   private cached: CachedToken | undefined;
   private loaded = false;
   /** One refresh at a time in this process: concurrent 401s share it. */
@@ -113,6 +118,7 @@ export class OAuth2Session {
     this.marginMs = opts.refreshMarginMs ?? 5 * 60_000;
     this.now = opts.now ?? Date.now;
     this.warn = opts.warn;
+    this.onToken = opts.onToken;
     for (const s of [opts.clientSecret, opts.refreshToken, opts.accessToken]) if (s) this.http.addSecret(s);
     if (opts.accessToken) this.cached = { token: opts.accessToken, obtainedAt: this.now() };
   }
@@ -254,6 +260,7 @@ export class OAuth2Session {
 
   private accept(got: TokenResponse): string {
     this.refreshes++;
+    this.onToken?.(got);
     return this.adopt({
       token: got.accessToken,
       obtainedAt: this.now(),
@@ -333,7 +340,11 @@ export async function exchangeToken(opts: {
     throw new TokenUnavailable(`the ${provider.name} token endpoint answered without an access_token`);
   const expiresIn = Number(parsed.expires_in);
   const now = (opts.now ?? Date.now)();
+  const extra: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed))
+    if (typeof v === 'string' && !['access_token', 'refresh_token', 'id_token'].includes(k)) extra[k] = v;
   return {
+    extra,
     accessToken: parsed.access_token,
     ...(Number.isFinite(expiresIn) && expiresIn > 0 ? { expiresAt: now + expiresIn * 1000 } : {}),
     ...(typeof parsed.refresh_token === 'string' && parsed.refresh_token !== ''
