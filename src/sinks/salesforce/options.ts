@@ -3,7 +3,7 @@
 // instance are, and whether Lead has leadledger's External ID field (describe, before the first lead is sent).
 // Secrets come from the environment or files only, never from a flag.
 import { readFile } from 'node:fs/promises';
-import { CredentialsError, UsageError } from '../../errors.js';
+import { LeadledgerError, UnreachableError, UsageError } from '../../errors.js';
 import type { HttpClient } from '../transport/http.js';
 import { CredentialsFile, defaultCredentialsPath } from '../transport/credentials.js';
 import { OAuth2Session, type OAuth2Provider, type TokenResponse } from '../transport/oauth2.js';
@@ -125,8 +125,8 @@ export async function openSalesforceSink(
   try {
     if (!instance) await session.token();
   } catch (e) {
-    if (e instanceof CredentialsError || e instanceof UsageError) throw e;
-    throw new CredentialsError(`could not obtain a Salesforce access token: ${http.redact((e as Error).message)}`);
+    if (e instanceof LeadledgerError) throw e;
+    throw new UnreachableError(`could not obtain a Salesforce access token: ${http.redact((e as Error).message)}`);
   }
   if (!instance)
     throw new UsageError(
@@ -144,7 +144,15 @@ export async function openSalesforceSink(
   const wanted = o.externalId === undefined ? DEFAULT_EXTERNAL_ID : o.externalId;
   if (wanted === false) return new SalesforceSink(base);
   // Before the first lead: is the External ID field there? describe Lead (one request).
-  const fields = await new SalesforceSink(base).describeLead();
+  let fields;
+  try {
+    fields = await new SalesforceSink(base).describeLead();
+  } catch (e) {
+    if (e instanceof LeadledgerError) throw e;
+    throw new UnreachableError(
+      `Salesforce at ${instance} could not tell whether Lead has the field ${wanted}: ${http.redact((e as Error).message)}`,
+    );
+  }
   const field = fields.find((f) => f.name.toLowerCase() === wanted.toLowerCase());
   if (field?.externalId) {
     if (!field.unique)

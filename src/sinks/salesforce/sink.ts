@@ -37,8 +37,8 @@ export const DEFAULT_API_VERSION = 'v62.0';
 export const DEFAULT_EXTERNAL_ID = 'Leadledger_Key__c';
 /** sObject Collections take at most 200 records a request. */
 export const COLLECTION_MAX = 200;
-/** Emails per SOQL lookup: keeps the query's URL well under the 16,000 characters Salesforce reads. */
-const EMAILS_PER_QUERY = 100;
+/** Emails per SOQL lookup (a batch's): some 8,000 characters of URL, under the 16,384 Salesforce reads. */
+const EMAILS_PER_QUERY = 200;
 
 export interface SalesforceSinkOptions {
   http: HttpClient;
@@ -180,7 +180,7 @@ export class SalesforceSink implements Sink {
       fill(pending(), { kind: 'released', reason: this.stop.message });
       return out as SinkOutcome[];
     }
-    // Who the org already holds, by email: one query per 100 emails.
+    // Who the org already holds, by email: one query per batch.
     const emails = [...new Set(pending().flatMap((i) => (items[i]!.lead.email ? [items[i]!.lead.email] : [])))];
     let held = new Map<string, HeldLead>();
     if (emails.length) {
@@ -454,7 +454,9 @@ export class SalesforceSink implements Sink {
     let answered: Record<string, string | undefined> | undefined;
     try {
       const url = new URL(this.base.href);
-      url.pathname = absolute ? path.split('?')[0]! : `${this.base.pathname}/services/data/${this.version}${path}`;
+      url.pathname = absolute
+        ? path.split('?')[0]!
+        : `${this.base.pathname.replace(/\/+$/, '')}/services/data/${this.version}${path}`;
       if (absolute && path.includes('?')) url.search = path.slice(path.indexOf('?'));
       if (query) for (const [k, v] of query) url.searchParams.append(k, v);
       let result;
