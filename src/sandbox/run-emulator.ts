@@ -4,6 +4,7 @@ import { startEmulator, type EmulatorOptions } from './emulator.js';
 import type { Faults } from './faults.js';
 import { startPipedriveEmulator } from './pipedrive-api.js';
 import { startRdStationEmulator } from './rdstation-emulator.js';
+import { startSalesforceEmulator } from './salesforce-api.js';
 import { parseRateLimit } from './rolling-window.js';
 
 /** The sandbox's RD Station app and grant: test values, printed in its banner, accepted by nothing but the sandbox. */
@@ -12,6 +13,14 @@ export const SANDBOX_RDSTATION = {
   clientSecret: 'leadledger-sandbox-secret',
   refreshToken: 'leadledger-sandbox-refresh',
   accessToken: 'leadledger-sandbox-access',
+} as const;
+
+/** The sandbox's Salesforce connected app and grant: test values, printed in its banner. */
+export const SANDBOX_SALESFORCE = {
+  clientId: 'leadledger-sandbox-sf-client',
+  clientSecret: 'leadledger-sandbox-sf-secret',
+  refreshToken: 'leadledger-sandbox-sf-refresh',
+  accessToken: 'leadledger-sandbox-sf-access',
 } as const;
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -86,6 +95,15 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   });
+  // Salesforce's emulator answers /services (its token endpoint and REST API) and /__admin/salesforce on this port.
+  const sf = await startSalesforceEmulator({
+    clientId: SANDBOX_SALESFORCE.clientId,
+    clientSecret: SANDBOX_SALESFORCE.clientSecret,
+    refreshTokens: [SANDBOX_SALESFORCE.refreshToken],
+    accessTokens: [SANDBOX_SALESFORCE.accessToken],
+    faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
   const emulator = await startEmulator({
     mounts: [
       {
@@ -99,6 +117,7 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
         claims: (path) => /^\/(platform|auth|__admin\/rdstation)(\/|$)/.test(path),
         listener: rd.listener,
       },
+      { prefixes: ['/services/', '/__admin/salesforce/'], handle: (req, res, raw) => sf.handle(req, res, raw) },
     ],
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
@@ -125,6 +144,7 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     .catch(async (err: unknown) => {
       await pipedrive.close();
       await rd.close();
+      await sf.close();
       throw err;
     });
   // The signals are taken before anything is printed: once "Press Ctrl-C" is out, Ctrl-C (or SIGTERM, or a closed
@@ -158,6 +178,16 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     `                 RDSTATION_REFRESH_TOKEN=${SANDBOX_RDSTATION.refreshToken} (once: leadledger auth rdstation keeps the rotated one), or RDSTATION_ACCESS_TOKEN=${SANDBOX_RDSTATION.accessToken}`,
   );
   log(`                 admin: GET ${u}/__admin/rdstation/conversions | /contacts | /stats`);
+  log(
+    `  Salesforce:    ${u}/services/data  (use --salesforce-url ${u}; Lead has Leadledger_Key__c, External ID and Unique)`,
+  );
+  log(
+    `                 test app: SALESFORCE_CLIENT_ID=${SANDBOX_SALESFORCE.clientId} SALESFORCE_CLIENT_SECRET=${SANDBOX_SALESFORCE.clientSecret}`,
+  );
+  log(
+    `                 SALESFORCE_REFRESH_TOKEN=${SANDBOX_SALESFORCE.refreshToken}, or SALESFORCE_ACCESS_TOKEN=${SANDBOX_SALESFORCE.accessToken}`,
+  );
+  log(`                 admin: GET|POST ${u}/__admin/salesforce/leads | GET /stats | POST /faults | /reset`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
   log(
@@ -169,5 +199,6 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   await emulator.close();
   await pipedrive.close();
   await rd.close();
+  await sf.close();
   log('sandbox stopped');
 }

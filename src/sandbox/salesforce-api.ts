@@ -16,9 +16,10 @@
 //   {"id","success","errors":[{"statusCode","message","fields"}]} in input order (crm-apis.md "sObject Collections").
 // - LastName and Company are required on Lead (REQUIRED_FIELD_MISSING); an Email that is not one is
 //   INVALID_EMAIL_ADDRESS; a field Lead does not have fails the request (400 INVALID_FIELD).
-// - Duplicate rule (the standard Lead rule, matching on Email here): a create of a Lead whose email another Lead
-//   holds is refused DUPLICATES_DETECTED, unless the rule is an alert and `Sforce-Duplicate-Rule-Header:
-//   allowSave=true` is sent. Collections carry no duplicateResult (crm-apis.md: "Missing IDs"); a single create does.
+// - Duplicate rule (the standard Lead rule, matching on Email or Phone here): a create of a Lead whose email or phone
+//   another Lead holds is refused DUPLICATES_DETECTED with a duplicateResult naming the matches (omitDuplicateResult
+//   leaves it out, as some answers do: crm-apis.md "Missing IDs"), unless the rule is an alert and
+//   `Sforce-Duplicate-Rule-Header: allowSave=true` is sent.
 // - Collections take at most 200 records (400 EXCEEDED_ID_LIMIT); upsert needs an External ID field (else 404
 //   NOT_FOUND), updates the record holding the value (created false) or inserts one (created true).
 // - Every API answer carries `Sforce-Limit-Info: api-usage=N/MAX`; past MAX requests in the day, 403
@@ -56,6 +57,8 @@ export interface SalesforceEmulatorOptions {
   customFields?: string[];
   /** The duplicate rule on Lead email: block (default), alert (allowSave header passes) or off. */
   duplicateRule?: 'block' | 'alert' | 'off';
+  /** Leave duplicateResult out of DUPLICATES_DETECTED (some answers carry none: crm-apis.md). */
+  omitDuplicateResult?: boolean;
   /** Daily API requests (default 100,000). */
   dailyLimit?: number;
   /** Requests in flight at once before 403 ConcurrentPerOrgLongTxn (default 25). */
@@ -456,11 +459,14 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     return errors.length ? { errors } : { fields };
   };
 
-  const duplicate = (fields: Record<string, string>, allowSave: boolean, exceptId?: string): boolean => {
-    if ((opts.duplicateRule ?? 'block') === 'off') return false;
-    if (opts.duplicateRule === 'alert' && allowSave) return false;
+  // The Leads the duplicate rule matches: the same email, or the same phone (the standard rule's other match).
+  const duplicate = (fields: Record<string, string>, allowSave: boolean): string[] => {
+    if ((opts.duplicateRule ?? 'block') === 'off') return [];
+    if (opts.duplicateRule === 'alert' && allowSave) return [];
     const e = fields.Email?.toLowerCase();
-    return !!e && (byEmail.get(e) ?? []).some((id) => id !== exceptId);
+    const ids = new Set(e ? (byEmail.get(e) ?? []) : []);
+    if (fields.Phone) for (const l of leads.values()) if (l.Phone === fields.Phone) ids.add(l.Id);
+    return [...ids];
   };
 
   const insert = (fields: Record<string, string>): StoredLead => {
@@ -470,9 +476,37 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     return lead;
   };
 
-  const dupError = () => {
+  // DUPLICATES_DETECTED with the duplicateResult that names the matched Leads (crm-apis.md's body), unless the
+  // emulator is told to leave it out as some answers do.
+  const dupError = (ids: string[]) => {
     stats.duplicatesRefused++;
-    return recErr('DUPLICATES_DETECTED', 'Use one of these records?');
+    const e = recErr('DUPLICATES_DETECTED', 'Use one of these records?');
+    if (opts.omitDuplicateResult) return e;
+    return {
+      duplicateResult: {
+        allowSave: false,
+        duplicateRule: 'Standard_Lead_Duplicate_Rule',
+        duplicateRuleEntityType: 'Lead',
+        errorMessage: 'Use one of these records?',
+        matchResults: [
+          {
+            entityType: 'Lead',
+            errors: [],
+            matchEngine: 'FuzzyMatchEngine',
+            matchRecords: ids.map((Id) => ({
+              additionalInformation: [],
+              fieldDiffs: [],
+              matchConfidence: 100.0,
+              record: { attributes: { type: 'Lead', url: `/services/data/v62.0/sobjects/Lead/${Id}` }, Id },
+            })),
+            rule: 'Standard_Lead_Match_Rule_v1_0',
+            size: ids.length,
+            success: true,
+          },
+        ],
+      },
+      ...e,
+    };
   };
 
   // A collection: parsed, checked, its records applied one by one (allOrNone: all or none of them).
@@ -563,7 +597,8 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
               ],
             },
           };
-      if (duplicate(f, allowSave)) return { result: { success: false, errors: [dupError()] } };
+      const dups = duplicate(f, allowSave);
+      if (dups.length) return { result: { success: false, errors: [dupError(dups)] } };
       return { result: { id: insert(f).Id, success: true, errors: [] } };
     });
 
@@ -603,7 +638,8 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
         index(existing);
         return { result: { id: existing.Id, success: true, errors: [], created: false } };
       }
-      if (duplicate(v.fields!, allowSave)) return { result: { success: false, errors: [dupError()] } };
+      const dups = duplicate(v.fields!, allowSave);
+      if (dups.length) return { result: { success: false, errors: [dupError(dups)] } };
       return { result: { id: insert(v.fields!).Id, success: true, errors: [], created: true } };
     });
   };
