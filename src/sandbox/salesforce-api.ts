@@ -112,8 +112,8 @@ export interface SalesforceEmulator {
   requests(): SalesforceLoggedRequest[];
   /** The refresh tokens now good (rotation replaces them). */
   refreshTokens(): string[];
-  /** Access tokens handed out from now on expire after this many API requests each. */
-  expireTokensAfter(n: number | undefined): void;
+  /** Access tokens handed out from now on (only the next `tokens` of them, if given) expire after n API requests. */
+  expireTokensAfter(n: number | undefined, tokens?: number): void;
   /** Every grant and token refused from now on. */
   revokeGrant(): void;
   /** Set the API requests used today. */
@@ -187,6 +187,7 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
   let refresh = new Set(opts.refreshTokens ?? []);
   let access = new Map<string, { left?: number }>((opts.accessTokens ?? []).map((t) => [t, {}]));
   let expireAfter: number | undefined;
+  let expiringTokens: number | undefined;
   let revoked = false;
   let apiUsed = 0;
   let apiDay = Math.floor(now() / DAY_MS);
@@ -305,6 +306,10 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     const issue = (): Reply => {
       const t = `00D!${randomBytes(24).toString('base64url')}`;
       access.set(t, expireAfter !== undefined ? { left: expireAfter } : {});
+      if (expiringTokens !== undefined && --expiringTokens <= 0) {
+        expireAfter = undefined;
+        expiringTokens = undefined;
+      }
       return {
         status: 200,
         body: {
@@ -845,8 +850,9 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     stats: () => structuredClone(stats),
     requests: () => log.map((r) => ({ ...r })),
     refreshTokens: () => [...refresh],
-    expireTokensAfter: (n) => {
+    expireTokensAfter: (n, tokens) => {
       expireAfter = n;
+      expiringTokens = tokens;
     },
     revokeGrant: () => {
       revoked = true;
@@ -869,6 +875,7 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
       refresh = new Set(opts.refreshTokens ?? []);
       access = new Map((opts.accessTokens ?? []).map((t) => [t, {}]));
       expireAfter = undefined;
+      expiringTokens = undefined;
       revoked = false;
       apiUsed = 0;
       aimed = [];
