@@ -164,10 +164,10 @@ export async function openSalesforceSink(
   const what = field ? `Lead.${field.name} is not marked External ID` : `Lead has no field ${wanted}`;
   if (o.externalIdNamed)
     throw new UsageError(
-      `${what}: create it (Text(64), External ID, Unique; \`leadledger init --sink salesforce\` says how), or set sinks.salesforce.externalIdField to false to create leads after a lookup by email`,
+      `${what}: create it (Text(64), External ID, Unique: the README's Salesforce section says how), or set sinks.salesforce.externalIdField to false to create leads after a lookup by email`,
     );
   deps.warn?.(
-    `${what} (External ID, Unique): leads are created after a lookup by email, and a batch whose answer is lost is looked up before anything is sent again. With the field, leads are upserted by leadledger's key: \`leadledger init --sink salesforce\` says how to create it`,
+    `${what} (External ID, Unique): leads are created after a lookup by email, and a batch whose answer is lost is looked up before anything is sent again. With the field (the README's Salesforce section says how to create it), leads are upserted by leadledger's key`,
   );
   return new SalesforceSink(base);
 }
