@@ -4,6 +4,7 @@ import { startEmulator, type EmulatorOptions } from './emulator.js';
 import type { Faults } from './faults.js';
 import { startPipedriveEmulator } from './pipedrive-api.js';
 import { startRdStationEmulator } from './rdstation-emulator.js';
+import { startSalesforceEmulator } from './salesforce-api.js';
 import { parseRateLimit } from './rolling-window.js';
 import { startZohoEmulator } from './zoho-api.js';
 
@@ -21,6 +22,14 @@ export const SANDBOX_ZOHO = {
   clientSecret: 'leadledger-sandbox-zoho-secret',
   refreshToken: 'leadledger-sandbox-zoho-refresh',
   accessToken: 'leadledger-sandbox-zoho-access',
+} as const;
+
+/** The sandbox's Salesforce connected app and grant: test values, printed in its banner. */
+export const SANDBOX_SALESFORCE = {
+  clientId: 'leadledger-sandbox-sf-client',
+  clientSecret: 'leadledger-sandbox-sf-secret',
+  refreshToken: 'leadledger-sandbox-sf-refresh',
+  accessToken: 'leadledger-sandbox-sf-access',
 } as const;
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -104,6 +113,15 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
   });
+  // Salesforce's emulator answers /services (its token endpoint and REST API) and /__admin/salesforce on this port.
+  const sf = await startSalesforceEmulator({
+    clientId: SANDBOX_SALESFORCE.clientId,
+    clientSecret: SANDBOX_SALESFORCE.clientSecret,
+    refreshTokens: [SANDBOX_SALESFORCE.refreshToken],
+    accessTokens: [SANDBOX_SALESFORCE.accessToken],
+    faults: { ...options.faults, ...(options.latency !== undefined ? { latencyMs: options.latency } : {}) },
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
   const emulator = await startEmulator({
     mounts: [
       {
@@ -121,6 +139,7 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
         claims: (path) => /^\/(platform|auth|__admin\/rdstation)(\/|$)/.test(path),
         listener: rd.listener,
       },
+      { prefixes: ['/services/', '/__admin/salesforce/'], handle: (req, res, raw) => sf.handle(req, res, raw) },
     ],
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
@@ -148,6 +167,7 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
       await pipedrive.close();
       await rd.close();
       await zoho.close();
+      await sf.close();
       throw err;
     });
   // The signals are taken before anything is printed: once "Press Ctrl-C" is out, Ctrl-C (or SIGTERM, or a closed
@@ -187,6 +207,16 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
     `                 test client: ZOHO_CLIENT_ID=${SANDBOX_ZOHO.clientId} ZOHO_CLIENT_SECRET=${SANDBOX_ZOHO.clientSecret} ZOHO_REFRESH_TOKEN=${SANDBOX_ZOHO.refreshToken}`,
   );
   log(`                 admin: GET ${u}/__admin/zoho/leads | /stats | POST /faults | /expire-tokens | /code | /reset`);
+  log(
+    `  Salesforce:    ${u}/services/data  (use --salesforce-url ${u}; Lead has Leadledger_Key__c, External ID and Unique)`,
+  );
+  log(
+    `                 test app: SALESFORCE_CLIENT_ID=${SANDBOX_SALESFORCE.clientId} SALESFORCE_CLIENT_SECRET=${SANDBOX_SALESFORCE.clientSecret}`,
+  );
+  log(
+    `                 SALESFORCE_REFRESH_TOKEN=${SANDBOX_SALESFORCE.refreshToken}, or SALESFORCE_ACCESS_TOKEN=${SANDBOX_SALESFORCE.accessToken}`,
+  );
+  log(`                 admin: GET|POST ${u}/__admin/salesforce/leads | GET /stats | POST /faults | /reset`);
   log(`  admin:         GET ${u}/__admin/contacts | /__admin/webhooks | /__admin/stats`);
   log(`                 POST ${u}/__admin/faults (JSON) | POST ${u}/__admin/reset`);
   log(
@@ -199,5 +229,6 @@ export async function runSandbox(options: SandboxOptions = {}): Promise<void> {
   await pipedrive.close();
   await rd.close();
   await zoho.close();
+  await sf.close();
   log('sandbox stopped');
 }

@@ -7,11 +7,12 @@ import { jsonl } from './jsonl/definition.js';
 import { pipedrive } from './pipedrive/definition.js';
 import { postgres } from './postgres/definition.js';
 import { rdstation } from './rdstation/definition.js';
+import { salesforce } from './salesforce/definition.js';
 import { webhook } from './webhook/definition.js';
 import { zoho } from './zoho/definition.js';
 
 /** Every sink, in the order --help and the README list them. */
-export const SINKS = [hubspot, webhook, jsonl, postgres, pipedrive, rdstation, zoho] as const;
+export const SINKS = [hubspot, webhook, jsonl, postgres, pipedrive, rdstation, salesforce, zoho] as const;
 
 export type SinkName = (typeof SINKS)[number]['name'];
 
