@@ -35,6 +35,26 @@ function collect(dir) {
   return out;
 }
 
+// Whether dist/ holds a build of every module in src/ as it is now (npm test builds first): each .js at least as
+// new as its .ts. Then the tests' worker threads start from dist/ (src/thread.ts), not through tsx in each thread.
+function builtFromSrc(dir = 'src') {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isDirectory()) {
+      if (!builtFromSrc(p)) return false;
+    } else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) {
+      const built = join('dist', relative('src', p)).replace(/\.ts$/, '.js');
+      try {
+        if (statSync(built).mtimeMs < st.mtimeMs) return false;
+      } catch {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 function readJson(file) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
@@ -71,7 +91,7 @@ const r = spawnSync(
     `--test-reporter-destination=${LAST}`,
     ...order.map((o) => o.f),
   ],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: { ...process.env, ...(builtFromSrc() ? { LEADLEDGER_TEST_BUILT_WORKERS: '1' } : {}) } },
 );
 
 const took = Object.fromEntries(
