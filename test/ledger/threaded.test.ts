@@ -198,7 +198,7 @@ test('close() with the checkpointer gone already still closes the ledger; a clos
   const run = await store.startRun('push', {}, { exclusive: true });
   for (let b = 0; b < 20; b++) await store.claimNew([claim(`k${b}`, `p${b}@example.com`)], run, 'jsonl x');
   assert.equal(store.checkpointing, true);
-  await (store as unknown as { checkpointer: Worker }).checkpointer.terminate();
+  await (store as unknown as { checkpointer: { worker: Worker } }).checkpointer.worker.terminate();
   await store.finishRun(run, 'done', {});
   await store.close();
   assertClosedHolding(file, 20);
