@@ -20,7 +20,8 @@ export async function runInit(
   const signals = installStopSignals(1000, () => undefined);
   try {
     const str = (k: string) => (typeof flags[k] === 'string' ? flags[k] : undefined);
-    const sink = str('sink') || undefined;
+    // --sink only: LEADLEDGER_SINK, set for push and replay, must not turn every init into a call to the CRM.
+    const sink = fromEnv.sink ? undefined : str('sink') || undefined;
     if (!samples.length && !sink)
       throw new UsageError(
         'init takes sample inputs (exports or webhook logs), or --sink <name> for what a sink needs created in the CRM',

@@ -88,3 +88,9 @@ test('init with neither samples nor --sink is a usage error', async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--sink <name>/);
 });
+
+test('LEADLEDGER_SINK alone does not make init call the CRM: only --sink does', async () => {
+  const r = await runCli(['init'], { cwd: tmpDir(), env: { LEADLEDGER_SINK: 'salesforce' } });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--sink <name>/);
+});
