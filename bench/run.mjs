@@ -8,7 +8,7 @@ import { Data } from './lib/data.mjs';
 import { killChildren, which } from './lib/measure.mjs';
 import { scenario1, scenario2, scenario3, scenario4, scenario5, scenario6, scenario13 } from './lib/scenarios.mjs';
 import { pgScenarios, scenario10, stopPg } from './lib/pg-scenarios.mjs';
-import { pipedriveScenario, zohoScenario } from './lib/crm-scenarios.mjs';
+import { pipedriveScenario, salesforceScenario, zohoScenario } from './lib/crm-scenarios.mjs';
 import { serveScenarios } from './lib/serve-scenarios.mjs';
 import { machineInfo, textTable, summaryLines, markdown } from './lib/report.mjs';
 
@@ -29,7 +29,8 @@ const HELP = `usage: npm run bench -- [options]      (or: node bench/run.mjs [op
                        17 the webhook receiver \`leadledger serve\` on the SQLite ledger, 18 the same on the PostgreSQL
                        ledger, 19 their peer, a plain node:http + better-sqlite3 handler (17 and 18 run it too),
                        20 push 20,000 new leads to the Zoho CRM emulator at its ceiling, 21 the same into a Zoho
-                       account that holds every person)
+                       account that holds every person, 22 push 20,000 new leads to the Salesforce emulator at its
+                       ceiling, 23 the same into a Salesforce org that holds every person)
   --runs N             runs per tool in scenarios 1, 2, the tight-limit push and the 1M side of 4 (default 5)
   --events N           events in scenarios 1 and 2; the ledger holds 40% of that many ids (default 1000000)
   --skip-10m           skip the 10,000,000-event peak-RSS run of scenario 4 (it takes minutes)
@@ -100,8 +101,8 @@ function parseArgs(argv) {
           .split(',')
           .map((x) => x.trim())
           .filter(Boolean);
-        if (!s.length || s.some((x) => !/^([1-9]|1[0-9]|2[01])$/.test(x))) {
-          console.error('--only takes scenario numbers 1-21, e.g. --only 1,2,5');
+        if (!s.length || s.some((x) => !/^([1-9]|1[0-9]|2[0-3])$/.test(x))) {
+          console.error('--only takes scenario numbers 1-23, e.g. --only 1,2,5');
           process.exit(2);
         }
         o.only = new Set(s);
@@ -318,6 +319,14 @@ try {
   if (opts.only.has('21')) {
     log('\n== 21. push to a Zoho CRM account that holds every person');
     rows.push(...(await zohoScenario(ctx, { populated: true })));
+  }
+  if (opts.only.has('22')) {
+    log('\n== 22. push to the Salesforce emulator');
+    rows.push(...(await salesforceScenario(ctx, { populated: false })));
+  }
+  if (opts.only.has('23')) {
+    log('\n== 23. push to a Salesforce org that holds every person');
+    rows.push(...(await salesforceScenario(ctx, { populated: true })));
   }
 } catch (e) {
   failure = e;

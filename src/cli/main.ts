@@ -145,23 +145,27 @@ export function buildProgram(): Command {
       process.exitCode = runPresets(name, flags);
     });
 
-  program
-    .command('init')
-    .description('read sample inputs, say what leadledger recognizes in them, write leadledger.config.json')
-    .argument('<samples...>', 'exports or webhook logs, as push takes them')
-    .option('-o, --output <file>', 'where the config goes', 'leadledger.config.json')
-    .option('--format <format>', 'jsonl, json or csv (default: from the name and content)')
-    .option('--encoding <name>', 'CSV text encoding (default: detected)')
-    .option('--delimiter <char>', 'CSV delimiter (default: detected)')
-    .option('--default-country <code>', "country of national phone numbers (default: the locale's)")
-    .option('-n, --dry-run', 'print what was found and the config; write nothing')
-    .option('-y, --yes', 'write without asking, and ask nothing (needed off a terminal)')
-    .option('--force', 'replace an existing config')
-    .option('--json', 'what was found, as JSON')
-    .action(async (samples: string[], flags: Record<string, unknown>, cmd: Command) => {
-      const { runInit } = await import('./run-init.js');
-      process.exitCode = await runInit(samples, flags, valuesFromEnv(cmd));
-    });
+  addOptions(
+    program
+      .command('init')
+      .description(
+        'read sample inputs, say what leadledger recognizes in them, write leadledger.config.json; with --sink, what to create in the CRM first, and whether it is there',
+      )
+      .argument('[samples...]', 'exports or webhook logs, as push takes them (none: --sink alone)')
+      .option('-o, --output <file>', 'where the config goes', 'leadledger.config.json')
+      .option('--format <format>', 'jsonl, json or csv (default: from the name and content)')
+      .option('--encoding <name>', 'CSV text encoding (default: detected)')
+      .option('--delimiter <char>', 'CSV delimiter (default: detected)')
+      .option('--default-country <code>', "country of national phone numbers (default: the locale's)")
+      .option('-n, --dry-run', 'print what was found and the config; write nothing')
+      .option('-y, --yes', 'write without asking, and ask nothing (needed off a terminal)')
+      .option('--force', 'replace an existing config')
+      .option('--json', 'what was found, as JSON'),
+    'init',
+  ).action(async (samples: string[], flags: Record<string, unknown>, cmd: Command) => {
+    const { runInit } = await import('./run-init.js');
+    process.exitCode = await runInit(samples, flags, valuesFromEnv(cmd));
+  });
 
   addAuthOptions(
     program

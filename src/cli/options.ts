@@ -15,7 +15,7 @@ export interface OptionDef {
   /** Converts the text value; throws a plain Error with a message for bad values. */
   parse?: (value: string, previous: unknown) => unknown;
   /** The commands that take it. */
-  commands: Array<'push' | 'replay' | 'ledger' | 'sandbox' | 'doctor' | 'serve'>;
+  commands: Array<'push' | 'replay' | 'ledger' | 'sandbox' | 'doctor' | 'serve' | 'init'>;
   hidden?: boolean;
 }
 
@@ -126,7 +126,7 @@ export const OPTIONS: OptionDef[] = [
     description:
       'config file (field mapping, key, types, the sink and its settings, the ledger), else the one LEADLEDGER_CONFIG names; the summary names the one in use',
     default: './leadledger.config.json, else config.json in the user config directory (~/.config/leadledger/)',
-    commands: ['push', 'replay', 'doctor', 'serve'],
+    commands: ['push', 'replay', 'doctor', 'serve', 'init'],
   },
   {
     flags: '--format <format>',
@@ -201,17 +201,17 @@ export const OPTIONS: OptionDef[] = [
     flags: '-s, --sink <name>',
     description: `destination: ${sinkNamesText()}`,
     env: 'LEADLEDGER_SINK',
-    commands: ['push', 'replay', 'doctor', 'serve'],
+    commands: ['push', 'replay', 'doctor', 'serve', 'init'],
   },
   // Each sink's own flags, from its definition (sinks/registry.ts).
   ...sinkFlags().map(({ key: _key, sinks: _sinks, ...f }): OptionDef => ({
     ...f,
-    commands: ['push', 'replay', 'doctor', 'serve'],
+    commands: ['push', 'replay', 'doctor', 'serve', 'init'],
   })),
   {
     flags: '--allow-insecure',
     description: 'allow plain http:// to a host other than loopback',
-    commands: ['push', 'replay', 'doctor', 'serve'],
+    commands: ['push', 'replay', 'doctor', 'serve', 'init'],
   },
   {
     flags: '--existing <policy>',
@@ -380,6 +380,8 @@ export function addOptions(cmd: Command, name: OptionDef['commands'][number]): C
   for (const o of cmd.options) if (!o.helpGroupHeading) o.helpGroup(`${cap(name)} options:`);
   const order = (d: OptionDef) => OPTION_GROUP_ORDER.indexOf(optionGroup(d));
   for (const def of [...defs].sort((a, b) => order(a) - order(b))) {
+    // A flag the command defined itself stays its own (init's --output before the jsonl sink's).
+    if (cmd.options.some((o) => o.long === new Option(def.flags).long)) continue;
     const o = new Option(def.flags, def.description).helpGroup(`${optionGroup(def)} options:`);
     if (def.env) o.env(def.env);
     if (def.parse) o.argParser(asArgParser(def.parse));

@@ -1,6 +1,7 @@
 // Wiring of `init`: what it found, printed (or --json), then the config written once confirmed.
 import chalk from 'chalk';
-import { planInit, writeInitConfig, type InitPlan } from '../commands/init.js';
+import { initSink, planInit, writeInitConfig, type InitPlan, type InitSinkReport } from '../commands/init.js';
+import { SINK_NAMES, sinkFlagValues } from '../sinks/registry.js';
 import { UsageError } from '../errors.js';
 import { printable } from '../report/printable.js';
 import { isPhoneCountry } from '../mapping/default-country.js';
@@ -19,6 +20,42 @@ export async function runInit(
   const signals = installStopSignals(1000, () => undefined);
   try {
     const str = (k: string) => (typeof flags[k] === 'string' ? flags[k] : undefined);
+    // --sink only: LEADLEDGER_SINK, set for push and replay, must not turn every init into a call to the CRM.
+    const sink = fromEnv.sink ? undefined : str('sink') || undefined;
+    if (!samples.length && !sink)
+      throw new UsageError(
+        'init takes sample inputs (exports or webhook logs), or --sink <name> for what a sink needs created in the CRM',
+      );
+    if (sink !== undefined && !(SINK_NAMES as readonly string[]).includes(sink))
+      throw new UsageError(`--sink takes ${SINK_NAMES.join(', ')}, not '${sink}'`);
+    const ctx = {
+      env: process.env,
+      cwd: process.cwd(),
+      stdin: process.stdin,
+      stop: signals.stop,
+      hardStop: signals.hardStop,
+      warn: (m: string) => process.stderr.write(`warning: ${m}\n`),
+    };
+    let setup: InitSinkReport | undefined;
+    if (sink !== undefined) {
+      const given = sinkFlagValues(flags, fromEnv);
+      setup = await initSink(
+        {
+          sink,
+          sinkFlags: given.flags,
+          sinkFlagsFromEnv: given.fromEnv,
+          config: str('config'),
+          allowInsecure: !!flags.allowInsecure,
+        },
+        ctx,
+      );
+    }
+    // With --sink alone: the sink's setup, nothing read, nothing written.
+    if (!samples.length) {
+      if (flags.json) process.stdout.write(machineJson({ sinkSetup: setup }));
+      else process.stdout.write(describeSetup(setup!));
+      return setup!.exitCode;
+    }
     const plan = await planInit(
       {
         samples,
@@ -35,18 +72,11 @@ export async function runInit(
           ? { askCountry: (q) => askCountry(q, { input: process.stdin, output: process.stderr }) }
           : {}),
       },
-      {
-        env: process.env,
-        cwd: process.cwd(),
-        stdin: process.stdin,
-        stop: signals.stop,
-        hardStop: signals.hardStop,
-        warn: (m) => process.stderr.write(`warning: ${m}\n`),
-      },
+      ctx,
     );
-    if (flags.json) process.stdout.write(machineJson({ ...plan }));
-    else process.stdout.write(describe(plan));
-    if (flags.dryRun) return 0;
+    if (flags.json) process.stdout.write(machineJson({ ...plan, ...(setup ? { sinkSetup: setup } : {}) }));
+    else process.stdout.write(describe(plan) + (setup ? describeSetup(setup) : ''));
+    if (flags.dryRun) return setup?.exitCode ?? 0;
     if (plan.exists && !flags.force) throw new UsageError(`${plan.path} exists: nothing written (--force replaces it)`);
     if (!flags.yes) {
       if (!process.stdin.isTTY)
@@ -62,7 +92,7 @@ export async function runInit(
     process.stderr.write(
       `wrote ${plan.path}: push, replay and ledger read it from the working directory (or --config ${plan.path})\n`,
     );
-    return 0;
+    return setup?.exitCode ?? 0;
   } finally {
     signals.dispose();
   }
@@ -83,6 +113,15 @@ export async function askCountry(
     if (isPhoneCountry(answer.toUpperCase())) return answer.toUpperCase();
     io.output.write(`'${printable(answer, 20)}' is not a country code known for phone numbers\n`);
   }
+}
+
+// The sink's setup as a person reads it: a line per step or finding, marked as doctor marks its checks.
+function describeSetup(r: InitSinkReport): string {
+  const c = chalk;
+  const mark = { todo: 'todo', ok: c.green('ok  '), warn: c.yellow('warn'), fail: c.red('fail') } as const;
+  const out = [`--sink ${r.sink}: before the first push`];
+  for (const l of r.lines) out.push(`${mark[l.status]}  ${printable(l.message, 600)}`);
+  return out.join('\n') + '\n';
 }
 
 function describe(p: InitPlan): string {

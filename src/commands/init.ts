@@ -16,7 +16,7 @@ import {
   type FieldName,
   type FieldPath,
 } from '../mapping/fields.js';
-import { type Config, configSchemaUrl, DEFAULT_CONFIG_FILE } from '../mapping/config.js';
+import { type Config, configSchemaUrl, DEFAULT_CONFIG_FILE, loadConfig } from '../mapping/config.js';
 import { discoverPerson } from '../mapping/discover.js';
 import { recognizeHead } from '../presets/head.js';
 import { Recognizer, type SeenEvent } from '../presets/recognize.js';
@@ -24,6 +24,8 @@ import type { Mapped } from '../mapping/types.js';
 import { readFormat, readInputsWith } from '../sources/read-inputs.js';
 import { resolveInputs } from '../sources/resolve-inputs.js';
 import type { InputRead, ReadOptions } from '../sources/types.js';
+import { configureSink } from '../deliver/open-sink.js';
+import type { SinkSetupLine } from '../sinks/definition.js';
 import type { CommandContext } from './context.js';
 
 export interface InitOptions {
@@ -324,4 +326,55 @@ export function writeInitConfig(plan: InitPlan, force: boolean): void {
   }
   closeSync(fd);
   renameSync(tmp, plan.path);
+}
+
+/** What `init --sink` reads: the sink named, its flags, and the config whose `sinks.<name>` section it takes. */
+export interface InitSinkOptions {
+  sink: string;
+  sinkFlags: Readonly<Record<string, unknown>>;
+  sinkFlagsFromEnv: Readonly<Record<string, string>>;
+  config?: string;
+  allowInsecure?: boolean;
+}
+
+/** What `init --sink` found: the sink's setup lines, and the exit code (the first fail's, else 0). */
+export interface InitSinkReport {
+  sink: string;
+  lines: SinkSetupLine[];
+  exitCode: number;
+}
+
+/** A look at the destination takes at most this long, as doctor's (one attempt, no retry schedule). */
+const SETUP_TIMEOUT_MS = 10_000;
+
+/**
+ * `init --sink <name>`: what to create once in the CRM before the first push, and whether it is there when
+ * credentials are at hand (the sink definition's setup); changes nothing.
+ */
+export async function initSink(o: InitSinkOptions, ctx: CommandContext): Promise<InitSinkReport> {
+  const loaded = loadConfig(o.config, ctx.cwd, ctx.env);
+  const chosen = configureSink(
+    { sink: o.sink, sinkFlags: o.sinkFlags, sinkFlagsFromEnv: o.sinkFlagsFromEnv },
+    loaded.config,
+  )!;
+  const warnings: string[] = [];
+  const lines: SinkSetupLine[] = chosen.setup
+    ? await chosen.setup({
+        env: ctx.env,
+        transport: { timeoutMs: SETUP_TIMEOUT_MS, maxRetries: 0, allowInsecure: !!o.allowInsecure },
+        existing: 'skip',
+        concurrency: 1,
+        customFields: Object.keys(loaded.config.fields?.custom ?? {}),
+        warn: (m) => warnings.push(m),
+        checkOnly: true,
+      })
+    : [
+        {
+          status: 'ok',
+          message: `${chosen.name} needs nothing created before the first push; \`leadledger doctor --sink ${chosen.name}\` checks what a push would meet`,
+        },
+      ];
+  lines.push(...warnings.map((message): SinkSetupLine => ({ status: 'warn', message })));
+  const fail = lines.find((l) => l.status === 'fail');
+  return { sink: chosen.name, lines, exitCode: fail ? (fail.exitCode ?? 1) : 0 };
 }

@@ -151,6 +151,11 @@ export interface SinkDefinition<O, C = Record<string, never>> {
    * reference) and its check() asked, then closed.
    */
   check?(options: O, ctx: SinkOpenContext): Promise<SinkCheck>;
+  /**
+   * `leadledger init --sink <name>`: what to create once in the CRM before the first push (a key field), and, where
+   * credentials are at hand, whether it is there; changes nothing. Absent: the sink needs nothing created.
+   */
+  setup?(options: O, ctx: SinkOpenContext): Promise<SinkSetupLine[]>;
   /** The files holding its credentials (a token file, OAuth credentials), for doctor to check their permissions. */
   credentialFiles?(options: O, env: Record<string, string | undefined>): CredentialFile[];
   /** What `leadledger auth <sink>` does for it, in a line of help (sinks with authorize only). */
@@ -162,6 +167,16 @@ export interface SinkDefinition<O, C = Record<string, never>> {
    * Absent: the sink takes a token by reference, and `auth` says so. args: its flags' values by attribute name.
    */
   authorize?(args: Readonly<Record<string, unknown>>, ctx: SinkAuthorizeContext): Promise<SinkAuthorization>;
+}
+
+/**
+ * A line `leadledger init --sink <name>` prints: a step to take once in the CRM ('todo'), or what a look at the
+ * destination found (ok, warn, fail; a fail ends init with its exitCode, else 1).
+ */
+export interface SinkSetupLine {
+  status: 'todo' | 'ok' | 'warn' | 'fail';
+  message: string;
+  exitCode?: number;
 }
 
 /** A file holding credentials: named by a flag (it must be there), or the default place (it may be absent). */
@@ -185,6 +200,8 @@ export interface ConfiguredSink {
   open(ctx: SinkOpenContext): Promise<OpenedSink>;
   /** doctor: its credentials and one cheap request to the destination, changing nothing (see SinkDefinition.check). */
   check?(ctx: SinkOpenContext, signal?: AbortSignal): Promise<SinkCheckLine[]>;
+  /** init --sink: what to create in the CRM, and whether it is there (SinkDefinition.setup). */
+  setup?(ctx: SinkOpenContext): Promise<SinkSetupLine[]>;
   /** doctor: the files holding its credentials. */
   credentialFiles?(env: Record<string, string | undefined>): CredentialFile[];
 }
@@ -242,6 +259,7 @@ export function defineSink<const Name extends string, O, C = Record<string, neve
           def.check
             ? def.check(options, ctx).then((c) => [{ check: 'destination' as const, ...c }])
             : checkByOpening(() => def.open(options, ctx), !!def.tokenEnv || !!def.authorize, signal),
+        ...(def.setup ? { setup: (ctx: SinkOpenContext) => def.setup!(options, ctx) } : {}),
         credentialFiles: (env) => def.credentialFiles?.(options, env) ?? [],
       };
     },

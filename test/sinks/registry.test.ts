@@ -58,7 +58,13 @@ describe('sink registry', () => {
     const keys = OPTIONS.map((o) => flagKey(o.flags));
     assert.equal(new Set(keys).size, keys.length, 'one option per name');
     for (const f of sinkFlags())
-      assert.deepEqual(OPTIONS.find((o) => o.flags === f.flags)?.commands, ['push', 'replay', 'doctor', 'serve']);
+      assert.deepEqual(OPTIONS.find((o) => o.flags === f.flags)?.commands, [
+        'push',
+        'replay',
+        'doctor',
+        'serve',
+        'init',
+      ]);
   });
 
   it('a flag several sinks take is one, its help naming what each reads without it', () => {

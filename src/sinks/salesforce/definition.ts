@@ -2,7 +2,9 @@
 // (registry.ts lists it). Light: zod, the HTTP client and the sink are loaded only when a run or auth needs them.
 import { join } from 'node:path';
 import { userConfigDir } from '../../config-dir.js';
-import { defineSink, type SinkFlag } from '../definition.js';
+import { defineSink, type SinkFlag, type SinkOpenContext, type SinkSetupLine } from '../definition.js';
+import type { HttpClient } from '../transport/http.js';
+import type { SalesforceSink } from './sink.js';
 import { CREDENTIALS_FLAG } from '../transport/credentials-flag.js';
 import { redactUrl } from '../transport/secure-url.js';
 import { salesforceConfigSchemaWith, type SalesforceConfig } from './config.js';
@@ -10,6 +12,8 @@ import { salesforceConfigSchemaWith, type SalesforceConfig } from './config.js';
 const DEFAULT_LOGIN_URL = 'https://login.salesforce.com';
 const DEFAULT_VERSION = 'v62.0';
 const DEFAULT_FIELD = 'Leadledger_Key__c';
+// ExitCode.usage (errors.ts, not imported: a definition stays light): what is missing, not what was refused.
+const USAGE_EXIT = 2;
 
 const URL_FLAG: SinkFlag = {
   flags: '--salesforce-url <url>',
@@ -91,29 +95,65 @@ export const salesforce = defineSink({
     { path: o.credentials ?? join(userConfigDir(env), 'credentials.json'), named: false },
     ...(o.jwtKey ? [{ path: o.jwtKey, named: true }] : []),
   ],
-  async open(o, ctx) {
-    const [{ openSalesforceSink }, { httpClientFor }] = await Promise.all([
-      import('./options.js'),
-      import('../transport/http.js'),
-    ]);
-    const http = httpClientFor(ctx);
-    const sink = await openSalesforceSink(
+  open: (o, ctx) => openWith(o, ctx),
+  async setup(o, ctx) {
+    if (o.externalId === false)
+      return [
+        {
+          status: 'ok',
+          message:
+            'sinks.salesforce.externalIdField is false: leads are created after a lookup by email; nothing to create in Salesforce',
+        },
+      ];
+    const name = o.externalId ?? DEFAULT_FIELD;
+    const label = name.replace(/__c$/i, '');
+    const lines: SinkSetupLine[] = [
       {
-        ...(o.url !== undefined ? { url: o.url } : {}),
-        ...(o.apiVersion !== undefined ? { apiVersion: o.apiVersion } : {}),
-        ...(o.externalId !== undefined ? { externalId: o.externalId } : {}),
-        externalIdNamed: o.externalIdNamed,
-        ...(o.jwtKey !== undefined ? { jwtKey: o.jwtKey } : {}),
-        ...(o.credentials !== undefined ? { credentials: o.credentials } : {}),
-        ...(o.config !== undefined ? { config: o.config } : {}),
-        ...(ctx.transport.allowInsecure !== undefined ? { allowInsecure: ctx.transport.allowInsecure } : {}),
+        status: 'todo',
+        message: `leadledger upserts Leads by its key in the Lead field ${name}; create it once: Setup → Object Manager → Lead → Fields & Relationships → New → Text, length 64, Field Name ${label} (API name ${name}), with External ID and Unique (case sensitive) checked, and give the user leadledger runs as Edit access to it`,
       },
-      { http, env: ctx.env, ...(ctx.warn ? { warn: ctx.warn } : {}) },
-    ).catch((e: unknown) => {
-      http.close();
-      throw e;
-    });
-    return { sink, http };
+    ];
+    // Opened without the field check (externalId false): an error here is about credentials or the org, not the field.
+    let opened: { sink: SalesforceSink; http: HttpClient };
+    try {
+      opened = await openWith({ ...o, externalId: false }, ctx);
+    } catch (e) {
+      const code = (e as { exitCode?: unknown }).exitCode;
+      if (code === USAGE_EXIT)
+        return [
+          ...lines,
+          {
+            status: 'warn',
+            message: `not checked: ${(e as Error).message}. Once credentials are in place, \`leadledger doctor --sink salesforce\` says whether Lead has ${name}`,
+          },
+        ];
+      return [
+        ...lines,
+        { status: 'fail', message: (e as Error).message, exitCode: typeof code === 'number' ? code : 1 },
+      ];
+    }
+    try {
+      const fields = await opened.sink.describeLead();
+      const f = fields.find((x) => x.name.toLowerCase() === name.toLowerCase());
+      if (!f) lines.push({ status: 'fail', message: `Lead has no field ${name} (describe): create it as above` });
+      else if (!f.externalId)
+        lines.push({
+          status: 'fail',
+          message: `Lead.${f.name} is there but not External ID: edit it, check External ID and Unique`,
+        });
+      else if (!f.unique)
+        lines.push({ status: 'fail', message: `Lead.${f.name} is External ID but not Unique: edit it, check Unique` });
+      else
+        lines.push({
+          status: 'ok',
+          message: `Lead.${f.name} is there, External ID and Unique (describe): leads will be upserted by leadledger's key`,
+        });
+    } catch (e) {
+      lines.push({ status: 'fail', message: (e as Error).message, exitCode: 1 });
+    } finally {
+      await opened.sink.close();
+    }
+    return lines;
   },
   authorizeHelp:
     "your connected app's consumer key and secret from SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET, and a refresh token of it from SALESFORCE_REFRESH_TOKEN: checked by one refresh, then kept with the org's instance URL (the JWT bearer flow needs no auth: --salesforce-jwt-key)",
@@ -145,6 +185,35 @@ export const salesforce = defineSink({
     };
   },
 });
+
+/** Opens the sink (options.ts, loaded only now) with a fresh HTTP client, closed again if opening fails. */
+async function openWith(
+  o: SalesforceDefinitionOptions,
+  ctx: SinkOpenContext,
+): Promise<{ sink: SalesforceSink; http: HttpClient }> {
+  const [{ openSalesforceSink }, { httpClientFor }] = await Promise.all([
+    import('./options.js'),
+    import('../transport/http.js'),
+  ]);
+  const http = httpClientFor(ctx);
+  const sink = await openSalesforceSink(
+    {
+      ...(o.url !== undefined ? { url: o.url } : {}),
+      ...(o.apiVersion !== undefined ? { apiVersion: o.apiVersion } : {}),
+      ...(o.externalId !== undefined ? { externalId: o.externalId } : {}),
+      externalIdNamed: o.externalIdNamed,
+      ...(o.jwtKey !== undefined ? { jwtKey: o.jwtKey } : {}),
+      ...(o.credentials !== undefined ? { credentials: o.credentials } : {}),
+      ...(o.config !== undefined ? { config: o.config } : {}),
+      ...(ctx.transport.allowInsecure !== undefined ? { allowInsecure: ctx.transport.allowInsecure } : {}),
+    },
+    { http, env: ctx.env, ...(ctx.warn ? { warn: ctx.warn } : {}) },
+  ).catch((e: unknown) => {
+    http.close();
+    throw e;
+  });
+  return { sink, http };
+}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
